@@ -1,0 +1,103 @@
+/* tw_common.h — what every torrewave module shares: the error table, the padded grid, small
+ * utilities (memory sizes, clocks). No module below app/ prints or exits; each returns a
+ * tw_status and fills a tw_error whose message says what was wrong and where. */
+#ifndef TW_COMMON_H
+#define TW_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TW_VERSION "0.1.0"
+
+/* Error table (libuv style): code, short name, meaning. TW_OK is 0; every error is > 0. */
+#define TW_STATUS_MAP(X)                                                         \
+  X(TW_OK, "ok", "success")                                                      \
+  X(TW_EINVAL, "EINVAL", "invalid argument")                                     \
+  X(TW_ECONFIG, "ECONFIG", "invalid job file")                                   \
+  X(TW_ERANGE, "ERANGE", "value out of range")                                   \
+  X(TW_ENOMEM, "ENOMEM", "out of memory")                                        \
+  X(TW_EIO, "EIO", "input/output error")                                         \
+  X(TW_EFORMAT, "EFORMAT", "malformed input file")                               \
+  X(TW_EUNSTABLE, "EUNSTABLE", "time step above the stability limit")           \
+  X(TW_EUNSUPPORTED, "EUNSUPPORTED", "not supported by this build or kernel")    \
+  X(TW_ENODEV, "ENODEV", "no GPU available")                                     \
+  X(TW_ECUDA, "ECUDA", "CUDA error")                                             \
+  X(TW_EMISMATCH, "EMISMATCH", "incompatible inputs")                            \
+  X(TW_EINTR, "EINTR", "interrupted")                                            \
+  X(TW_EINTERNAL, "EINTERNAL", "internal error")
+
+typedef enum {
+#define TW_X(code, name, text) code,
+  TW_STATUS_MAP(TW_X)
+#undef TW_X
+  TW_STATUS_COUNT
+} tw_status;
+
+#define TW_ERROR_MSG 1024
+typedef struct tw_error {
+  tw_status code;
+  char msg[TW_ERROR_MSG];
+} tw_error;
+
+const char *tw_status_name(tw_status s);   /* "ECONFIG" */
+const char *tw_status_text(tw_status s);   /* "invalid job file" */
+/* Fill err (may be NULL) with code and a printf-style message; returns code. */
+tw_status tw_error_set(tw_error *err, tw_status code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+/* Prefix an existing message: "context: old message". Returns err->code. */
+tw_status tw_error_prefix(tw_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void tw_error_clear(tw_error *err);
+
+/* The padded grid (DESIGN §1): the model's n cells per axis plus absorbing cells before (lo) and
+ * after (hi). Axis 0 = x (slowest), 1 = y, 2 = z (fastest, depth). Padded index P = model
+ * index + lo. Invariant: N[a] = lo[a] + n[a] + hi[a]; with a free surface lo[2] == 0. */
+typedef struct tw_grid {
+  int n[3];
+  int lo[3], hi[3];
+  int N[3];
+  double d[3];
+  double origin[3];
+} tw_grid;
+
+static inline size_t tw_grid_cells(const tw_grid *g) {
+  return (size_t)g->N[0] * (size_t)g->N[1] * (size_t)g->N[2];
+}
+/* Linear index of padded cell (i, j, k), z fastest, no z padding. */
+static inline size_t tw_grid_index(const tw_grid *g, int i, int j, int k) {
+  return ((size_t)i * (size_t)g->N[1] + (size_t)j) * (size_t)g->N[2] + (size_t)k;
+}
+
+/* Memory sizes: "512M", "80G", "1.5T", "4096" (bytes). K/M/G/T are powers of 1024. */
+tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err);
+/* "1.50 GiB" style formatting into buf. */
+const char *tw_format_bytes(double bytes, char *buf, size_t len);
+
+double tw_wall_seconds(void);          /* monotonic clock */
+uint64_t tw_host_memory_available(void); /* MemAvailable from /proc/meminfo, or 0 if unknown */
+
+/* The one table of centred second-derivative coefficients (DESIGN §1): C_m, m = 1..r, for
+ * order 2r, r = 1..8, from C_m = 2 (−1)^{m+1} (r!)² / (m² (r − m)! (r + m)!), so that
+ * f''(0) d² ≈ Σ_m C_m (f(m) + f(−m) − 2 f(0)), exact for polynomials of degree ≤ 2r + 1.
+ * Returns r, or 0 for an order that is not even in 2..16. */
+int tw_fd_coefficients(int order, double C[9]);
+/* Largest eigenvalue of one axis's second difference times d²: Σ_m 4 C_m sin²(mπ/2). */
+double tw_fd_lambda(int order);
+
+/* Edit distance for "did you mean" suggestions. */
+int tw_edit_distance(const char *a, const char *b);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

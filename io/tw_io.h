@@ -1,0 +1,192 @@
+/* tw_io.h — the job file (libconfig → validated tw_job), velocity models, HDF5 output and
+ * reading it back, XDMF sidecar. Names in the job file are the public interface (DESIGN §1b).
+ * Every error message names the job file and line, the key, the value and what is allowed. */
+#ifndef TW_IO_H
+#define TW_IO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tw_common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- job file */
+
+typedef enum { TW_MODEL_CONSTANT, TW_MODEL_LAYERED, TW_MODEL_GRADIENT, TW_MODEL_HDF5, TW_MODEL_RAW } tw_model_type;
+
+typedef struct { double top, vp; } tw_layer;
+
+typedef struct {
+  tw_model_type type;
+  double vp;                 /* constant */
+  tw_layer *layers;          /* layered: tops strictly increasing, first top <= model top */
+  int nlayers;
+  double vp0, gradient;      /* gradient: vp = vp0 + gradient * depth (depth = z coordinate) */
+  char *file;                /* hdf5 / raw (resolved relative to the job file's folder) */
+  char *dataset;             /* hdf5 dataset name, default "vp" */
+  int line;                  /* job-file line of the model group */
+} tw_model_spec;
+
+typedef enum { TW_WAVELET_RICKER, TW_WAVELET_FILE } tw_wavelet_type;
+typedef enum { TW_INTERP_NEAREST, TW_INTERP_TRILINEAR } tw_interp;
+
+typedef struct {
+  tw_wavelet_type type;
+  double frequency;          /* ricker, Hz */
+  double delay;              /* ricker t0, s; default 1.5 / frequency */
+  double amplitude;          /* ricker A; default 1 */
+  char *file;                /* file: one sample per line (resolved relative to the job file) */
+  double file_dt;            /* file: its sampling; 0 = the run's dt */
+  int line;
+} tw_wavelet_spec;
+
+typedef struct {
+  double pos[3];             /* model coordinates, metres */
+  tw_interp interp;          /* sources[i].interpolation: "nearest" (default) or "trilinear" */
+  tw_wavelet_spec wavelet;
+  int line;
+} tw_source_spec;
+
+typedef struct tw_job {
+  char *path;                /* job file path as given ("<string>" for text jobs) */
+  char *text;                /* the job file's text, verbatim, plus "# --set k=v" lines appended */
+
+  int n[3];
+  double d[3], origin[3];
+
+  long steps;                /* number of time steps (from time.steps or ceil(duration/dt)) */
+  double dt;                 /* seconds; 0 until tw_job_finalize when time.dt is omitted */
+  double duration;           /* time.duration if given, else 0 */
+  int dt_given;              /* 1 when time.dt was in the job file */
+  double dt_margin;          /* time.dt_margin (default 0.9): dt = margin * stable limit */
+
+  tw_model_spec model;
+  int order;                 /* 2, 4, 6, 8 (scheme.order, default 8) */
+  int absorb[3];             /* absorbing cells per axis (both faces; none on top with free surface) */
+  int free_surface;
+
+  tw_source_spec *sources;
+  int nsources;
+
+  int rec_interval;          /* receivers.interval, default 1 */
+  tw_interp rec_interp;      /* receivers.interpolation, default nearest */
+  double (*rec)[3];          /* expanded receivers in order: points, lines, grids */
+  long nrec;
+
+  long *snap_steps;          /* sorted, unique, each in 1..steps (every = k gives k, 2k, ...) */
+  int nsnap;
+  long snap_every;           /* snapshots.every when given (steps expanded in finalize) */
+  int snap_decimate;         /* default 1 */
+  double snap_from[3], snap_to[3]; /* region in model coordinates; default the whole model */
+
+  char *output;              /* output.file (or -o), default "<job basename>.h5" */
+
+  char kernel[32];           /* "auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond" */
+  int dts;                   /* 0 = default per order */
+  int tower_height;          /* 0 = default per order */
+  uint64_t device_memory;    /* bytes; 0 = no cap */
+  int threads;               /* solver.threads: CPU threads, 0 = all */
+} tw_job;
+
+/* Parse and validate a job file. overrides: "key=value" strings (--set), applied before
+ * validation; their text is appended to job->text. Errors: "job.cfg:12: grid.n[2]: ...".
+ * Nothing here reads the model or wavelet files' contents beyond checking they exist. */
+tw_status tw_job_load(const char *path, const char *const *overrides, int noverrides, tw_job **out, tw_error *err);
+tw_status tw_job_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
+                             tw_job **out, tw_error *err);
+void tw_job_destroy(tw_job *job);
+
+/* With the model's velocity range known: choose dt when omitted (margin × stable limit), check
+ * stability when given, compute steps from duration, expand snapshots.every. Idempotent. */
+tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err);
+
+/* Stability and dispersion (DESIGN §1). */
+double tw_stable_dt(int order, const double d[3], double vmax);  /* largest stable dt */
+double tw_courant(int order, const double d[3], double vmax, double dt); /* <= 1 is stable */
+double tw_points_per_wavelength(const tw_job *job, double vmin);  /* min over sources */
+double tw_ppw_warn_threshold(int order);                          /* 10 (order 2) ... 4 (order 8) */
+
+/* ---------------------------------------------------------------- velocity models */
+
+/* The model's velocity on its own (unpadded) grid, [nx][ny][nz], z fastest, in m/s. Values are
+ * checked positive and finite; a bad one is reported with its index (i, j, k). */
+typedef struct tw_velocity {
+  float *vp;
+  int n[3];
+  double vmin, vmax;
+} tw_velocity;
+
+tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err);
+void tw_velocity_destroy(tw_velocity *v);
+
+/* ---------------------------------------------------------------- HDF5 output (DESIGN §5) */
+
+typedef struct tw_output tw_output;
+
+typedef struct {
+  const tw_job *job;
+  const char *path;          /* final name; written as "<path>.part-<pid>" and renamed on close */
+  const char *kernel;        /* the kernel that runs */
+  double dt;
+  long steps;
+  /* receivers */
+  long nrec;
+  const double (*rec)[3];
+  long nsamples;             /* floor(steps / interval) + 1 */
+  /* sources */
+  int nsrc;
+  const double (*src)[3];
+  const float *wavelets;     /* [nsrc][steps + 1], s(t_n) */
+  /* snapshots: region in model cells [i0, i1) etc., decimated by dec; count nsnap */
+  int nsnap;
+  int snap_lo[3], snap_n[3]; /* first model cell and cells kept per axis after decimation */
+  int snap_dec;
+} tw_output_desc;
+
+tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error *err);
+/* Samples [first, first + count) of every receiver: traces[rec][count] (row stride count). */
+tw_status tw_output_write_traces(tw_output *o, long first, long count, const float *traces, tw_error *err);
+/* Snapshot number isnap at step: data [snap_n[0]][snap_n[1]][snap_n[2]]. */
+tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const float *data, tw_error *err);
+/* Root attributes written at the end: wall time, rate, and any key/value the run adds. */
+tw_status tw_output_set_attr_double(tw_output *o, const char *name, double v, tw_error *err);
+tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *v, tw_error *err);
+/* Flush, close, rename to the final name, write the XDMF sidecar. Frees o. */
+tw_status tw_output_close(tw_output *o, tw_error *err);
+/* Close and delete the temporary file: nothing is left under the final name. Frees o. */
+void tw_output_abort(tw_output *o);
+/* Temporary name in use (for messages and signal-time cleanup). */
+const char *tw_output_temp_path(const tw_output *o);
+
+/* Reading back (compare, reference, tests). */
+typedef struct tw_result {
+  char *path;
+  char *kernel;
+  char *job_text;
+  int n[3];
+  double d[3], origin[3];
+  double dt;                 /* simulation dt */
+  long steps;
+  int order;
+  long nrec, nsamples;
+  double sample_dt;          /* receivers/traces attribute dt */
+  double *rec;               /* [nrec][3] */
+  float *traces;             /* [nrec][nsamples] */
+  int nsnap;
+  int snap_shape[3];
+  long *snap_steps;
+  double *snap_times;
+} tw_result;
+
+tw_status tw_result_open(const char *path, tw_result **out, tw_error *err);
+/* Snapshot isnap into data[snap_shape product]. */
+tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err);
+void tw_result_close(tw_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,2 @@
+/* placeholder: being written */
+typedef int tw_placeholder_cpu;

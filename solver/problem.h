@@ -1,0 +1,81 @@
+/* problem.h — internal to solver/: the problem every kernel receives, and the kernel (backend)
+ * interface. A backend advances the two time levels and records receiver tap values; the
+ * driver (run.c) owns time blocks, traces, snapshots and output. */
+#ifndef TW_PROBLEM_H
+#define TW_PROBLEM_H
+
+#include "tw_solver.h"
+#include "tw_stencil.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Level m of the field lives in array m % 2 (p^{m+1} overwrites p^{m−1}). */
+struct tw_problem {
+  tw_grid g;                 /* padded grid */
+  int order;
+  tw_stencil st;
+  double dt;
+  long steps;
+  int free_surface;
+
+  float *c2dt2;              /* [N0][N1][N2] c²dt², z fastest */
+  float *a[3];               /* damping a = η dt/2 per padded index of each axis */
+
+  /* Sources: injection cells, unique, sorted by (i, j, k); S[c·steps + n] = S^n of cell c,
+   * i.e. Σ_s w_s s_s(t_n)/(dx dy dz), formed in double, rounded once to float. */
+  int ninj;
+  int (*inj)[3];
+  float *S;
+
+  /* Receivers: unique tap cells sorted by (i, j, k); each receiver combines up to 8 of them
+   * with tw_receiver_combine in its fixed tap order. Sample j is level j·interval. */
+  int interval;
+  long nsamples;             /* floor(steps / interval) + 1 */
+  long ntap;
+  int (*tap)[3];
+  long nrec;
+  int *rec_ntap;             /* [nrec] */
+  long (*rec_tap)[8];        /* [nrec][8] indices into tap */
+  float (*rec_w)[8];         /* [nrec][8] */
+
+  /* DiamondTorre parameters (0 = default per order) and the memory cap (0 = none). */
+  int dts, tower_height;
+  uint64_t device_memory;
+  int threads;               /* CPU threads, 0 = OpenMP default */
+};
+
+/* Samples that fall in the levels (t0, t0 + n]: first = t0/interval + 1, count may be 0. */
+static inline void tw_samples_in(const tw_problem *pb, long t0, long n, long *first, long *count) {
+  long f = t0 / pb->interval + 1, l = (t0 + n) / pb->interval;
+  *first = f;
+  *count = l >= f ? l - f + 1 : 0;
+}
+
+typedef struct tw_backend_ops {
+  const char *name;
+  int needs_gpu;
+  tw_status (*create)(const tw_problem *pb, void **state, tw_error *err);
+  /* Advance from level t0 to level t0 + n. For every sample j in tw_samples_in(t0, n), store
+   * the value of tap t at level j·interval in taps[(j − first)·ntap + t]. Every level that ends
+   * a call is a block boundary: the whole field is at level t0 + n afterwards. */
+  tw_status (*advance)(void *state, long t0, long n, float *taps, tw_error *err);
+  /* Copy the current level of padded cells lo + dec·(i, j, k), i < cnt[0] ... into
+   * out[cnt0][cnt1][cnt2]. */
+  tw_status (*extract)(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err);
+  /* Steps per advance call that suit the kernel (a tower height); the driver uses multiples of
+   * it and shortens the last block or those that end at a snapshot. */
+  long (*block_steps)(void *state);
+  void (*report)(void *state, tw_run_report *rep);   /* may be NULL */
+  void (*destroy)(void *state);
+} tw_backend_ops;
+
+const tw_backend_ops *tw_backend_find(const char *name);
+
+/* Backends. */
+extern const tw_backend_ops tw_backend_cpu;
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/* tw_stencil.h — the one cell update of DESIGN §1, shared by every kernel (CPU and CUDA).
+ * Internal to solver/: no CUDA types, compiles as C11 and as CUDA C++.
+ *
+ * Contract (DESIGN §1):
+ *   L       = Σ_axis Σ_{m=1..r} C_m/d_axis² (p[+m] + p[−m] − 2 p[0])
+ *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / (1 + a),   a = η dt / 2
+ * Form used here (the one fixed order of summation every kernel shares):
+ *   L = wc·p0 + Σ_{m=1..r} [ wx_m (x₋m + x₊m) + wy_m (y₋m + y₊m) + wz_m (z₋m + z₊m) ]
+ *       with wc = −2 Σ_axis Σ_m C_m/d_axis², accumulated m = 1..r, x then y then z;
+ *   L += S only in cells that have a source (so S = 0 cells are bitwise untouched);
+ *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) / (1 + a).
+ * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, x / 1 = x), so it
+ * changes no bit; it only skips the division in the interior.
+ * Multiply-adds: on the device TW_MADD is an explicit fused multiply-add and the CUDA sources are
+ * built with -fmad=false, so every GPU kernel rounds identically; on the host it is a*b + c
+ * (C11 without -ffp-contract=fast does not fuse). CPU and GPU therefore differ by rounding only. */
+#ifndef TW_STENCIL_H
+#define TW_STENCIL_H
+
+#ifdef __CUDACC__
+#define TW_HD __host__ __device__ __forceinline__
+#else
+#define TW_HD static inline
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define TW_MADD(a, b, c) __fmaf_rn((a), (b), (c))
+#else
+#define TW_MADD(a, b, c) ((a) * (b) + (c))
+#endif
+
+/* Largest stencil radius: order 16. GPU kernels instantiate r = 1..4 (orders 2..8). */
+#define TW_RMAX 8
+
+typedef struct tw_stencil {
+  int r;                        /* radius = order / 2 */
+  float wc;                     /* centre weight, 1/m² */
+  float w[3][TW_RMAX + 1];      /* w[axis][m] = C_m / d_axis², m = 1..r (w[axis][0] unused) */
+} tw_stencil;
+
+/* The Laplacian at one cell. px, py, pz point at the cell's value in three addressings of the
+ * same field (they may be registers, shared memory or global memory); the neighbour at offset
+ * ±m along an axis is p?[±m·s?]. The caller guarantees that every neighbour read holds the
+ * right value: 0 outside the padded grid, −p[m−k] above a free surface (image method). */
+TW_HD float tw_laplacian(int r, const tw_stencil *st, const float *px, long sx, const float *py, long sy,
+                         const float *pz, long sz) {
+  float acc = st->wc * px[0];
+  for (int m = 1; m <= r; m++) {
+    acc = TW_MADD(st->w[0][m], px[-m * sx] + px[m * sx], acc);
+    acc = TW_MADD(st->w[1][m], py[-m * sy] + py[m * sy], acc);
+    acc = TW_MADD(st->w[2][m], pz[-m * sz] + pz[m * sz], acc);
+  }
+  return acc;
+}
+
+/* Time update of one cell: p0 = p^n, pm = p^{n−1}, lap = L (+ S in source cells),
+ * c2dt2 = c²dt², a = η dt/2 as (ax[i] + ay[j]) + az[k]. Returns p^{n+1}. */
+TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {
+  float t = TW_MADD(c2dt2, lap, 2.0f * p0);
+  if (a == 0.0f) return t - pm;
+  return (t - (1.0f - a) * pm) / (1.0f + a);
+}
+
+/* Damping of a cell from the per-axis tables, in the one order every kernel uses. */
+TW_HD float tw_damping(float ax, float ay, float az) { return (ax + ay) + az; }
+
+/* Trilinear (or nearest: ntap = 1) receiver value from its tap values, fixed order. Kernels
+ * record raw tap values; the driver combines them with this, so all kernels agree bitwise. */
+TW_HD float tw_receiver_combine(int ntap, const float *w, const float *v) {
+  float acc = 0.0f;
+  for (int t = 0; t < ntap; t++) acc = TW_MADD(w[t], v[t], acc);
+  return acc;
+}
+
+#endif

@@ -1,0 +1,56 @@
+/* tw_test.h — the tests' tiny harness: CHECK records a failure and goes on; a test program
+ * returns tw_test_exit(). TW_SKIP (exit 77) marks a test skipped (ctest SKIP_RETURN_CODE),
+ * e.g. a GPU test where no GPU is present — always with a message saying why. */
+#ifndef TW_TEST_H
+#define TW_TEST_H
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int tw_test_failures = 0;
+static int tw_test_checks = 0;
+
+#define CHECK(cond, ...)                                                        \
+  do {                                                                          \
+    tw_test_checks++;                                                           \
+    if (!(cond)) {                                                              \
+      tw_test_failures++;                                                       \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
+      fprintf(stderr, __VA_ARGS__);                                             \
+      fputc('\n', stderr);                                                      \
+    }                                                                           \
+  } while (0)
+
+/* Abort the test program on a failed precondition (nothing sensible can follow). */
+#define REQUIRE(cond, ...)                                                      \
+  do {                                                                          \
+    CHECK(cond, __VA_ARGS__);                                                   \
+    if (!(cond)) exit(1);                                                       \
+  } while (0)
+
+#define TW_SKIP(...)                                                            \
+  do {                                                                          \
+    printf("SKIP: ");                                                           \
+    printf(__VA_ARGS__);                                                        \
+    printf("\n");                                                               \
+    exit(77);                                                                   \
+  } while (0)
+
+static inline int tw_test_exit(void) {
+  printf("%d checks, %d failed\n", tw_test_checks, tw_test_failures);
+  return tw_test_failures ? 1 : 0;
+}
+
+/* Relative L2 difference ||a − b|| / ||b|| (0 when both are zero). */
+static inline double tw_rel_l2(const float *a, const float *b, size_t n) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < n; i++) {
+    double d = (double)a[i] - (double)b[i];
+    num += d * d;
+    den += (double)b[i] * (double)b[i];
+  }
+  return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+#endif
