@@ -1,1 +1,102 @@
-int main(void) { return 0; }
+/* torrewave — 3D acoustic wave simulation for seismic forward modelling. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+
+static const tw_command *const commands[] = {&tw_cmd_run,     &tw_cmd_check,   &tw_cmd_compare,
+                                             &tw_cmd_reference, &tw_cmd_bench, &tw_cmd_info};
+#define NCMD ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "torrewave %s — 3D acoustic wave simulator (DiamondTorre GPU kernels, CPU reference)\n\n"
+          "usage: torrewave COMMAND [options]\n\ncommands:\n",
+          TW_VERSION);
+  for (int i = 0; i < NCMD; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+  fprintf(out, "\n`torrewave help COMMAND` or `torrewave COMMAND --help` for a command's options.\n"
+               "Job-file reference: README.md.\n");
+}
+
+int tw_app_fail(const tw_error *err) {
+  fprintf(stderr, "torrewave: error: %s\n", err->msg[0] ? err->msg : tw_status_text(err->code));
+  return TW_EXIT_FAIL;
+}
+
+int tw_app_usage(const char *cmd, const char *fmt, ...) {
+  va_list ap;
+  fprintf(stderr, "torrewave %s: ", cmd);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n(see `torrewave %s --help`)\n", cmd);
+  return TW_EXIT_USAGE;
+}
+
+int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
+int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
+  memset(a, 0, sizeof *a);
+  a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+  if (!a->sets) return tw_app_usage(cmd, "out of memory");
+  for (int i = 1; i < argc; i++) {
+    const char *s = argv[i];
+    if ((strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0) && i + 1 < argc) {
+      if (!strchr(argv[i + 1], '=')) return tw_app_usage(cmd, "--set takes key=value, got \"%s\"", argv[i + 1]);
+      a->sets[a->nsets++] = argv[++i];
+    } else if (strncmp(s, "--set=", 6) == 0) {
+      a->sets[a->nsets++] = s + 6;
+    } else if ((strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) && i + 1 < argc) {
+      a->output = argv[++i];
+    } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
+      a->quiet = 1;
+    } else if (s[0] == '-' && s[1]) {
+      return tw_app_usage(cmd, "unknown option \"%s\"", s);
+    } else if (!a->job) {
+      a->job = s;
+    } else {
+      return tw_app_usage(cmd, "more than one job file (\"%s\" and \"%s\")", a->job, s);
+    }
+  }
+  if (!a->job) return tw_app_usage(cmd, "no job file given");
+  return 0;
+}
+
+void tw_app_job_args_free(tw_job_args *a) { free(a->sets); }
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return TW_EXIT_USAGE;
+  }
+  const char *name = argv[1];
+  if (tw_app_is_help(name)) {
+    usage(stdout);
+    return TW_EXIT_OK;
+  }
+  if (strcmp(name, "--version") == 0) {
+    printf("torrewave %s\n", TW_VERSION);
+    return TW_EXIT_OK;
+  }
+  int help = strcmp(name, "help") == 0;
+  if (help) {
+    if (argc < 3) {
+      usage(stdout);
+      return TW_EXIT_OK;
+    }
+    name = argv[2];
+  }
+  for (int i = 0; i < NCMD; i++) {
+    if (strcmp(commands[i]->name, name) != 0) continue;
+    if (help || (argc > 2 && tw_app_is_help(argv[2]))) {
+      commands[i]->help(stdout);
+      return TW_EXIT_OK;
+    }
+    return commands[i]->run(argc - 1, argv + 1);
+  }
+  fprintf(stderr, "torrewave: unknown command \"%s\"\n\n", name);
+  usage(stderr);
+  return TW_EXIT_USAGE;
+}

@@ -1,2 +1,1448 @@
-/* placeholder: being written */
-typedef int tw_placeholder_job;
+/* job.c — the job file (DESIGN §1b): libconfig text → validated tw_job.
+ *
+ * Layout of this file:
+ *   1. messages: setting paths, rendered values, "file:line" locations (override-aware)
+ *   2. the typed getter layer: every type / range / unknown-key / missing-key message is made here
+ *   3. overrides (--set key=value) and building the config from text
+ *   4. one parser per group: grid, time, scheme, boundary, model, sources, receivers, snapshots,
+ *      output, solver
+ *   5. the public API: load, destroy, finalize, stability and dispersion helpers
+ *
+ * Every error reads "<jobfile>:<line>: <key.path>: <what is wrong>: got <value>; <what is allowed>".
+ * A value that came from an override reads "<jobfile>: --set k=v: <key.path>: ..." instead. */
+#define _POSIX_C_SOURCE 200809L
+#include "tw_io.h"
+
+#include <errno.h>
+#include <libconfig.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define MAX_N (1L << 20)                 /* cells per axis */
+#define MAX_CELLS 1099511627776.0        /* 2^40 cells in the model */
+#define MAX_STEPS 2147483647L
+#define MAX_REC 100000000L               /* receivers in all */
+#define MAX_SNAPS 1000000L
+#define MAX_ABSORB 1000L
+#define DEFAULT_ABSORB 20
+#define DEFAULT_ORDER 8
+#define DEFAULT_MARGIN 0.9
+#define SET_PREFIX "# --set "
+
+#define TRY(x)                    \
+  do {                            \
+    tw_status st_ = (x);          \
+    if (st_ != TW_OK) return st_; \
+  } while (0)
+
+typedef struct {
+  const char *name; /* job file path as given (messages; relative files resolve from its folder) */
+  tw_error *err;
+} ctx;
+
+/* ================================================================ 1. messages */
+
+typedef struct {
+  char s[320];
+  size_t len;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void sb_put(sbuf *b, const char *fmt, ...) {
+  if (b->len + 1 >= sizeof b->s) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(b->s + b->len, sizeof b->s - b->len, fmt, ap);
+  va_end(ap);
+  if (k < 0) return;
+  b->len += (size_t)k;
+  if (b->len >= sizeof b->s) {
+    b->len = sizeof b->s - 1;
+    memcpy(b->s + b->len - 3, "...", 3);
+  }
+}
+
+/* A double as the job file would spell it: 200 → "200.0", 0.0008 → "0.0008". */
+static void fmt_double(char *buf, size_t n, double v) {
+  snprintf(buf, n, "%.10g", v);
+  if (isfinite(v) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < n) strcat(buf, ".0");
+}
+
+static void render(sbuf *b, const config_setting_t *s, int depth) {
+  char num[64];
+  switch (config_setting_type(s)) {
+    case CONFIG_TYPE_INT: sb_put(b, "%d", config_setting_get_int(s)); break;
+    case CONFIG_TYPE_INT64: sb_put(b, "%lld", config_setting_get_int64(s)); break;
+    case CONFIG_TYPE_FLOAT:
+      fmt_double(num, sizeof num, config_setting_get_float(s));
+      sb_put(b, "%s", num);
+      break;
+    case CONFIG_TYPE_STRING: sb_put(b, "\"%s\"", config_setting_get_string(s)); break;
+    case CONFIG_TYPE_BOOL: sb_put(b, "%s", config_setting_get_bool(s) ? "true" : "false"); break;
+    case CONFIG_TYPE_ARRAY:
+    case CONFIG_TYPE_LIST:
+    case CONFIG_TYPE_GROUP: {
+      int t = config_setting_type(s), n = config_setting_length(s);
+      const char *open = t == CONFIG_TYPE_ARRAY ? "[" : t == CONFIG_TYPE_LIST ? "(" : "{ ";
+      const char *close = t == CONFIG_TYPE_ARRAY ? "]" : t == CONFIG_TYPE_LIST ? ")" : " }";
+      if (depth > 2) {
+        sb_put(b, "%s...%s", open, close);
+        break;
+      }
+      sb_put(b, "%s", open);
+      for (int i = 0; i < n && i < 8; i++) {
+        const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+        if (i) sb_put(b, "%s", t == CONFIG_TYPE_GROUP ? "; " : ", ");
+        if (t == CONFIG_TYPE_GROUP) sb_put(b, "%s = ", config_setting_name(e));
+        render(b, e, depth + 1);
+      }
+      if (n > 8) sb_put(b, ", ...");
+      sb_put(b, "%s", close);
+      break;
+    }
+    default: sb_put(b, "(nothing)"); break;
+  }
+}
+
+/* "grid.n[2]", "sources[0].wavelet.frequency". */
+static void path_of(const config_setting_t *s, char *buf, size_t n) {
+  buf[0] = '\0';
+  if (!s || !config_setting_parent(s)) return;
+  path_of(config_setting_parent(s), buf, n);
+  size_t l = strlen(buf);
+  if (config_setting_name(s))
+    snprintf(buf + l, n - l, "%s%s", l ? "." : "", config_setting_name(s));
+  else
+    snprintf(buf + l, n - l, "[%d]", config_setting_index(s));
+}
+
+static void child_path(const config_setting_t *parent, const char *key, char *buf, size_t n) {
+  char p[256];
+  path_of(parent, p, sizeof p);
+  snprintf(buf, n, "%s%s%s", p, p[0] ? "." : "", key);
+}
+
+/* Settings made by an override carry the override's text as their hook. */
+static const char *override_of(const config_setting_t *s) {
+  for (; s; s = config_setting_parent(s))
+    if (config_setting_get_hook(s)) return (const char *)config_setting_get_hook(s);
+  return NULL;
+}
+
+/* "job.cfg:12" or "job.cfg: --set grid.n=oops". */
+static void where(const ctx *c, const config_setting_t *s, char *buf, size_t n) {
+  const char *ov = override_of(s);
+  if (ov) {
+    snprintf(buf, n, "%s: --set %s", c->name, ov);
+    return;
+  }
+  unsigned line = 0;
+  for (const config_setting_t *p = s; p && !line; p = config_setting_parent(p)) line = config_setting_source_line(p);
+  snprintf(buf, n, "%s:%u", c->name, line ? line : 1u);
+}
+
+/* The one error formatter for a value that is present. */
+static tw_status bad(const ctx *c, const config_setting_t *s, const char *what, const char *allowed) {
+  char loc[512], path[256];
+  sbuf v = {{0}, 0};
+  where(c, s, loc, sizeof loc);
+  path_of(s, path, sizeof path);
+  render(&v, s, 0);
+  return tw_error_set(c->err, TW_ECONFIG, "%s: %s: %s: got %s; %s", loc, path, what, v.s, allowed);
+}
+
+/* ... and for a required key that is absent (located at its parent group). */
+static tw_status missing(const ctx *c, const config_setting_t *parent, const char *key, const char *expected) {
+  char loc[512], path[400];
+  where(c, parent, loc, sizeof loc);
+  child_path(parent, key, path, sizeof path);
+  return tw_error_set(c->err, TW_ECONFIG, "%s: %s: required key is missing: got nothing; expected %s", loc, path,
+                      expected);
+}
+
+static tw_status oom(const ctx *c) { return tw_error_set(c->err, TW_ENOMEM, "%s: out of memory", c->name); }
+
+/* ================================================================ 2. typed getters */
+
+static config_setting_t *member(const config_setting_t *g, const char *key) {
+  return (g && config_setting_is_group(g)) ? config_setting_get_member(g, key) : NULL;
+}
+
+static int is_int(const config_setting_t *s) {
+  return config_setting_type(s) == CONFIG_TYPE_INT || config_setting_type(s) == CONFIG_TYPE_INT64;
+}
+
+static const char *closest(const char *word, const char *const *names) {
+  const char *best = NULL;
+  int bd = 99;
+  for (; *names; names++) {
+    int d = tw_edit_distance(word, *names);
+    if (d < bd && d < (int)strlen(*names)) bd = d, best = *names;
+  }
+  return bd <= 2 ? best : NULL;
+}
+
+static void list_names(char *buf, size_t n, const char *const *names) {
+  buf[0] = '\0';
+  for (int i = 0; names[i]; i++) {
+    size_t l = strlen(buf);
+    snprintf(buf + l, n - l, "%s%s", i ? ", " : "", names[i]);
+  }
+}
+
+static void range_text(char *buf, size_t n, double lo, double hi, int lo_open) {
+  char a[64], b[64];
+  fmt_double(a, sizeof a, lo);
+  fmt_double(b, sizeof b, hi);
+  if (isinf(lo) && isinf(hi))
+    snprintf(buf, n, "allowed any finite number");
+  else if (isinf(hi))
+    snprintf(buf, n, "allowed %s %s", lo_open ? ">" : ">=", a);
+  else if (isinf(lo))
+    snprintf(buf, n, "allowed <= %s", b);
+  else
+    snprintf(buf, n, lo_open ? "allowed (%s, %s]" : "allowed %s..%s", a, b);
+}
+
+static tw_status as_long(const ctx *c, const config_setting_t *s, long lo, long hi, const char *desc, long *out) {
+  char what[160], allowed[96];
+  snprintf(allowed, sizeof allowed, "allowed %ld..%ld", lo, hi);
+  if (config_setting_type(s) == CONFIG_TYPE_FLOAT) {
+    snprintf(what, sizeof what, "must be %s, not a floating-point number", desc);
+    return bad(c, s, what, allowed);
+  }
+  long long v = is_int(s) ? config_setting_get_int64(s) : 0;
+  if (!is_int(s) || v < lo || v > hi) {
+    snprintf(what, sizeof what, "must be %s", desc);
+    return bad(c, s, what, allowed);
+  }
+  *out = (long)v;
+  return TW_OK;
+}
+
+static tw_status as_int(const ctx *c, const config_setting_t *s, long lo, long hi, const char *desc, int *out) {
+  long v;
+  TRY(as_long(c, s, lo, hi, desc, &v));
+  *out = (int)v;
+  return TW_OK;
+}
+
+static tw_status as_double(const ctx *c, const config_setting_t *s, double lo, double hi, int lo_open,
+                           const char *desc, double *out) {
+  char what[160], allowed[128];
+  range_text(allowed, sizeof allowed, lo, hi, lo_open);
+  snprintf(what, sizeof what, "must be %s", desc);
+  if (!config_setting_is_number(s)) return bad(c, s, what, allowed);
+  double v = config_setting_get_float(s);
+  if (is_int(s)) v = (double)config_setting_get_int64(s);
+  if (!isfinite(v) || v < lo || v > hi || (lo_open && v == lo)) return bad(c, s, what, allowed);
+  *out = v;
+  return TW_OK;
+}
+
+static tw_status as_string(const ctx *c, const config_setting_t *s, const char *desc, const char **out) {
+  char what[160];
+  snprintf(what, sizeof what, "must be %s", desc);
+  if (config_setting_type(s) != CONFIG_TYPE_STRING) return bad(c, s, what, "allowed a quoted string");
+  if (!config_setting_get_string(s)[0]) return bad(c, s, what, "allowed a non-empty string");
+  *out = config_setting_get_string(s);
+  return TW_OK;
+}
+
+static tw_status as_choice(const ctx *c, const config_setting_t *s, const char *const *names, const char *desc,
+                           int *out) {
+  char what[160], allowed[320], all[256];
+  list_names(all, sizeof all, names);
+  snprintf(what, sizeof what, "must be a string naming the %s", desc);
+  snprintf(allowed, sizeof allowed, "allowed %s", all);
+  if (config_setting_type(s) != CONFIG_TYPE_STRING) return bad(c, s, what, allowed);
+  const char *v = config_setting_get_string(s);
+  for (int i = 0; names[i]; i++)
+    if (!strcmp(v, names[i])) return *out = i, TW_OK;
+  const char *near = closest(v, names);
+  snprintf(what, sizeof what, "unknown %s", desc);
+  if (near) snprintf(allowed, sizeof allowed, "did you mean '%s'? allowed %s", near, all);
+  return bad(c, s, what, allowed);
+}
+
+/* Every member of g must be in known; scope names the group for the message's list. */
+static tw_status check_keys(const ctx *c, const config_setting_t *g, const char *const *known, const char *scope) {
+  char allowed[800], all[256], path[256];
+  list_names(all, sizeof all, known);
+  path_of(g, path, sizeof path);
+  for (int i = 0; i < config_setting_length(g); i++) {
+    const config_setting_t *m = config_setting_get_elem(g, (unsigned)i);
+    const char *name = config_setting_name(m);
+    int ok = 0;
+    for (int k = 0; known[k] && !ok; k++) ok = !strcmp(name, known[k]);
+    if (ok) continue;
+    const char *near = closest(name, known);
+    const char *in = scope ? scope : (path[0] ? path : "the job file");
+    if (near)
+      snprintf(allowed, sizeof allowed, "did you mean '%s'? keys allowed in %s: %s", near, in, all);
+    else
+      snprintf(allowed, sizeof allowed, "keys allowed in %s: %s", in, all);
+    return bad(c, m, "unknown key", allowed);
+  }
+  return TW_OK;
+}
+
+/* key_*: look the key up in group g; absent → error when required, else *out is left as is. */
+static const char *group_example(const char *key) {
+  static const char *const eg[][2] = {
+      {"grid", "a group { n = [nx, ny, nz]; d = [dx, dy, dz]; }"},
+      {"time", "a group { steps = 1000; } or { duration = 1.0; }"},
+      {"model", "a group { type = \"constant\"; vp = 2000.0; }"},
+      {"wavelet", "a group { type = \"ricker\"; frequency = 10.0; }"},
+      {"region", "a group { from = [x, y, z]; to = [x, y, z]; }"}};
+  for (size_t i = 0; i < sizeof eg / sizeof eg[0]; i++)
+    if (!strcmp(key, eg[i][0])) return eg[i][1];
+  return "a group { key = value; ... }";
+}
+
+static tw_status key_group(const ctx *c, const config_setting_t *g, const char *key, int required,
+                           config_setting_t **out) {
+  config_setting_t *s = member(g, key);
+  char allowed[160];
+  *out = NULL;
+  if (!s) return required ? missing(c, g, key, group_example(key)) : TW_OK;
+  snprintf(allowed, sizeof allowed, "expected %s", group_example(key));
+  if (!config_setting_is_group(s)) return bad(c, s, "must be a group", allowed);
+  *out = s;
+  return TW_OK;
+}
+
+/* A list ( ... ) of groups, possibly empty. */
+static tw_status key_list(const ctx *c, const config_setting_t *g, const char *key, int required, const char *eg,
+                          config_setting_t **out) {
+  config_setting_t *s = member(g, key);
+  *out = NULL;
+  if (!s) return required ? missing(c, g, key, eg) : TW_OK;
+  if (!config_setting_is_list(s) && !(config_setting_is_array(s) && config_setting_length(s) == 0)) {
+    char allowed[256];
+    snprintf(allowed, sizeof allowed, "expected %s", eg);
+    return bad(c, s, "must be a list ( ... )", allowed);
+  }
+  *out = s;
+  return TW_OK;
+}
+
+static tw_status key_long(const ctx *c, const config_setting_t *g, const char *key, int required, long lo, long hi,
+                          const char *desc, long *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return required ? missing(c, g, key, desc) : TW_OK;
+  return as_long(c, s, lo, hi, desc, out);
+}
+
+static tw_status key_int(const ctx *c, const config_setting_t *g, const char *key, long lo, long hi,
+                         const char *desc, int *out) {
+  long v = *out;
+  TRY(key_long(c, g, key, 0, lo, hi, desc, &v));
+  *out = (int)v;
+  return TW_OK;
+}
+
+static tw_status key_double(const ctx *c, const config_setting_t *g, const char *key, int required, double lo,
+                            double hi, int lo_open, const char *desc, double *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return required ? missing(c, g, key, desc) : TW_OK;
+  return as_double(c, s, lo, hi, lo_open, desc, out);
+}
+
+static tw_status key_string(const ctx *c, const config_setting_t *g, const char *key, int required,
+                            const char *desc, const char **out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return required ? missing(c, g, key, desc) : TW_OK;
+  return as_string(c, s, desc, out);
+}
+
+static tw_status key_bool(const ctx *c, const config_setting_t *g, const char *key, int *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return TW_OK;
+  if (config_setting_type(s) != CONFIG_TYPE_BOOL) return bad(c, s, "must be a boolean", "allowed true or false");
+  *out = config_setting_get_bool(s);
+  return TW_OK;
+}
+
+static tw_status key_choice(const ctx *c, const config_setting_t *g, const char *key, int required,
+                            const char *const *names, const char *desc, int *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) {
+    if (!required) return TW_OK;
+    char all[256], exp[300];
+    list_names(all, sizeof all, names);
+    snprintf(exp, sizeof exp, "the %s: one of %s", desc, all);
+    return missing(c, g, key, exp);
+  }
+  return as_choice(c, s, names, desc, out);
+}
+
+/* An array [..] or list (..) of exactly dim elements. */
+static tw_status as_tuple(const ctx *c, const config_setting_t *s, int dim, const char *kind) {
+  if ((config_setting_is_array(s) || config_setting_is_list(s)) && config_setting_length(s) == dim) return TW_OK;
+  char what[96], allowed[96];
+  snprintf(what, sizeof what, "must be an array of %d %s", dim, kind);
+  snprintf(allowed, sizeof allowed, "expected %s", dim == 3 ? "[x, y, z]" : "[x, y]");
+  return bad(c, s, what, allowed);
+}
+
+static tw_status as_vec(const ctx *c, const config_setting_t *s, int dim, double lo, double hi, int lo_open,
+                        const char *desc, double *out) {
+  TRY(as_tuple(c, s, dim, "numbers"));
+  for (int i = 0; i < dim; i++)
+    TRY(as_double(c, config_setting_get_elem(s, (unsigned)i), lo, hi, lo_open, desc, &out[i]));
+  return TW_OK;
+}
+
+static tw_status key_vec(const ctx *c, const config_setting_t *g, const char *key, int required, int dim, double lo,
+                         double hi, int lo_open, const char *desc, double *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return required ? missing(c, g, key, dim == 3 ? "[x, y, z]" : "[x, y]") : TW_OK;
+  return as_vec(c, s, dim, lo, hi, lo_open, desc, out);
+}
+
+static tw_status key_ivec(const ctx *c, const config_setting_t *g, const char *key, int dim, long lo, long hi,
+                          const char *desc, long *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return missing(c, g, key, dim == 3 ? "[nx, ny, nz] (integers)" : "[nx, ny] (integers)");
+  TRY(as_tuple(c, s, dim, "integers"));
+  for (int i = 0; i < dim; i++) TRY(as_long(c, config_setting_get_elem(s, (unsigned)i), lo, hi, desc, &out[i]));
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- model box and files */
+
+static double box_lo(const tw_job *j, int a) { return j->origin[a] - 1e-9 * j->d[a]; }
+static double box_hi(const tw_job *j, int a) { return j->origin[a] + (j->n[a] - 1) * j->d[a] + 1e-9 * j->d[a]; }
+static int inside_axis(const tw_job *j, int a, double v) { return v >= box_lo(j, a) && v <= box_hi(j, a); }
+
+static void box_text(const tw_job *j, char *buf, size_t n, int axes) {
+  static const char xyz[] = "xyz";
+  buf[0] = '\0';
+  for (int a = 0; a < axes; a++) {
+    char lo[64], hi[64];
+    size_t l = strlen(buf);
+    fmt_double(lo, sizeof lo, j->origin[a]);
+    fmt_double(hi, sizeof hi, j->origin[a] + (j->n[a] - 1) * j->d[a]);
+    snprintf(buf + l, n - l, "%s%c in [%s, %s]", a ? ", " : "", xyz[a], lo, hi);
+  }
+}
+
+static tw_status check_inside(const ctx *c, const config_setting_t *s, const tw_job *j, const double p[3]) {
+  for (int a = 0; a < 3; a++)
+    if (!inside_axis(j, a, p[a])) {
+      char box[256], allowed[300];
+      box_text(j, box, sizeof box, 3);
+      snprintf(allowed, sizeof allowed, "allowed inside the model: %s", box);
+      return bad(c, s, "outside the model", allowed);
+    }
+  return TW_OK;
+}
+
+/* Relative names resolve from the job file's folder (absolute ones stay). */
+static char *resolve_rel(const char *jobname, const char *file) {
+  const char *slash = jobname ? strrchr(jobname, '/') : NULL;
+  if (file[0] == '/' || !slash) return strdup(file);
+  size_t dl = (size_t)(slash - jobname) + 1, fl = strlen(file);
+  char *r = malloc(dl + fl + 1);
+  if (!r) return NULL;
+  memcpy(r, jobname, dl);
+  memcpy(r + dl, file, fl + 1);
+  return r;
+}
+
+/* The file named by setting s must exist and be readable; *out gets the resolved name. */
+static tw_status key_file(const ctx *c, const config_setting_t *g, const char *key, const char *desc, char **out,
+                          struct stat *st) {
+  const char *name = NULL;
+  char what[600];
+  TRY(key_string(c, g, key, 1, desc, &name));
+  config_setting_t *s = member(g, key);
+  char *path = resolve_rel(c->name, name);
+  if (!path) return oom(c);
+  FILE *f = NULL;
+  int e = 0;
+  if (stat(path, st) != 0)
+    e = errno;
+  else if (S_ISDIR(st->st_mode))
+    e = EISDIR;
+  else if (!(f = fopen(path, "rb")))
+    e = errno;
+  if (f) fclose(f);
+  if (e) {
+    snprintf(what, sizeof what, "cannot read \"%s\" (%s)", path, strerror(e));
+    free(path);
+    return bad(c, s, what, "expected a readable file; relative names resolve from the job file's folder");
+  }
+  *out = path;
+  return TW_OK;
+}
+
+/* ================================================================ 3. overrides and the config */
+
+static int valid_name(const char *s, size_t n) {
+  if (n == 0 || !(((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z') || s[0] == '*')) return 0;
+  for (size_t i = 1; i < n; i++) {
+    char ch = s[i];
+    if (!(((ch | 32) >= 'a' && (ch | 32) <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '*'))
+      return 0;
+  }
+  return 1;
+}
+
+static int bare_word(const char *v) {
+  if (!*v) return 0;
+  for (; *v; v++)
+    if (strchr(" \t\r\n\"\\[](){};=,#", *v)) return 0;
+  return 1;
+}
+
+/* Deep copy of src as a new member `name` of parent (name NULL inside lists and arrays). */
+static config_setting_t *copy_setting(config_setting_t *parent, const char *name, const config_setting_t *src) {
+  config_setting_t *d = config_setting_add(parent, name, config_setting_type(src));
+  if (!d) return NULL;
+  switch (config_setting_type(src)) {
+    case CONFIG_TYPE_INT: config_setting_set_int(d, config_setting_get_int(src)); break;
+    case CONFIG_TYPE_INT64: config_setting_set_int64(d, config_setting_get_int64(src)); break;
+    case CONFIG_TYPE_FLOAT: config_setting_set_float(d, config_setting_get_float(src)); break;
+    case CONFIG_TYPE_BOOL: config_setting_set_bool(d, config_setting_get_bool(src)); break;
+    case CONFIG_TYPE_STRING: config_setting_set_string(d, config_setting_get_string(src)); break;
+    default:
+      for (int i = 0; i < config_setting_length(src); i++) {
+        const config_setting_t *e = config_setting_get_elem(src, (unsigned)i);
+        if (!copy_setting(d, config_setting_is_group(src) ? config_setting_name(e) : NULL, e)) return NULL;
+      }
+  }
+  config_setting_set_format(d, config_setting_get_format(src));
+  return d;
+}
+
+/* Parse "v = VALUE;" into scratch (a bare word is retried as a string). Returns the value or NULL. */
+static const config_setting_t *parse_value(config_t *scratch, const char *val, const char **why) {
+  size_t n = strlen(val) + 16;
+  char *text = malloc(n);
+  if (!text) return *why = "out of memory", NULL;
+  snprintf(text, n, "v = %s;", val);
+  int ok = config_read_string(scratch, text);
+  if (!ok && bare_word(val)) {
+    config_destroy(scratch);
+    config_init(scratch);
+    snprintf(text, n, "v = \"%s\";", val);
+    ok = config_read_string(scratch, text);
+  }
+  free(text);
+  if (!ok) return *why = config_error_text(scratch), NULL;
+  config_setting_t *root = config_root_setting(scratch);
+  if (config_setting_length(root) != 1 || !config_setting_get_member(root, "v"))
+    return *why = "the value must be one job-file value, e.g. 10, 2.5, \"text\", [1, 2, 3] or { a = 1; }", NULL;
+  return config_setting_get_member(root, "v");
+}
+
+/* time.steps and time.duration (snapshots.every and .steps) are alternatives: an override of one
+ * removes the other, so `--set time.steps=500` works on a job that gives a duration. */
+static void drop_alternative(config_setting_t *parent, const char *gpath, const char *leaf) {
+  static const char *const alt[][3] = {
+      {"time", "steps", "duration"}, {"time", "duration", "steps"},
+      {"snapshots", "every", "steps"}, {"snapshots", "steps", "every"}};
+  for (size_t i = 0; i < sizeof alt / sizeof alt[0]; i++)
+    if (!strcmp(gpath, alt[i][0]) && !strcmp(leaf, alt[i][1]) && config_setting_get_member(parent, alt[i][2]))
+      config_setting_remove(parent, alt[i][2]);
+}
+
+static tw_status ov_error(const ctx *c, const char *ov, const char *what) {
+  return tw_error_set(c->err, TW_ECONFIG, "%s: --set %s: %s", c->name, ov, what);
+}
+
+/* Walk "a.b.c" from root, creating missing groups (hooked to the override); *leaf = "c". */
+static tw_status ov_parent(const ctx *c, config_t *cfg, const char *ov, const char *key, size_t klen,
+                           config_setting_t **parent, const char **leaf, char *gpath, size_t gn) {
+  config_setting_t *g = config_root_setting(cfg);
+  const char *p = key;
+  char msg[400], part[128];
+  gpath[0] = '\0';
+  for (;;) {
+    const char *dot = memchr(p, '.', klen - (size_t)(p - key));
+    size_t l = dot ? (size_t)(dot - p) : klen - (size_t)(p - key);
+    if (!valid_name(p, l) || l >= sizeof part) {
+      snprintf(msg, sizeof msg, "bad key \"%.*s\": got \"%.*s\"; allowed a dotted path of names, e.g. grid.n "
+               "(list elements cannot be set: give the whole list)", (int)klen, key, (int)l, p);
+      return ov_error(c, ov, msg);
+    }
+    memcpy(part, p, l);
+    part[l] = '\0';
+    if (!dot) break;
+    config_setting_t *m = config_setting_get_member(g, part);
+    if (!m) {
+      if (!(m = config_setting_add(g, part, CONFIG_TYPE_GROUP))) return oom(c);
+      config_setting_set_hook(m, (void *)ov);
+    } else if (!config_setting_is_group(m)) {
+      snprintf(msg, sizeof msg, "\"%.*s\" is not a group, so \"%.*s\" cannot be set inside it", (int)(dot - key),
+               key, (int)klen, key);
+      return ov_error(c, ov, msg);
+    }
+    g = m;
+    size_t gl = strlen(gpath);
+    snprintf(gpath + gl, gn - gl, "%s%s", gl ? "." : "", part);
+    p = dot + 1;
+  }
+  *parent = g;
+  *leaf = p;
+  return TW_OK;
+}
+
+static tw_status apply_override(const ctx *c, config_t *cfg, const char *ov) {
+  const char *eq = strchr(ov, '=');
+  char msg[600], gpath[256], leaf[128];
+  if (!eq || eq == ov || !eq[1] || strchr(ov, '\n'))
+    return ov_error(c, ov, "expected key=value on one line, e.g. time.steps=500 or grid.n=[200,200,100]");
+  size_t klen = (size_t)(eq - ov);
+  config_setting_t *parent = NULL;
+  const char *lp = NULL;
+  TRY(ov_parent(c, cfg, ov, ov, klen, &parent, &lp, gpath, sizeof gpath));
+  snprintf(leaf, sizeof leaf, "%.*s", (int)(eq - lp), lp);
+  config_t scratch;
+  config_init(&scratch);
+  const char *why = NULL;
+  const config_setting_t *v = parse_value(&scratch, eq + 1, &why);
+  if (!v) {
+    snprintf(msg, sizeof msg, "cannot parse the value: got %s (%s); allowed a value in job-file syntax, e.g. 10, "
+             "2.5, \"text\", [1, 2, 3] (a bare word is a string)", eq + 1, why);
+    config_destroy(&scratch);
+    return ov_error(c, ov, msg);
+  }
+  if (config_setting_get_member(parent, leaf)) config_setting_remove(parent, leaf);
+  drop_alternative(parent, gpath, leaf);
+  config_setting_t *d = copy_setting(parent, leaf, v);
+  config_destroy(&scratch);
+  if (!d) return oom(c);
+  config_setting_set_hook(d, (void *)ov);
+  return TW_OK;
+}
+
+/* Parse text (libconfig syntax errors become "file:line: syntax error: ...") and apply overrides. */
+static tw_status build_config(const ctx *c, const char *text, const char *const *ov, int nov, config_t *cfg) {
+  if (!config_read_string(cfg, text)) {
+    const char *f = config_error_file(cfg) ? config_error_file(cfg) : c->name;
+    const char *t = config_error_text(cfg) ? config_error_text(cfg) : "syntax error";
+    return tw_error_set(c->err, TW_ECONFIG, "%s:%d: syntax error%s%s; check this line and the one before it "
+                        "(a missing ';', quote or bracket)", f, config_error_line(cfg),
+                        strcmp(t, "syntax error") ? ": " : "", strcmp(t, "syntax error") ? t : "");
+  }
+  for (int i = 0; i < nov; i++) TRY(apply_override(c, cfg, ov[i]));
+  return TW_OK;
+}
+
+/* ================================================================ 4. the groups */
+
+static tw_status parse_grid(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"n", "d", "origin", NULL};
+  config_setting_t *g;
+  long n[3];
+  TRY(key_group(c, root, "grid", 1, &g));
+  TRY(check_keys(c, g, keys, "grid"));
+  TRY(key_ivec(c, g, "n", 3, 1, MAX_N, "a positive integer", n));
+  if ((double)n[0] * (double)n[1] * (double)n[2] > MAX_CELLS)
+    return bad(c, member(g, "n"), "too many cells in the model", "allowed at most 2^40 cells in all");
+  for (int a = 0; a < 3; a++) j->n[a] = (int)n[a];
+  TRY(key_vec(c, g, "d", 1, 3, 0.0, INFINITY, 1, "a positive number (metres)", j->d));
+  return key_vec(c, g, "origin", 0, 3, -INFINITY, INFINITY, 0, "a finite number (metres)", j->origin);
+}
+
+static tw_status steps_from_duration(const ctx *c, const config_setting_t *s, tw_job *j) {
+  double steps = ceil(j->duration / j->dt - 1e-9);
+  if (steps > (double)MAX_STEPS) {
+    char allowed[160];
+    snprintf(allowed, sizeof allowed, "allowed at most %ld steps (duration / dt = %.6g)", MAX_STEPS,
+             j->duration / j->dt);
+    return bad(c, s, "too many time steps", allowed);
+  }
+  j->steps = steps < 1 ? 1 : (long)steps;
+  return TW_OK;
+}
+
+static tw_status parse_time(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"steps", "duration", "dt", "dt_margin", NULL};
+  config_setting_t *t;
+  TRY(key_group(c, root, "time", 1, &t));
+  TRY(check_keys(c, t, keys, "time"));
+  config_setting_t *steps = member(t, "steps"), *dur = member(t, "duration");
+  if (steps && dur)
+    return bad(c, dur, "conflicts with time.steps", "give either time.steps or time.duration, not both");
+  if (!steps && !dur) return missing(c, t, "steps", "time.steps (an integer >= 1) or time.duration (seconds)");
+  if (steps) TRY(as_long(c, steps, 1, MAX_STEPS, "a positive integer", &j->steps));
+  if (dur) TRY(as_double(c, dur, 0.0, INFINITY, 1, "a positive duration (seconds)", &j->duration));
+  j->dt_given = member(t, "dt") != NULL;
+  TRY(key_double(c, t, "dt", 0, 0.0, INFINITY, 1, "a positive time step (seconds)", &j->dt));
+  j->dt_margin = DEFAULT_MARGIN;
+  TRY(key_double(c, t, "dt_margin", 0, 0.0, 1.0, 1, "a fraction of the stable limit", &j->dt_margin));
+  if (dur && j->dt_given) TRY(steps_from_duration(c, dur, j));
+  return TW_OK;
+}
+
+static tw_status parse_scheme(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"order", NULL};
+  static const char *allowed = "allowed 2, 4, 6, 8 (and 10, 12, 14, 16 on the CPU kernels)";
+  config_setting_t *g;
+  j->order = DEFAULT_ORDER;
+  TRY(key_group(c, root, "scheme", 0, &g));
+  if (!g) return TW_OK;
+  TRY(check_keys(c, g, keys, "scheme"));
+  config_setting_t *s = member(g, "order");
+  long o = 0;
+  if (!s) return TW_OK;
+  if (!is_int(s)) return as_long(c, s, 2, 16, "an even integer from 2 to 16", &o);
+  o = (long)config_setting_get_int64(s);
+  if (o < 2 || o > 16 || o % 2) return bad(c, s, "must be an even integer from 2 to 16", allowed);
+  j->order = (int)o;
+  return TW_OK;
+}
+
+static tw_status parse_boundary(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"absorbing", "free_surface", NULL};
+  static const char *const axes[] = {"x", "y", "z", NULL};
+  config_setting_t *g;
+  for (int a = 0; a < 3; a++) j->absorb[a] = DEFAULT_ABSORB;
+  TRY(key_group(c, root, "boundary", 0, &g));
+  if (!g) return TW_OK;
+  TRY(check_keys(c, g, keys, "boundary"));
+  TRY(key_bool(c, g, "free_surface", &j->free_surface));
+  config_setting_t *ab = member(g, "absorbing");
+  if (!ab) return TW_OK;
+  if (config_setting_is_group(ab)) {
+    TRY(check_keys(c, ab, axes, "boundary.absorbing"));
+    for (int a = 0; a < 3; a++)
+      TRY(key_int(c, ab, axes[a], 0, MAX_ABSORB, "a number of cells (integer >= 0)", &j->absorb[a]));
+    return TW_OK;
+  }
+  TRY(as_int(c, ab, 0, MAX_ABSORB, "a number of cells (integer >= 0) or a group { x = ..; y = ..; z = ..; }",
+             &j->absorb[0]));
+  j->absorb[1] = j->absorb[2] = j->absorb[0];
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- model */
+
+static tw_status parse_layers(const ctx *c, const config_setting_t *m, tw_job *j) {
+  static const char *const keys[] = {"top", "vp", NULL};
+  config_setting_t *l;
+  TRY(key_list(c, m, "layers", 1, "( { top = 0.0; vp = 1500.0; }, ... )", &l));
+  int n = config_setting_length(l);
+  if (n == 0) return bad(c, l, "must hold at least one layer", "expected ( { top = 0.0; vp = 1500.0; }, ... )");
+  if (!(j->model.layers = calloc((size_t)n, sizeof *j->model.layers))) return oom(c);
+  for (int i = 0; i < n; i++) {
+    config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
+    if (!config_setting_is_group(e)) return bad(c, e, "must be a group", "expected { top = 0.0; vp = 1500.0; }");
+    TRY(check_keys(c, e, keys, "a layer"));
+    tw_layer *L = &j->model.layers[i];
+    TRY(key_double(c, e, "top", 1, -INFINITY, INFINITY, 0, "a depth (metres)", &L->top));
+    TRY(key_double(c, e, "vp", 1, 0.0, INFINITY, 1, "a positive velocity (m/s)", &L->vp));
+    j->model.nlayers = i + 1;
+    char allowed[160], v[64];
+    fmt_double(v, sizeof v, i ? j->model.layers[i - 1].top : j->origin[2]);
+    if (i && L->top <= j->model.layers[i - 1].top) {
+      snprintf(allowed, sizeof allowed, "allowed > %s (the previous layer's top)", v);
+      return bad(c, member(e, "top"), "layer tops must increase strictly", allowed);
+    }
+    if (!i && L->top > j->origin[2] + 1e-9 * j->d[2]) {
+      snprintf(allowed, sizeof allowed, "allowed <= %s (the model top, grid.origin[2])", v);
+      return bad(c, member(e, "top"), "the first layer must start at or above the model top", allowed);
+    }
+  }
+  return TW_OK;
+}
+
+static tw_status parse_gradient(const ctx *c, const config_setting_t *m, tw_job *j) {
+  TRY(key_double(c, m, "vp0", 1, -INFINITY, INFINITY, 0, "a velocity (m/s)", &j->model.vp0));
+  TRY(key_double(c, m, "gradient", 0, -INFINITY, INFINITY, 0, "a velocity gradient (1/s)", &j->model.gradient));
+  double z0 = j->origin[2], z1 = z0 + (j->n[2] - 1) * j->d[2];
+  double v0 = j->model.vp0 + j->model.gradient * z0, v1 = j->model.vp0 + j->model.gradient * z1;
+  if (v0 > 0 && v1 > 0) return TW_OK;
+  char allowed[512], a[64], b[64], v[64];
+  fmt_double(a, sizeof a, z0);
+  fmt_double(b, sizeof b, z1);
+  fmt_double(v, sizeof v, v0 <= 0 ? v0 : v1);
+  snprintf(allowed, sizeof allowed, "vp = vp0 + gradient * z must stay > 0 for z in [%s, %s] (it is %s m/s at z = %s)",
+           a, b, v, v0 <= 0 ? a : b);
+  const config_setting_t *blame = (v0 <= 0 || !member(m, "gradient")) ? member(m, "vp0") : member(m, "gradient");
+  return bad(c, blame, "the velocity becomes non-positive inside the model", allowed);
+}
+
+static tw_status parse_raw(const ctx *c, const config_setting_t *m, tw_job *j) {
+  struct stat st;
+  TRY(key_file(c, m, "file", "a file name (float32, z fastest)", &j->model.file, &st));
+  double want = 4.0 * j->n[0] * (double)j->n[1] * j->n[2];
+  if ((double)st.st_size == want) return TW_OK;
+  char what[600], allowed[200];
+  snprintf(what, sizeof what, "raw model \"%s\" has the wrong size", j->model.file);
+  snprintf(allowed, sizeof allowed, "expected %.0f bytes (nx*ny*nz*4 = %d*%d*%d*4), actual %lld bytes", want,
+           j->n[0], j->n[1], j->n[2], (long long)st.st_size);
+  return bad(c, member(m, "file"), what, allowed);
+}
+
+static tw_status parse_model_body(const ctx *c, const config_setting_t *m, tw_job *j) {
+  struct stat st;
+  const char *ds = "vp";
+  switch (j->model.type) {
+    case TW_MODEL_CONSTANT:
+      return key_double(c, m, "vp", 1, 0.0, INFINITY, 1, "a positive velocity (m/s)", &j->model.vp);
+    case TW_MODEL_LAYERED: return parse_layers(c, m, j);
+    case TW_MODEL_GRADIENT: return parse_gradient(c, m, j);
+    case TW_MODEL_HDF5:
+      TRY(key_file(c, m, "file", "an HDF5 file name", &j->model.file, &st));
+      TRY(key_string(c, m, "dataset", 0, "a dataset name", &ds));
+      return (j->model.dataset = strdup(ds)) ? TW_OK : oom(c);
+    case TW_MODEL_RAW: return parse_raw(c, m, j);
+  }
+  return TW_OK;
+}
+
+static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const types[] = {"constant", "layered", "gradient", "hdf5", "raw", NULL};
+  static const char *const k_const[] = {"type", "vp", NULL}, *const k_layer[] = {"type", "layers", NULL},
+                           *const k_grad[] = {"type", "vp0", "gradient", NULL},
+                           *const k_hdf5[] = {"type", "file", "dataset", NULL}, *const k_raw[] = {"type", "file", NULL};
+  static const char *const *const keys[] = {k_const, k_layer, k_grad, k_hdf5, k_raw};
+  config_setting_t *m;
+  int t = 0;
+  char scope[64];
+  static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", NULL};
+  TRY(key_group(c, root, "model", 1, &m));
+  j->model.line = (int)config_setting_source_line(m);
+  TRY(check_keys(c, m, k_all, "model"));
+  TRY(key_choice(c, m, "type", 1, types, "model type", &t));
+  j->model.type = (tw_model_type)t;
+  snprintf(scope, sizeof scope, "a model of type \"%s\"", types[t]);
+  TRY(check_keys(c, m, keys[t], scope));
+  return parse_model_body(c, m, j);
+}
+
+/* ---------------------------------------------------------------- sources */
+
+static const char *const interp_names[] = {"nearest", "trilinear", NULL};
+
+static tw_status parse_wavelet(const ctx *c, const config_setting_t *src, tw_wavelet_spec *w) {
+  static const char *const types[] = {"ricker", "file", NULL};
+  static const char *const k_ricker[] = {"type", "frequency", "delay", "amplitude", NULL};
+  static const char *const k_file[] = {"type", "file", "dt", NULL};
+  config_setting_t *g;
+  int t = 0;
+  struct stat st;
+  static const char *const k_all[] = {"type", "frequency", "delay", "amplitude", "file", "dt", NULL};
+  TRY(key_group(c, src, "wavelet", 1, &g));
+  w->line = (int)config_setting_source_line(g);
+  TRY(check_keys(c, g, k_all, "wavelet"));
+  TRY(key_choice(c, g, "type", 1, types, "wavelet type", &t));
+  w->type = (tw_wavelet_type)t;
+  TRY(check_keys(c, g, t ? k_file : k_ricker, t ? "a wavelet of type \"file\"" : "a wavelet of type \"ricker\""));
+  if (w->type == TW_WAVELET_FILE) {
+    TRY(key_file(c, g, "file", "a file name (one sample per line)", &w->file, &st));
+    return key_double(c, g, "dt", 0, 0.0, INFINITY, 1, "a positive sampling interval (seconds)", &w->file_dt);
+  }
+  TRY(key_double(c, g, "frequency", 1, 0.0, INFINITY, 1, "a positive frequency (Hz)", &w->frequency));
+  w->delay = 1.5 / w->frequency;
+  w->amplitude = 1.0;
+  TRY(key_double(c, g, "delay", 0, 0.0, INFINITY, 0, "a delay >= 0 (seconds)", &w->delay));
+  return key_double(c, g, "amplitude", 0, -INFINITY, INFINITY, 0, "a finite amplitude", &w->amplitude);
+}
+
+static tw_status parse_source(const ctx *c, const config_setting_t *e, const tw_job *j, tw_source_spec *s) {
+  static const char *const keys[] = {"position", "wavelet", "interpolation", NULL};
+  if (!config_setting_is_group(e))
+    return bad(c, e, "must be a group", "expected { position = [x, y, z]; wavelet = { ... }; }");
+  s->line = (int)config_setting_source_line(e);
+  TRY(check_keys(c, e, keys, "a source"));
+  TRY(key_vec(c, e, "position", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", s->pos));
+  TRY(check_inside(c, member(e, "position"), j, s->pos));
+  int it = 0;
+  TRY(key_choice(c, e, "interpolation", 0, interp_names, "interpolation", &it));
+  s->interp = (tw_interp)it;
+  return parse_wavelet(c, e, &s->wavelet);
+}
+
+static tw_status parse_sources(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *eg = "( { position = [x, y, z]; wavelet = { type = \"ricker\"; frequency = 10.0; }; } )";
+  config_setting_t *l;
+  TRY(key_list(c, root, "sources", 1, eg, &l));
+  int n = config_setting_length(l);
+  if (n == 0) return bad(c, l, "must hold at least one source", "expected ( { position = [x, y, z]; wavelet = ... }, ... )");
+  if (!(j->sources = calloc((size_t)n, sizeof *j->sources))) return oom(c);
+  j->nsources = n;
+  for (int i = 0; i < n; i++) TRY(parse_source(c, config_setting_get_elem(l, (unsigned)i), j, &j->sources[i]));
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- receivers */
+
+typedef struct {
+  long cap;
+} recbuf;
+
+/* Room for `more` receivers (s is blamed when the total gets too large). */
+static tw_status rec_reserve(const ctx *c, const config_setting_t *s, tw_job *j, recbuf *rb, double more) {
+  if ((double)j->nrec + more > (double)MAX_REC) return bad(c, s, "too many receivers", "allowed at most 100000000 in all");
+  long need = j->nrec + (long)more;
+  if (need <= rb->cap) return TW_OK;
+  long cap = rb->cap ? rb->cap : 64;
+  while (cap < need) cap *= 2;
+  double(*p)[3] = realloc(j->rec, (size_t)cap * sizeof *p);
+  if (!p) return oom(c);
+  j->rec = p;
+  rb->cap = cap;
+  return TW_OK;
+}
+
+static void rec_push(tw_job *j, double x, double y, double z) {
+  j->rec[j->nrec][0] = x;
+  j->rec[j->nrec][1] = y;
+  j->rec[j->nrec][2] = z;
+  j->nrec++;
+}
+
+static tw_status parse_points(const ctx *c, const config_setting_t *r, tw_job *j, recbuf *rb) {
+  config_setting_t *l;
+  TRY(key_list(c, r, "points", 0, "( [x, y, z], ... )", &l));
+  if (!l) return TW_OK;
+  for (int i = 0; i < config_setting_length(l); i++) {
+    config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
+    double p[3];
+    TRY(as_vec(c, e, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", p));
+    TRY(check_inside(c, e, j, p));
+    TRY(rec_reserve(c, e, j, rb, 1));
+    rec_push(j, p[0], p[1], p[2]);
+  }
+  return TW_OK;
+}
+
+static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, recbuf *rb) {
+  static const char *const keys[] = {"from", "to", "count", NULL};
+  double a[3], b[3];
+  long n = 0;
+  if (!config_setting_is_group(e))
+    return bad(c, e, "must be a group", "expected { from = [x, y, z]; to = [x, y, z]; count = 10; }");
+  TRY(check_keys(c, e, keys, "a receiver line"));
+  TRY(key_vec(c, e, "from", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", a));
+  TRY(key_vec(c, e, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", b));
+  TRY(key_long(c, e, "count", 1, 1, MAX_REC, "a positive integer", &n));
+  TRY(check_inside(c, member(e, "from"), j, a));
+  if (n > 1) TRY(check_inside(c, member(e, "to"), j, b));
+  TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n));
+  for (long i = 0; i < n; i++) {
+    if (i == n - 1 && n > 1) {
+      rec_push(j, b[0], b[1], b[2]);
+      break;
+    }
+    double t = n > 1 ? (double)i / (double)(n - 1) : 0.0;
+    rec_push(j, a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
+  }
+  return TW_OK;
+}
+
+static tw_status check_grid_extent(const ctx *c, const config_setting_t *e, const tw_job *j, const double o[2],
+                                   const double s[2], const long n[2], double depth) {
+  double p[3] = {o[0], o[1], depth};
+  if (!inside_axis(j, 2, depth)) return check_inside(c, member(e, "depth"), j, p);
+  if (!inside_axis(j, 0, o[0]) || !inside_axis(j, 1, o[1])) return check_inside(c, member(e, "origin"), j, p);
+  double x = o[0] + (double)(n[0] - 1) * s[0], y = o[1] + (double)(n[1] - 1) * s[1];
+  if (inside_axis(j, 0, x) && inside_axis(j, 1, y)) return TW_OK;
+  char box[256], allowed[512], xs[64], ys[64];
+  box_text(j, box, sizeof box, 2);
+  fmt_double(xs, sizeof xs, x);
+  fmt_double(ys, sizeof ys, y);
+  snprintf(allowed, sizeof allowed, "its last point (x = %s, y = %s) must lie inside the model: %s", xs, ys, box);
+  return bad(c, member(e, "count"), "the receiver grid extends outside the model", allowed);
+}
+
+static tw_status parse_rgrid(const ctx *c, const config_setting_t *e, tw_job *j, recbuf *rb) {
+  static const char *const keys[] = {"origin", "spacing", "count", "depth", NULL};
+  double o[2], s[2], z = 0;
+  long n[2];
+  if (!config_setting_is_group(e))
+    return bad(c, e, "must be a group",
+               "expected { origin = [x, y]; spacing = [dx, dy]; count = [nx, ny]; depth = z; }");
+  TRY(check_keys(c, e, keys, "a receiver grid"));
+  TRY(key_vec(c, e, "origin", 1, 2, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", o));
+  TRY(key_vec(c, e, "spacing", 1, 2, 0.0, INFINITY, 1, "a positive spacing (metres)", s));
+  TRY(key_ivec(c, e, "count", 2, 1, MAX_REC, "a positive integer", n));
+  TRY(key_double(c, e, "depth", 1, -INFINITY, INFINITY, 0, "a finite depth (metres)", &z));
+  TRY(check_grid_extent(c, e, j, o, s, n, z));
+  TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n[0] * (double)n[1]));
+  for (long ix = 0; ix < n[0]; ix++)
+    for (long iy = 0; iy < n[1]; iy++) rec_push(j, o[0] + (double)ix * s[0], o[1] + (double)iy * s[1], z);
+  return TW_OK;
+}
+
+typedef tw_status (*elem_parser)(const ctx *, const config_setting_t *, tw_job *, recbuf *);
+
+static tw_status parse_each(const ctx *c, const config_setting_t *r, const char *key, const char *eg, tw_job *j,
+                            recbuf *rb, elem_parser fn) {
+  config_setting_t *l;
+  TRY(key_list(c, r, key, 0, eg, &l));
+  for (int i = 0; l && i < config_setting_length(l); i++) TRY(fn(c, config_setting_get_elem(l, (unsigned)i), j, rb));
+  return TW_OK;
+}
+
+static tw_status parse_receivers(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"interval", "interpolation", "points", "lines", "grids", NULL};
+  config_setting_t *r;
+  recbuf rb = {0};
+  int it = 0;
+  j->rec_interval = 1;
+  TRY(key_group(c, root, "receivers", 0, &r));
+  if (!r) return TW_OK;
+  TRY(check_keys(c, r, keys, "receivers"));
+  TRY(key_int(c, r, "interval", 1, MAX_STEPS, "a positive number of steps", &j->rec_interval));
+  TRY(key_choice(c, r, "interpolation", 0, interp_names, "interpolation", &it));
+  j->rec_interp = (tw_interp)it;
+  TRY(parse_points(c, r, j, &rb));
+  TRY(parse_each(c, r, "lines", "( { from = [x, y, z]; to = [x, y, z]; count = n; }, ... )", j, &rb, parse_line));
+  return parse_each(c, r, "grids", "( { origin = [x, y]; spacing = [dx, dy]; count = [nx, ny]; depth = z; } )", j,
+                    &rb, parse_rgrid);
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+static int cmp_long(const void *a, const void *b) {
+  long x = *(const long *)a, y = *(const long *)b;
+  return (x > y) - (x < y);
+}
+
+static void sort_unique(long *v, int *n) {
+  if (*n < 2) return;
+  qsort(v, (size_t)*n, sizeof *v, cmp_long);
+  int k = 1;
+  for (int i = 1; i < *n; i++)
+    if (v[i] != v[k - 1]) v[k++] = v[i];
+  *n = k;
+}
+
+/* Each snapshot step must be in 1..steps (s: the snapshots.steps setting). */
+static tw_status check_snap_range(const ctx *c, const config_setting_t *s, const tw_job *j) {
+  for (int i = 0; s && i < config_setting_length(s); i++) {
+    config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+    if (config_setting_get_int64(e) <= j->steps) continue;
+    char allowed[160];
+    snprintf(allowed, sizeof allowed, "allowed 1..%ld (the run's number of steps)", j->steps);
+    return bad(c, e, "snapshot step beyond the last time step", allowed);
+  }
+  return TW_OK;
+}
+
+static tw_status parse_snap_steps(const ctx *c, const config_setting_t *s, tw_job *j) {
+  int n = config_setting_length(s);
+  if (!(config_setting_is_array(s) || config_setting_is_list(s)) || n == 0)
+    return bad(c, s, "must be a non-empty array of step numbers", "expected e.g. [500, 1000]");
+  if (!(j->snap_steps = malloc((size_t)n * sizeof *j->snap_steps))) return oom(c);
+  for (int i = 0; i < n; i++)
+    TRY(as_long(c, config_setting_get_elem(s, (unsigned)i), 1, MAX_STEPS, "a positive step number",
+                &j->snap_steps[i]));
+  j->nsnap = n;
+  sort_unique(j->snap_steps, &j->nsnap);
+  return j->steps > 0 ? check_snap_range(c, s, j) : TW_OK;
+}
+
+static tw_status parse_region(const ctx *c, const config_setting_t *g, tw_job *j) {
+  static const char *const keys[] = {"from", "to", NULL};
+  config_setting_t *r;
+  TRY(key_group(c, g, "region", 0, &r));
+  if (!r) return TW_OK;
+  TRY(check_keys(c, r, keys, "snapshots.region"));
+  TRY(key_vec(c, r, "from", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", j->snap_from));
+  TRY(key_vec(c, r, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", j->snap_to));
+  TRY(check_inside(c, member(r, "from"), j, j->snap_from));
+  TRY(check_inside(c, member(r, "to"), j, j->snap_to));
+  for (int a = 0; a < 3; a++)
+    if (j->snap_to[a] < j->snap_from[a]) {
+      char allowed[160], v[64];
+      fmt_double(v, sizeof v, j->snap_from[a]);
+      snprintf(allowed, sizeof allowed, "allowed to[%d] >= from[%d] = %s (from <= to on every axis)", a, a, v);
+      return bad(c, member(r, "to"), "the region is inverted", allowed);
+    }
+  return TW_OK;
+}
+
+static tw_status parse_snapshots(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"every", "steps", "decimate", "region", NULL};
+  config_setting_t *g;
+  j->snap_decimate = 1;
+  for (int a = 0; a < 3; a++) {
+    j->snap_from[a] = j->origin[a];
+    j->snap_to[a] = j->origin[a] + (j->n[a] - 1) * j->d[a];
+  }
+  TRY(key_group(c, root, "snapshots", 0, &g));
+  if (!g) return TW_OK;
+  TRY(check_keys(c, g, keys, "snapshots"));
+  config_setting_t *every = member(g, "every"), *steps = member(g, "steps");
+  if (every && steps)
+    return bad(c, steps, "conflicts with snapshots.every", "give either snapshots.every or snapshots.steps, not both");
+  if (!every && !steps) return missing(c, g, "every", "snapshots.every (steps) or snapshots.steps ([s1, s2, ...])");
+  if (every) TRY(as_long(c, every, 1, MAX_STEPS, "a positive number of steps", &j->snap_every));
+  if (steps) TRY(parse_snap_steps(c, steps, j));
+  TRY(key_int(c, g, "decimate", 1, MAX_N, "a positive integer", &j->snap_decimate));
+  return parse_region(c, g, j);
+}
+
+/* ---------------------------------------------------------------- output, solver */
+
+static char *default_output(const char *name) {
+  const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
+  size_t n = strlen(base);
+  const char *dot = strrchr(base, '.');
+  if (dot && dot != base) n = (size_t)(dot - base);
+  if (n == 0 || memchr(base, '<', n)) base = "torrewave", n = strlen(base);
+  char *r = malloc(n + 4);
+  if (!r) return NULL;
+  memcpy(r, base, n);
+  memcpy(r + n, ".h5", 4);
+  return r;
+}
+
+static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"file", NULL};
+  config_setting_t *g;
+  const char *file = NULL;
+  TRY(key_group(c, root, "output", 0, &g));
+  if (g) {
+    TRY(check_keys(c, g, keys, "output"));
+    TRY(key_string(c, g, "file", 0, "a file name", &file));
+  }
+  j->output = file ? strdup(file) : default_output(c->name);
+  return j->output ? TW_OK : oom(c);
+}
+
+static tw_status parse_memory(const ctx *c, const config_setting_t *s, tw_job *j) {
+  static const char *allowed = "allowed a number of bytes with an optional K, M, G or T suffix, e.g. \"8G\"";
+  if (is_int(s) && config_setting_get_int64(s) >= 0) {
+    j->device_memory = (uint64_t)config_setting_get_int64(s);
+    return TW_OK;
+  }
+  tw_error e;
+  if (config_setting_type(s) != CONFIG_TYPE_STRING ||
+      tw_parse_memsize(config_setting_get_string(s), &j->device_memory, &e) != TW_OK)
+    return bad(c, s, "must be a memory size", allowed);
+  return TW_OK;
+}
+
+static tw_status parse_solver(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"kernel", "dts", "tower_height", "device_memory", "threads", NULL};
+  static const char *const kernels[] = {"auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond", NULL};
+  config_setting_t *g;
+  int k = 0;
+  TRY(key_group(c, root, "solver", 0, &g));
+  if (g) {
+    TRY(check_keys(c, g, keys, "solver"));
+    TRY(key_choice(c, g, "kernel", 0, kernels, "kernel", &k));
+    TRY(key_int(c, g, "dts", 1, 1024, "a positive integer", &j->dts));
+    TRY(key_int(c, g, "tower_height", 1, MAX_N, "a positive integer", &j->tower_height));
+    TRY(key_int(c, g, "threads", 0, 65536, "a number of threads (0 = all)", &j->threads));
+    if (member(g, "device_memory")) TRY(parse_memory(c, member(g, "device_memory"), j));
+  }
+  snprintf(j->kernel, sizeof j->kernel, "%s", kernels[k]);
+  return TW_OK;
+}
+
+static tw_status parse_job(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"grid",      "time",      "model",  "scheme", "boundary", "sources",
+                                     "receivers", "snapshots", "output", "solver", NULL};
+  TRY(check_keys(c, root, keys, "the job file"));
+  TRY(parse_grid(c, root, j));
+  TRY(parse_time(c, root, j));
+  TRY(parse_scheme(c, root, j));
+  TRY(parse_boundary(c, root, j));
+  TRY(parse_model(c, root, j));
+  TRY(parse_sources(c, root, j));
+  TRY(parse_receivers(c, root, j));
+  TRY(parse_snapshots(c, root, j));
+  TRY(parse_output(c, root, j));
+  return parse_solver(c, root, j);
+}
+
+/* ================================================================ 5. public API */
+
+static char *with_overrides(const char *text, const char *const *ov, int nov) {
+  size_t n = strlen(text) + 2;
+  for (int i = 0; i < nov; i++) n += strlen(SET_PREFIX) + strlen(ov[i] ? ov[i] : "") + 1;
+  char *r = malloc(n);
+  if (!r) return NULL;
+  size_t l = strlen(text);
+  memcpy(r, text, l + 1);
+  if (nov && l && text[l - 1] != '\n') strcat(r, "\n");
+  for (int i = 0; i < nov; i++) {
+    strcat(r, SET_PREFIX);
+    strcat(r, ov[i] ? ov[i] : "");
+    strcat(r, "\n");
+  }
+  return r;
+}
+
+static tw_status load_text(const char *text, const char *name, const char *const *ov, int nov, tw_job **out,
+                           tw_error *err) {
+  ctx c = {name, err};
+  tw_job *j = calloc(1, sizeof *j);
+  if (!j || !(j->path = strdup(name)) || !(j->text = with_overrides(text, ov, nov))) {
+    tw_job_destroy(j);
+    return oom(&c);
+  }
+  for (int i = 0; i < nov; i++)
+    if (!ov[i]) {
+      tw_job_destroy(j);
+      return tw_error_set(err, TW_EINVAL, "%s: --set: a null override", name);
+    }
+  config_t cfg;
+  config_init(&cfg);
+  char *dir = resolve_rel(name, ".");
+  if (dir) config_set_include_dir(&cfg, dir);
+  free(dir);
+  tw_status st = build_config(&c, text, ov, nov, &cfg);
+  if (st == TW_OK) st = parse_job(&c, config_root_setting(&cfg), j);
+  config_destroy(&cfg);
+  if (st != TW_OK) {
+    tw_job_destroy(j);
+    return st;
+  }
+  if (err) tw_error_clear(err);
+  *out = j;
+  return TW_OK;
+}
+
+static char *read_file(const char *path, int *eno) {
+  FILE *f = fopen(path, "rb");
+  char *buf = NULL;
+  size_t len = 0, cap = 0;
+  if (!f) return *eno = errno, NULL;
+  for (;;) {
+    if (len + 4096 + 1 > cap) {
+      cap = cap ? cap * 2 : 8192;
+      char *p = realloc(buf, cap);
+      if (!p) break;
+      buf = p;
+    }
+    size_t k = fread(buf + len, 1, cap - len - 1, f);
+    len += k;
+    if (k == 0) {
+      int bad_read = ferror(f);
+      fclose(f);
+      if (bad_read) return free(buf), *eno = EIO, NULL;
+      buf[len] = '\0';
+      return buf;
+    }
+  }
+  fclose(f);
+  free(buf);
+  *eno = ENOMEM;
+  return NULL;
+}
+
+tw_status tw_job_load(const char *path, const char *const *overrides, int noverrides, tw_job **out, tw_error *err) {
+  if (!out || !path) return tw_error_set(err, TW_EINVAL, "tw_job_load: null argument");
+  *out = NULL;
+  struct stat st = {0};
+  int eno = 0;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+    return tw_error_set(err, TW_EIO, "%s: cannot read the job file: it is a directory", path);
+  char *text = read_file(path, &eno);
+  if (!text) return tw_error_set(err, TW_EIO, "%s: cannot read the job file: %s", path, strerror(eno));
+  if (strlen(text) == 0 && st.st_size > 0) {
+    free(text);
+    return tw_error_set(err, TW_ECONFIG, "%s:1: the job file starts with a NUL byte (not a text file)", path);
+  }
+  tw_status s = load_text(text, path, overrides, noverrides, out, err);
+  free(text);
+  return s;
+}
+
+tw_status tw_job_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
+                             tw_job **out, tw_error *err) {
+  if (!out || !text) return tw_error_set(err, TW_EINVAL, "tw_job_load_string: null argument");
+  *out = NULL;
+  return load_text(text, name ? name : "<string>", overrides, noverrides, out, err);
+}
+
+void tw_job_destroy(tw_job *job) {
+  if (!job) return;
+  free(job->path);
+  free(job->text);
+  free(job->model.layers);
+  free(job->model.file);
+  free(job->model.dataset);
+  for (int i = 0; job->sources && i < job->nsources; i++) free(job->sources[i].wavelet.file);
+  free(job->sources);
+  free(job->rec);
+  free(job->snap_steps);
+  free(job->output);
+  free(job);
+}
+
+/* ---------------------------------------------------------------- finalize */
+
+/* The overrides recorded at the end of job->text ("# --set k=v" lines), in order. */
+static int recorded_overrides(const char *text, const char **ov, int max) {
+  const char *p = text + strlen(text);
+  int n = 0;
+  while (p > text && n < max) {
+    const char *end = p;
+    if (end > text && end[-1] == '\n') end--;
+    const char *start = end;
+    while (start > text && start[-1] != '\n') start--;
+    if ((size_t)(end - start) < strlen(SET_PREFIX) || strncmp(start, SET_PREFIX, strlen(SET_PREFIX))) break;
+    ov[n++] = start + strlen(SET_PREFIX);
+    p = start;
+  }
+  for (int i = 0; i < n / 2; i++) {
+    const char *t = ov[i];
+    ov[i] = ov[n - 1 - i];
+    ov[n - 1 - i] = t;
+  }
+  return n;
+}
+
+/* An error found in finalize, located by re-reading job->text: key (and, when elem_value >= 0, its
+ * element with that value) → "job.cfg:7: time.dt: ...". Falls back to "job.cfg: time.dt: ...". */
+static tw_status fin_error(const tw_job *job, tw_error *err, tw_status code, const char *key, long elem_value,
+                           const char *what, const char *got, const char *allowed) {
+  const char *name = job->path ? job->path : "job";
+  char loc[512], path[256];
+  snprintf(loc, sizeof loc, "%s", name);
+  snprintf(path, sizeof path, "%s", key);
+  if (job->text) {
+    enum { MAXOV = 64 };
+    const char *ovp[MAXOV];
+    char *ov[MAXOV] = {0};
+    int n = recorded_overrides(job->text, ovp, MAXOV), k = 0;
+    for (; k < n; k++) {
+      size_t l = strcspn(ovp[k], "\n");
+      if (!(ov[k] = malloc(l + 1))) break;
+      memcpy(ov[k], ovp[k], l);
+      ov[k][l] = '\0';
+    }
+    config_t cfg;
+    config_init(&cfg);
+    tw_error scratch;
+    ctx c = {name, &scratch};
+    if (k == n && build_config(&c, job->text, (const char *const *)ov, n, &cfg) == TW_OK) {
+      const config_setting_t *s = config_lookup(&cfg, key);
+      for (int i = 0; s && elem_value >= 0 && i < config_setting_length(s); i++)
+        if (config_setting_get_int64(config_setting_get_elem(s, (unsigned)i)) == elem_value) {
+          s = config_setting_get_elem(s, (unsigned)i);
+          break;
+        }
+      if (s) where(&c, s, loc, sizeof loc), path_of(s, path, sizeof path);
+    }
+    config_destroy(&cfg);
+    for (int i = 0; i < k; i++) free(ov[i]);
+  }
+  return tw_error_set(err, code, "%s: %s: %s: got %s; %s", loc, path, what, got, allowed);
+}
+
+static tw_status fin_dt(tw_job *job, double vmax, tw_error *err) {
+  double lim = tw_stable_dt(job->order, job->d, vmax);
+  if (!job->dt_given) {
+    job->dt = job->dt_margin * lim;
+    return TW_OK;
+  }
+  double cr = tw_courant(job->order, job->d, vmax, job->dt);
+  if (cr <= 1.0 + 1e-12) return TW_OK;
+  char got[64], allowed[768], d[3][64], l[64], v[64];
+  fmt_double(got, sizeof got, job->dt);
+  for (int a = 0; a < 3; a++) fmt_double(d[a], sizeof d[a], job->d[a]);
+  fmt_double(l, sizeof l, lim);
+  fmt_double(v, sizeof v, vmax);
+  snprintf(allowed, sizeof allowed, "the stability limit for order %d, d = [%s, %s, %s] m and vmax = %s m/s is %s s "
+           "(Courant number %.4g > 1); use a smaller time.dt or omit it", job->order, d[0], d[1], d[2], v, l, cr);
+  return fin_error(job, err, TW_EUNSTABLE, "time.dt", -1, "time step above the stability limit", got, allowed);
+}
+
+static tw_status fin_snapshots(tw_job *job, tw_error *err) {
+  char got[64], allowed[160];
+  if (job->snap_every > 0) {
+    long n = job->steps / job->snap_every;
+    if (n > MAX_SNAPS) {
+      snprintf(got, sizeof got, "%ld", job->snap_every);
+      snprintf(allowed, sizeof allowed, "allowed at most %ld snapshots (this run would take %ld)", MAX_SNAPS, n);
+      return fin_error(job, err, TW_ECONFIG, "snapshots.every", -1, "too many snapshots", got, allowed);
+    }
+    long *s = n ? malloc((size_t)n * sizeof *s) : NULL;
+    if (n && !s) return tw_error_set(err, TW_ENOMEM, "%s: out of memory", job->path ? job->path : "job");
+    for (long i = 0; i < n; i++) s[i] = (i + 1) * job->snap_every;
+    free(job->snap_steps);
+    job->snap_steps = s;
+    job->nsnap = (int)n;
+    return TW_OK;
+  }
+  sort_unique(job->snap_steps, &job->nsnap);
+  for (int i = 0; i < job->nsnap; i++)
+    if (job->snap_steps[i] < 1 || job->snap_steps[i] > job->steps) {
+      snprintf(got, sizeof got, "%ld", job->snap_steps[i]);
+      snprintf(allowed, sizeof allowed, "allowed 1..%ld (the run's number of steps)", job->steps);
+      return fin_error(job, err, TW_ECONFIG, "snapshots.steps", job->snap_steps[i],
+                       "snapshot step beyond the last time step", got, allowed);
+    }
+  return TW_OK;
+}
+
+tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err) {
+  if (!job) return tw_error_set(err, TW_EINVAL, "tw_job_finalize: null job");
+  if (!(vmin > 0) || !(vmax >= vmin) || !isfinite(vmax))
+    return tw_error_set(err, TW_EINVAL, "%s: model velocity range [%g, %g] m/s: expected 0 < vmin <= vmax, finite",
+                        job->path ? job->path : "job", vmin, vmax);
+  if (tw_fd_coefficients(job->order, (double[9]){0}) == 0)
+    return tw_error_set(err, TW_EINVAL, "%s: scheme.order %d: expected an even order 2..16",
+                        job->path ? job->path : "job", job->order);
+  TRY(fin_dt(job, vmax, err));
+  if (job->duration > 0) {
+    double steps = ceil(job->duration / job->dt - 1e-9);
+    if (steps > (double)MAX_STEPS) {
+      char got[64], allowed[160];
+      fmt_double(got, sizeof got, job->duration);
+      snprintf(allowed, sizeof allowed, "allowed at most %ld steps (duration / dt = %.6g)", MAX_STEPS, steps);
+      return fin_error(job, err, TW_ECONFIG, "time.duration", -1, "too many time steps", got, allowed);
+    }
+    job->steps = steps < 1 ? 1 : (long)steps;
+  }
+  TRY(fin_snapshots(job, err));
+  if (err) tw_error_clear(err);
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- stability, dispersion */
+
+static double lambda_sum(int order, const double d[3]) {
+  double s = 0.0;
+  for (int a = 0; a < 3; a++) s += 1.0 / (d[a] * d[a]);
+  return tw_fd_lambda(order) * s;
+}
+
+double tw_stable_dt(int order, const double d[3], double vmax) {
+  double s = lambda_sum(order, d);
+  if (!(s > 0) || !(vmax > 0)) return 0.0;
+  return 2.0 / (vmax * sqrt(s));
+}
+
+double tw_courant(int order, const double d[3], double vmax, double dt) {
+  return 0.5 * vmax * dt * sqrt(lambda_sum(order, d));
+}
+
+double tw_points_per_wavelength(const tw_job *job, double vmin) {
+  double f = 0.0, dmax = 0.0;
+  for (int i = 0; i < job->nsources; i++)
+    if (job->sources[i].wavelet.type == TW_WAVELET_RICKER && job->sources[i].wavelet.frequency > f)
+      f = job->sources[i].wavelet.frequency;
+  for (int a = 0; a < 3; a++)
+    if (job->d[a] > dmax) dmax = job->d[a];
+  if (f <= 0 || dmax <= 0) return INFINITY;
+  return vmin / (2.5 * f * dmax);
+}
+
+double tw_ppw_warn_threshold(int order) {
+  if (order <= 2) return 10.0;
+  if (order <= 4) return 6.0;
+  if (order <= 6) return 5.0;
+  return 4.0;
+}

@@ -1,2 +1,395 @@
-/* placeholder: being written */
-typedef int tw_placeholder_model;
+/* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
+ * gradient, an HDF5 dataset or a raw float32 file. The result is [nx][ny][nz], z fastest, every
+ * value positive and finite (checked here, so no solver ever sees a bad velocity).
+ *
+ * Errors start with "<job file>:<model line>: model...:" and name the file, the dataset, the
+ * attribute and the values involved. Nothing here prints. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+#include "tw_io.h"
+
+/* "job.cfg:12" (or "job.cfg" when the line is unknown): the prefix of every message. */
+static void model_where(const tw_job *job, char *buf, size_t len) {
+  const char *p = job->path ? job->path : "<job>";
+  if (job->model.line > 0)
+    snprintf(buf, len, "%s:%d", p, job->model.line);
+  else
+    snprintf(buf, len, "%s", p);
+}
+
+/* model.file relative to the job file's folder; absolute paths, and jobs that came from a
+ * string ("<string>", no folder), use the name as given (i.e. relative to the cwd). */
+static char *resolve_model_path(const char *job_path, const char *file) {
+  size_t dirlen = 0;
+  if (file[0] != '/' && job_path && strcmp(job_path, "<string>") != 0) {
+    const char *slash = strrchr(job_path, '/');
+    if (slash) dirlen = (size_t)(slash - job_path) + 1; /* keep the '/' ("/x.h5" for "/job.cfg") */
+  }
+  size_t flen = strlen(file);
+  char *out = malloc(dirlen + flen + 1);
+  if (!out) return NULL;
+  memcpy(out, job_path ? job_path : "", dirlen);
+  memcpy(out + dirlen, file, flen + 1);
+  return out;
+}
+
+/* ---------------------------------------------------------------- value check */
+
+/* Linear index → (i, j, k) for [n0][n1][n2], z fastest. */
+static void unravel(size_t idx, const int n[3], int ijk[3]) {
+  ijk[2] = (int)(idx % (size_t)n[2]);
+  idx /= (size_t)n[2];
+  ijk[1] = (int)(idx % (size_t)n[1]);
+  ijk[0] = (int)(idx / (size_t)n[1]);
+}
+
+/* Every value positive and finite; fills vmin/vmax. `what` names the source of the values in the
+ * message ("'vp.h5':/vp", "gradient model"). The first bad value is reported. */
+static tw_status check_values(const tw_job *job, tw_velocity *v, const char *what, tw_error *err) {
+  size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
+  float lo = INFINITY, hi = -INFINITY;
+  for (size_t c = 0; c < ncell; c++) {
+    float x = v->vp[c];
+    if (!(x > 0.0f) || !isfinite(x)) {
+      char where[1200];
+      int ijk[3];
+      model_where(job, where, sizeof where);
+      unravel(c, v->n, ijk);
+      return tw_error_set(err, TW_EFORMAT,
+                          "%s: model: %s: velocity %g at cell (%d, %d, %d) (i, j, k); velocities must be "
+                          "positive and finite",
+                          where, what, (double)x, ijk[0], ijk[1], ijk[2]);
+    }
+    if (x < lo) lo = x;
+    if (x > hi) hi = x;
+  }
+  v->vmin = lo;
+  v->vmax = hi;
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- analytic models */
+
+/* Fill every (i, j) column with the same depth profile prof[k]. */
+static void fill_columns(tw_velocity *v, const float *prof) {
+  size_t ncol = (size_t)v->n[0] * (size_t)v->n[1], nz = (size_t)v->n[2];
+  for (size_t c = 0; c < ncol; c++) memcpy(v->vp + c * nz, prof, nz * sizeof(float));
+}
+
+/* Depth of cell k: z = origin[2] + k * d[2] (z positive down, DESIGN §1). */
+static double cell_depth(const tw_job *job, int k) { return job->origin[2] + (double)k * job->d[2]; }
+
+/* Layered: the last layer whose top <= z; cells above the first top take the first layer. */
+static float layered_vp(const tw_model_spec *m, double z) {
+  double vp = m->layers[0].vp;
+  for (int l = 1; l < m->nlayers; l++)
+    if (m->layers[l].top <= z) vp = m->layers[l].vp;
+  return (float)vp;
+}
+
+static tw_status fill_analytic(const tw_job *job, tw_velocity *v, tw_error *err) {
+  const tw_model_spec *m = &job->model;
+  if (m->type == TW_MODEL_LAYERED && (m->nlayers < 1 || !m->layers)) {
+    char where[1200];
+    model_where(job, where, sizeof where);
+    return tw_error_set(err, TW_ECONFIG, "%s: model.layers: a layered model needs at least one layer", where);
+  }
+  float *prof = malloc((size_t)v->n[2] * sizeof(float));
+  if (!prof) return tw_error_set(err, TW_ENOMEM, "model: out of memory");
+  for (int k = 0; k < v->n[2]; k++) {
+    double z = cell_depth(job, k);
+    switch (m->type) {
+      case TW_MODEL_CONSTANT: prof[k] = (float)m->vp; break;
+      case TW_MODEL_LAYERED: prof[k] = layered_vp(m, z); break;
+      default: prof[k] = (float)(m->vp0 + m->gradient * z); break; /* gradient */
+    }
+  }
+  fill_columns(v, prof);
+  free(prof);
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- files: common */
+
+/* Can the file be opened at all? Gives the errno reason HDF5 would hide. */
+static tw_status check_readable(const char *where, const char *path, tw_error *err) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': %s", where, path, strerror(errno));
+  struct stat st;
+  int isdir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+  close(fd);
+  if (isdir) return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': is a directory", where, path);
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- HDF5 model */
+
+typedef struct {
+  const char *where, *path, *dset;
+} h5ctx;
+
+/* Relative comparison for the grid attributes; `scale` floors the magnitude so that an origin
+ * of 0 vs 1e-12 (rounding in another tool) still matches. */
+static int close_enough(double a, double b, double scale) {
+  double m = fmax(fmax(fabs(a), fabs(b)), scale);
+  return fabs(a - b) <= 1e-6 * m;
+}
+
+/* Optional attribute `name` (3 numbers) on the dataset, checked against want[3] (`key` names the
+ * job-file value). Absent is fine. */
+static tw_status check_grid_attr(const h5ctx *c, hid_t ds, const char *name, const double want[3], const char *key,
+                                 const double scale[3], tw_error *err) {
+  htri_t ex = H5Aexists(ds, name);
+  if (ex == 0) return TW_OK;
+  char why[512];
+  if (ex < 0)
+    return tw_error_set(err, TW_EIO, "%s: model: '%s':%s: cannot query attribute '%s': %s", c->where, c->path,
+                        c->dset, name, tw_h5_reason(why, sizeof why));
+  hid_t a = H5Aopen(ds, name, H5P_DEFAULT);
+  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID;
+  hssize_t np = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+  hid_t ty = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  H5T_class_t cls = ty >= 0 ? H5Tget_class(ty) : H5T_NO_CLASS;
+  double got[3] = {0, 0, 0};
+  tw_status st = TW_OK;
+  if (a < 0 || sp < 0 || ty < 0) {
+    st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: cannot open attribute '%s': %s", c->where, c->path, c->dset,
+                      name, tw_h5_reason(why, sizeof why));
+  } else if (np != 3 || (cls != H5T_FLOAT && cls != H5T_INTEGER)) {
+    st = tw_error_set(err, TW_EFORMAT, "%s: model: '%s':%s: attribute '%s' must hold 3 numbers (x, y, z), found %lld %s",
+                      c->where, c->path, c->dset, name, (long long)np,
+                      (cls == H5T_FLOAT || cls == H5T_INTEGER) ? "numbers" : "values of a non-numeric type");
+  } else if (H5Aread(a, H5T_NATIVE_DOUBLE, got) < 0) {
+    st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: cannot read attribute '%s': %s", c->where, c->path, c->dset,
+                      name, tw_h5_reason(why, sizeof why));
+  }
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  if (a >= 0) H5Aclose(a);
+  if (st) return st;
+  for (int ax = 0; ax < 3; ax++)
+    if (!close_enough(got[ax], want[ax], scale[ax]))
+      return tw_error_set(err, TW_EMISMATCH,
+                          "%s: model: '%s':%s: attribute '%s' = [%.9g, %.9g, %.9g] does not match %s = [%.9g, "
+                          "%.9g, %.9g] (relative tolerance 1e-6)",
+                          c->where, c->path, c->dset, name, got[0], got[1], got[2], key, want[0], want[1], want[2]);
+  return TW_OK;
+}
+
+/* The dataset must be float32/float64, rank 3, shape == grid.n. */
+static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_error *err) {
+  char why[512];
+  hid_t ty = H5Dget_type(ds), sp = H5Dget_space(ds);
+  tw_status st = TW_OK;
+  if (ty < 0 || sp < 0) {
+    st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: cannot read the dataset's type or shape: %s", c->where,
+                      c->path, c->dset, tw_h5_reason(why, sizeof why));
+    goto done;
+  }
+  size_t tsize = H5Tget_size(ty);
+  if (H5Tget_class(ty) != H5T_FLOAT || (tsize != 4 && tsize != 8)) {
+    st = tw_error_set(err, TW_EFORMAT, "%s: model: '%s':%s: type must be float32 or float64 (found a %s of %zu bytes)",
+                      c->where, c->path, c->dset, H5Tget_class(ty) == H5T_INTEGER ? "integer" : "non-float type",
+                      tsize);
+    goto done;
+  }
+  int rank = H5Sget_simple_extent_ndims(sp);
+  hsize_t dims[H5S_MAX_RANK] = {0};
+  if (rank != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) != 3 || dims[0] != (hsize_t)n[0] ||
+      dims[1] != (hsize_t)n[1] || dims[2] != (hsize_t)n[2]) {
+    char found[160] = "";
+    if (rank > 0) {
+      H5Sget_simple_extent_dims(sp, dims, NULL);
+      size_t at = 0;
+      for (int r = 0; r < rank && at < sizeof found - 24; r++)
+        at += (size_t)snprintf(found + at, sizeof found - at, "[%llu]", (unsigned long long)dims[r]);
+    } else {
+      snprintf(found, sizeof found, "a scalar");
+    }
+    st = tw_error_set(err, TW_EMISMATCH, "%s: model: '%s':%s: shape %s, expected [%d][%d][%d] (grid.n, [nx][ny][nz])",
+                      c->where, c->path, c->dset, found, n[0], n[1], n[2]);
+  }
+done:
+  if (ty >= 0) H5Tclose(ty);
+  if (sp >= 0) H5Sclose(sp);
+  return st;
+}
+
+/* Open dataset c->dset; a missing one is reported with the file's top-level names. */
+static hid_t open_model_dataset(const h5ctx *c, hid_t f, tw_error *err) {
+  char why[512];
+  int ex = tw_h5_path_exists(f, c->dset);
+  if (ex <= 0) {
+    tw_error_set(err, TW_EFORMAT, "%s: model.dataset: '%s' has no dataset '%s'", c->where, c->path, c->dset);
+    return H5I_INVALID_HID;
+  }
+  hid_t ds = H5Dopen2(f, c->dset, H5P_DEFAULT);
+  if (ds < 0)
+    tw_error_set(err, TW_EFORMAT, "%s: model.dataset: '%s': cannot open '%s' as a dataset: %s", c->where, c->path,
+                 c->dset, tw_h5_reason(why, sizeof why));
+  return ds;
+}
+
+static tw_status read_hdf5(const tw_job *job, const char *where, const char *path, tw_velocity *v, tw_error *err) {
+  const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
+  h5ctx c = {where, path, dset};
+  char why[512];
+  tw_status st = check_readable(where, path, err);
+  if (st) return st;
+  tw_h5_quiet();
+  if (H5Fis_hdf5(path) <= 0)
+    return tw_error_set(err, TW_EFORMAT, "%s: model.file: '%s' is not an HDF5 file", where, path);
+  hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0)
+    return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': %s", where, path, tw_h5_reason(why, sizeof why));
+  hid_t ds = open_model_dataset(&c, f, err);
+  if (ds < 0) {
+    H5Fclose(f);
+    return err ? err->code : TW_EFORMAT;
+  }
+  const double noscale[3] = {0, 0, 0};
+  st = check_h5_layout(&c, ds, job->n, err);
+  if (!st) st = check_grid_attr(&c, ds, "spacing", job->d, "grid.d", noscale, err);
+  if (!st) st = check_grid_attr(&c, ds, "d", job->d, "grid.d", noscale, err);
+  if (!st) st = check_grid_attr(&c, ds, "origin", job->origin, "grid.origin", job->d, err);
+  /* HDF5 converts float64 → float32 itself (a C cast per value, like ours would be). */
+  if (!st && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
+    st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
+                      tw_h5_reason(why, sizeof why));
+  H5Dclose(ds);
+  H5Fclose(f);
+  return st;
+}
+
+/* ---------------------------------------------------------------- raw model */
+
+static int host_is_big_endian(void) {
+  const uint32_t one = 1;
+  unsigned char b;
+  memcpy(&b, &one, 1);
+  return b == 0;
+}
+
+static void swap4(float *x, size_t n) {
+  unsigned char *p = (unsigned char *)x;
+  for (size_t i = 0; i < n; i++, p += 4) {
+    unsigned char t0 = p[0], t1 = p[1];
+    p[0] = p[3];
+    p[1] = p[2];
+    p[2] = t1;
+    p[3] = t0;
+  }
+}
+
+/* float32 little-endian, [nx][ny][nz] z fastest; the size must match exactly. Read in chunks so
+ * that a short read or an I/O error is seen where it happens. */
+static tw_status read_raw(const char *where, const char *path, tw_velocity *v, tw_error *err) {
+  tw_status st = check_readable(where, path, err);
+  if (st) return st;
+  FILE *f = fopen(path, "rb");
+  if (!f) return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': %s", where, path, strerror(errno));
+  size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
+  struct stat sb;
+  if (fstat(fileno(f), &sb) != 0) {
+    st = tw_error_set(err, TW_EIO, "%s: model.file: cannot stat '%s': %s", where, path, strerror(errno));
+  } else if ((uint64_t)sb.st_size != (uint64_t)ncell * 4u) {
+    st = tw_error_set(err, TW_EMISMATCH,
+                      "%s: model.file: '%s' has %lld bytes, expected %zu = %d x %d x %d x 4 (float32 [nx][ny][nz], "
+                      "z fastest)",
+                      where, path, (long long)sb.st_size, ncell * 4, v->n[0], v->n[1], v->n[2]);
+  }
+  const size_t chunk = (size_t)4 << 20; /* values per read: 16 MiB */
+  for (size_t done = 0; !st && done < ncell;) {
+    size_t want = ncell - done < chunk ? ncell - done : chunk;
+    size_t got = fread(v->vp + done, 4, want, f);
+    if (got != want) {
+      st = ferror(f) ? tw_error_set(err, TW_EIO, "%s: model.file: reading '%s' failed: %s", where, path, strerror(errno))
+                     : tw_error_set(err, TW_EIO, "%s: model.file: '%s' ended after %zu of %zu values (changed while read?)",
+                                    where, path, done + got, ncell);
+    }
+    done += got;
+  }
+  fclose(f);
+  if (!st && host_is_big_endian()) swap4(v->vp, ncell);
+  return st;
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static tw_status load_file(const tw_job *job, const char *where, tw_velocity *v, tw_error *err) {
+  if (!job->model.file || !job->model.file[0])
+    return tw_error_set(err, TW_ECONFIG, "%s: model.file: missing (required for type \"%s\")", where,
+                        job->model.type == TW_MODEL_HDF5 ? "hdf5" : "raw");
+  char *path = resolve_model_path(job->path, job->model.file);
+  if (!path) return tw_error_set(err, TW_ENOMEM, "model: out of memory");
+  tw_status st = job->model.type == TW_MODEL_HDF5 ? read_hdf5(job, where, path, v, err) : read_raw(where, path, v, err);
+  if (!st) {
+    char what[1300];
+    if (job->model.type == TW_MODEL_HDF5)
+      snprintf(what, sizeof what, "'%s':%s", path, job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp");
+    else
+      snprintf(what, sizeof what, "'%s'", path);
+    st = check_values(job, v, what, err);
+  }
+  free(path);
+  return st;
+}
+
+static const char *analytic_name(tw_model_type t) {
+  return t == TW_MODEL_CONSTANT ? "constant model (model.vp)"
+         : t == TW_MODEL_LAYERED ? "layered model (model.layers)"
+                                 : "gradient model (vp0 + gradient * depth)";
+}
+
+tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) {
+  if (!job || !out) return tw_error_set(err, TW_EINVAL, "tw_velocity_load: NULL argument");
+  *out = NULL;
+  char where[1200];
+  model_where(job, where, sizeof where);
+  if (job->n[0] < 1 || job->n[1] < 1 || job->n[2] < 1)
+    return tw_error_set(err, TW_EINVAL, "%s: model: grid.n = [%d, %d, %d] must be positive", where, job->n[0],
+                        job->n[1], job->n[2]);
+  size_t ncell = (size_t)job->n[0] * (size_t)job->n[1] * (size_t)job->n[2];
+  tw_velocity *v = calloc(1, sizeof *v);
+  if (v) v->vp = malloc(ncell * sizeof(float));
+  if (!v || !v->vp) {
+    char b[32];
+    tw_velocity_destroy(v);
+    return tw_error_set(err, TW_ENOMEM, "%s: model: cannot allocate %s for [%d][%d][%d] velocities", where,
+                        tw_format_bytes((double)ncell * 4.0, b, sizeof b), job->n[0], job->n[1], job->n[2]);
+  }
+  memcpy(v->n, job->n, sizeof v->n);
+  tw_status st;
+  switch (job->model.type) {
+    case TW_MODEL_CONSTANT:
+    case TW_MODEL_LAYERED:
+    case TW_MODEL_GRADIENT:
+      st = fill_analytic(job, v, err);
+      if (!st) st = check_values(job, v, analytic_name(job->model.type), err);
+      break;
+    case TW_MODEL_HDF5:
+    case TW_MODEL_RAW: st = load_file(job, where, v, err); break;
+    default: st = tw_error_set(err, TW_ECONFIG, "%s: model.type: unknown model type %d", where, (int)job->model.type);
+  }
+  if (st) {
+    tw_velocity_destroy(v);
+    return st;
+  }
+  *out = v;
+  return TW_OK;
+}
+
+void tw_velocity_destroy(tw_velocity *v) {
+  if (!v) return;
+  free(v->vp);
+  free(v);
+}

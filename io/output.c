@@ -1,2 +1,670 @@
-/* placeholder: being written */
-typedef int tw_placeholder_output;
+/* output.c — the HDF5 result file of DESIGN §5.
+ *
+ * The file is written under "<path>.part-<pid>" and renamed to <path> only in tw_output_close,
+ * after HDF5 has closed it and the data is on disk (fsync): a crash or an error never leaves a
+ * file under the final name that looks finished. tw_output_abort deletes the temporary file.
+ *
+ * Layout (every group/dataset below is created in tw_output_create, filled as the run goes):
+ *   /                  attributes: program, version, job, job_file, kernel, n, d, origin, dt, steps,
+ *                      order, absorbing, free_surface, receiver_interval; then set_attr_* ones
+ *   /receivers         attribute count; coords [nrec][3] f64; traces [nrec][nsamples] f32
+ *                      (attributes dt, interval) — datasets only when nrec > 0
+ *   /sources           attribute count; coords [nsrc][3] f64; wavelets [nsrc][steps+1] f32 (dt)
+ *   /snapshots         only when nsnap > 0: p [nsnap][n0][n1][n2] f32, steps i64 (−1 = not
+ *                      written), times f64; attributes count, decimate, first_cell, origin, spacing
+ *
+ * Traces arrive as time slabs [nrec][count] with small counts. A chunk holds T samples of a block
+ * of receivers; this module buffers one chunk column (all receivers × T samples) and hands it to
+ * HDF5 when complete, so every chunk is written once, whole, instead of read-modified-written
+ * for every slab. Every HDF5 return value is checked; a failure is reported with the dataset and
+ * the file, and marks the output failed (close then discards it). */
+#define _GNU_SOURCE /* memfd_create (Linux); everything else is POSIX.1-2008 */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+#include "tw_io.h"
+
+struct tw_output {
+  char *path, *temp;
+  hid_t file, traces, snap_p, snap_steps, snap_times;
+  long nrec, nsamples, steps;
+  double dt;
+  int nsnap, snap_n[3];
+  double snap_origin[3], snap_spacing[3];
+  long *snap_step;       /* per snapshot: the step written, −1 until written */
+  /* trace buffer: [nrec][tchunk] floats for chunk column tcol, valid samples [tlo, thi) */
+  float *tbuf;
+  long tchunk, tcol, tlo, thi;
+  int failed;            /* an HDF5/I/O operation failed: the file cannot be trusted */
+};
+
+/* ---------------------------------------------------------------- errors */
+
+/* An HDF5 call failed: say what (dataset, operation), where (temporary file), and HDF5's reason.
+ * Must be called right after the failing call (the reason is read from HDF5's error stack). */
+static tw_status h5fail(tw_output *o, tw_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static tw_status h5fail(tw_output *o, tw_error *err, const char *fmt, ...) {
+  char why[512], what[512];
+  tw_h5_reason(why, sizeof why);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  o->failed = 1;
+  return tw_error_set(err, TW_EIO, "output '%s': %s%s%s", o->temp, what, why[0] ? ": " : "", why);
+}
+
+static void close_id(hid_t *id, herr_t (*closer)(hid_t)) {
+  if (*id >= 0) closer(*id);
+  *id = H5I_INVALID_HID;
+}
+
+/* ---------------------------------------------------------------- attributes */
+
+/* Attribute `name` on obj: scalar when count == 0, else 1-D [count]. An existing one is replaced
+ * (set_attr_* may be called twice with the same name). */
+static tw_status attr_write(tw_output *o, hid_t obj, const char *objname, const char *name, hid_t ftype, hid_t mtype,
+                            int count, const void *buf, tw_error *err) {
+  htri_t ex = H5Aexists(obj, name);
+  if (ex < 0) return h5fail(o, err, "attribute '%s' of %s: query failed", name, objname);
+  if (ex > 0 && H5Adelete(obj, name) < 0) return h5fail(o, err, "attribute '%s' of %s: replace failed", name, objname);
+  hsize_t dim = (hsize_t)count;
+  hid_t sp = count ? H5Screate_simple(1, &dim, NULL) : H5Screate(H5S_SCALAR);
+  if (sp < 0) return h5fail(o, err, "attribute '%s' of %s: dataspace failed", name, objname);
+  hid_t a = H5Acreate2(obj, name, ftype, sp, H5P_DEFAULT, H5P_DEFAULT);
+  tw_status st = TW_OK;
+  if (a < 0)
+    st = h5fail(o, err, "attribute '%s' of %s: create failed", name, objname);
+  else if (H5Awrite(a, mtype, buf) < 0)
+    st = h5fail(o, err, "attribute '%s' of %s: write failed", name, objname);
+  if (a >= 0 && H5Aclose(a) < 0 && !st) st = h5fail(o, err, "attribute '%s' of %s: close failed", name, objname);
+  H5Sclose(sp);
+  return st;
+}
+
+/* Variable-length UTF-8 string: h5py reads it as str, and no 64 KiB attribute limit applies
+ * (the job text can be long). */
+static tw_status attr_string(tw_output *o, hid_t obj, const char *objname, const char *name, const char *s,
+                             tw_error *err) {
+  hid_t t = H5Tcopy(H5T_C_S1);
+  if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+    tw_status st = h5fail(o, err, "attribute '%s' of %s: string type failed", name, objname);
+    if (t >= 0) H5Tclose(t);
+    return st;
+  }
+  const char *p = s ? s : "";
+  tw_status st = attr_write(o, obj, objname, name, t, t, 0, &p, err);
+  H5Tclose(t);
+  return st;
+}
+
+static tw_status attr_doubles(tw_output *o, hid_t obj, const char *objname, const char *name, int count,
+                              const double *v, tw_error *err) {
+  return attr_write(o, obj, objname, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, count, v, err);
+}
+static tw_status attr_ints(tw_output *o, hid_t obj, const char *objname, const char *name, int count, const int *v,
+                           tw_error *err) {
+  return attr_write(o, obj, objname, name, H5T_STD_I32LE, H5T_NATIVE_INT, count, v, err);
+}
+static tw_status attr_long(tw_output *o, hid_t obj, const char *objname, const char *name, long v, tw_error *err) {
+  long long x = v;
+  return attr_write(o, obj, objname, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, 0, &x, err);
+}
+
+/* ---------------------------------------------------------------- datasets */
+
+/* Create dataset `name` (absolute path) of rank/dims; chunked when chunk != NULL; fill value
+ * `fill` (in mtype) when given. */
+static hid_t make_dataset(tw_output *o, const char *name, hid_t ftype, int rank, const hsize_t *dims,
+                          const hsize_t *chunk, hid_t mtype, const void *fill, tw_error *err) {
+  hid_t sp = H5Screate_simple(rank, dims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  hid_t ds = H5I_INVALID_HID;
+  if (sp < 0 || dcpl < 0)
+    h5fail(o, err, "dataset %s: dataspace/property list failed", name);
+  else if (chunk && H5Pset_chunk(dcpl, rank, chunk) < 0)
+    h5fail(o, err, "dataset %s: chunk layout failed", name);
+  else if (fill && H5Pset_fill_value(dcpl, mtype, fill) < 0)
+    h5fail(o, err, "dataset %s: fill value failed", name);
+  else if ((ds = H5Dcreate2(o->file, name, ftype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+    h5fail(o, err, "dataset %s: create failed", name);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (sp >= 0) H5Sclose(sp);
+  return ds;
+}
+
+/* A whole dataset written at once (coordinates, wavelets); closed again unless keep != NULL. */
+static tw_status write_whole(tw_output *o, const char *name, hid_t ftype, hid_t mtype, int rank, const hsize_t *dims,
+                             const void *data, hid_t *keep, tw_error *err) {
+  hid_t ds = make_dataset(o, name, ftype, rank, dims, NULL, mtype, NULL, err);
+  if (ds < 0) return TW_EIO;
+  tw_status st = TW_OK;
+  if (H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) st = h5fail(o, err, "dataset %s: write failed", name);
+  if (keep && !st)
+    *keep = ds;
+  else if (H5Dclose(ds) < 0 && !st)
+    st = h5fail(o, err, "dataset %s: close failed", name);
+  return st;
+}
+
+static hid_t make_group(tw_output *o, const char *name, tw_error *err) {
+  hid_t g = H5Gcreate2(o->file, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  if (g < 0) h5fail(o, err, "group %s: create failed", name);
+  return g;
+}
+
+/* ---------------------------------------------------------------- layout */
+
+static tw_status write_root_attrs(tw_output *o, const tw_output_desc *d, tw_error *err) {
+  const tw_job *j = d->job;
+  const char *r = "/";
+  tw_status st = attr_string(o, o->file, r, "program", "torrewave", err);
+  if (!st) st = attr_string(o, o->file, r, "version", TW_VERSION, err);
+  if (!st) st = attr_string(o, o->file, r, "job", j->text, err);
+  if (!st) st = attr_string(o, o->file, r, "job_file", j->path, err);
+  if (!st) st = attr_string(o, o->file, r, "kernel", d->kernel ? d->kernel : "unknown", err);
+  if (!st) st = attr_ints(o, o->file, r, "n", 3, j->n, err);
+  if (!st) st = attr_doubles(o, o->file, r, "d", 3, j->d, err);
+  if (!st) st = attr_doubles(o, o->file, r, "origin", 3, j->origin, err);
+  if (!st) st = attr_doubles(o, o->file, r, "dt", 0, &d->dt, err);
+  if (!st) st = attr_long(o, o->file, r, "steps", d->steps, err);
+  if (!st) st = attr_ints(o, o->file, r, "order", 0, &j->order, err);
+  if (!st) st = attr_ints(o, o->file, r, "absorbing", 3, j->absorb, err);
+  if (!st) st = attr_ints(o, o->file, r, "free_surface", 0, &j->free_surface, err);
+  int interval = j->rec_interval > 0 ? j->rec_interval : 1;
+  if (!st) st = attr_ints(o, o->file, r, "receiver_interval", 0, &interval, err);
+  return st;
+}
+
+long tw_output_trace_buffer_cap = 64L << 20;
+
+/* Trace chunk [R][T]: the module buffers nrec × T floats (one chunk column), so T is set to keep
+ * that buffer near tw_output_trace_buffer_cap (at least 8 samples, at most 1024); R makes a
+ * chunk about 512 KiB. */
+static void trace_chunk(long nrec, long nsamples, hsize_t chunk[2]) {
+  long t = tw_output_trace_buffer_cap / (4 * nrec);
+  t = t < 8 ? 8 : t > 1024 ? 1024 : t;
+  if (t > nsamples) t = nsamples;
+  long r = (128L << 10) / t;
+  if (r < 64) r = 64;
+  if (r > nrec) r = nrec;
+  chunk[0] = (hsize_t)r;
+  chunk[1] = (hsize_t)t;
+}
+
+static tw_status write_receivers(tw_output *o, const tw_output_desc *d, tw_error *err) {
+  hid_t g = make_group(o, "/receivers", err);
+  if (g < 0) return TW_EIO;
+  tw_status st = attr_long(o, g, "/receivers", "count", d->nrec, err);
+  if (!st && d->nrec > 0) {
+    hsize_t cd[2] = {(hsize_t)d->nrec, 3};
+    st = write_whole(o, "/receivers/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->rec, NULL, err);
+  }
+  if (!st && d->nrec > 0) {
+    hsize_t td[2] = {(hsize_t)d->nrec, (hsize_t)d->nsamples}, ch[2];
+    trace_chunk(d->nrec, d->nsamples, ch);
+    o->tchunk = (long)ch[1];
+    o->traces = make_dataset(o, "/receivers/traces", H5T_IEEE_F32LE, 2, td, ch, H5T_NATIVE_FLOAT, NULL, err);
+    if (o->traces < 0) st = TW_EIO;
+    int interval = d->job->rec_interval > 0 ? d->job->rec_interval : 1;
+    double sdt = interval * d->dt;
+    if (!st) st = attr_doubles(o, o->traces, "/receivers/traces", "dt", 0, &sdt, err);
+    if (!st) st = attr_ints(o, o->traces, "/receivers/traces", "interval", 0, &interval, err);
+    if (!st && !(o->tbuf = malloc((size_t)d->nrec * (size_t)o->tchunk * sizeof(float))))
+      st = tw_error_set(err, TW_ENOMEM, "output '%s': cannot allocate the trace buffer (%ld x %ld floats)", o->path,
+                        d->nrec, o->tchunk);
+  }
+  if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /receivers: close failed");
+  return st;
+}
+
+static tw_status write_sources(tw_output *o, const tw_output_desc *d, tw_error *err) {
+  hid_t g = make_group(o, "/sources", err);
+  if (g < 0) return TW_EIO;
+  tw_status st = attr_long(o, g, "/sources", "count", d->nsrc, err);
+  if (!st && d->nsrc > 0) {
+    hsize_t cd[2] = {(hsize_t)d->nsrc, 3};
+    st = write_whole(o, "/sources/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->src, NULL, err);
+  }
+  if (!st && d->nsrc > 0 && d->wavelets) {
+    hsize_t wd[2] = {(hsize_t)d->nsrc, (hsize_t)d->steps + 1};
+    hid_t ds = H5I_INVALID_HID;
+    st = write_whole(o, "/sources/wavelets", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, wd, d->wavelets, &ds, err);
+    if (!st) st = attr_doubles(o, ds, "/sources/wavelets", "dt", 0, &d->dt, err);
+    if (ds >= 0 && H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset /sources/wavelets: close failed");
+  }
+  if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /sources: close failed");
+  return st;
+}
+
+/* Snapshot chunk [1][c0][c1][c2] of at most 1 Mi floats (4 MiB): whole x-planes when a plane
+ * fits (several of them up to the budget), else rows of a plane, else pieces of a row. A
+ * snapshot is written whole, so chunks are written once, never read back. */
+static void snap_chunk(const int n[3], hsize_t chunk[4]) {
+  const hsize_t budget = (hsize_t)1 << 20;
+  hsize_t n0 = (hsize_t)n[0], n1 = (hsize_t)n[1], n2 = (hsize_t)n[2];
+  chunk[0] = 1;
+  if (n2 >= budget) {
+    chunk[1] = 1, chunk[2] = 1, chunk[3] = budget;
+  } else if (n1 * n2 >= budget) {
+    chunk[1] = 1, chunk[2] = budget / n2, chunk[3] = n2;
+  } else {
+    hsize_t c0 = budget / (n1 * n2);
+    chunk[1] = c0 < n0 ? c0 : n0, chunk[2] = n1, chunk[3] = n2;
+  }
+}
+
+static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw_error *err) {
+  if (d->nsnap <= 0) return TW_OK;
+  hid_t g = make_group(o, "/snapshots", err);
+  if (g < 0) return TW_EIO;
+  const tw_job *j = d->job;
+  int dec = d->snap_dec > 0 ? d->snap_dec : 1;
+  for (int a = 0; a < 3; a++) {
+    o->snap_origin[a] = j->origin[a] + (double)d->snap_lo[a] * j->d[a];
+    o->snap_spacing[a] = j->d[a] * dec;
+  }
+  const char *gn = "/snapshots";
+  tw_status st = attr_long(o, g, gn, "count", d->nsnap, err);
+  if (!st) st = attr_ints(o, g, gn, "decimate", 0, &dec, err);
+  if (!st) st = attr_ints(o, g, gn, "first_cell", 3, d->snap_lo, err);
+  if (!st) st = attr_doubles(o, g, gn, "origin", 3, o->snap_origin, err);
+  if (!st) st = attr_doubles(o, g, gn, "spacing", 3, o->snap_spacing, err);
+  if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /snapshots: close failed");
+  if (st) return st;
+  hsize_t pd[4] = {(hsize_t)d->nsnap, (hsize_t)d->snap_n[0], (hsize_t)d->snap_n[1], (hsize_t)d->snap_n[2]}, ch[4];
+  snap_chunk(d->snap_n, ch);
+  o->snap_p = make_dataset(o, "/snapshots/p", H5T_IEEE_F32LE, 4, pd, ch, H5T_NATIVE_FLOAT, NULL, err);
+  if (o->snap_p < 0) return TW_EIO;
+  hsize_t nd = (hsize_t)d->nsnap;
+  long long unset = -1;
+  double nan_time = NAN;
+  o->snap_steps = make_dataset(o, "/snapshots/steps", H5T_STD_I64LE, 1, &nd, NULL, H5T_NATIVE_LLONG, &unset, err);
+  if (o->snap_steps < 0) return TW_EIO;
+  o->snap_times = make_dataset(o, "/snapshots/times", H5T_IEEE_F64LE, 1, &nd, NULL, H5T_NATIVE_DOUBLE, &nan_time, err);
+  if (o->snap_times < 0) return TW_EIO;
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
+  if (!d || !d->job || !d->path || !d->path[0])
+    return tw_error_set(err, TW_EINVAL, "tw_output_create: missing job or output path");
+  if (d->nrec < 0 || d->nsrc < 0 || d->nsnap < 0 || d->steps < 0 || (d->nrec > 0 && (!d->rec || d->nsamples < 1)) ||
+      (d->nsrc > 0 && !d->src))
+    return tw_error_set(err, TW_EINVAL, "output '%s': invalid description (nrec %ld, nsamples %ld, nsrc %d, steps %ld)",
+                        d->path, d->nrec, d->nsamples, d->nsrc, d->steps);
+  if (d->nsnap > 0 && (d->snap_n[0] < 1 || d->snap_n[1] < 1 || d->snap_n[2] < 1))
+    return tw_error_set(err, TW_EINVAL, "output '%s': snapshot shape [%d][%d][%d] must be positive", d->path,
+                        d->snap_n[0], d->snap_n[1], d->snap_n[2]);
+  struct stat sb;
+  if (stat(d->path, &sb) == 0 && S_ISDIR(sb.st_mode))
+    return tw_error_set(err, TW_EINVAL, "output '%s' is a directory", d->path);
+  return TW_OK;
+}
+
+/* Bytes the finished file will need, roughly: the data plus metadata slack. */
+static double expected_bytes(const tw_output_desc *d) {
+  double snap = (double)d->nsnap * d->snap_n[0] * d->snap_n[1] * d->snap_n[2];
+  double data = 4.0 * ((double)d->nrec * (double)d->nsamples + snap + (double)d->nsrc * (double)(d->steps + 1)) +
+                24.0 * ((double)d->nrec + d->nsrc);
+  return data * 1.01 + (1 << 20);
+}
+
+/* Fail at the start, not hours into the run, when the file system obviously cannot hold the
+ * result. Best effort (others may fill the disk meanwhile; the writes are checked anyway);
+ * skipped where the file system reports no sizes. */
+static tw_status check_space(const tw_output_desc *d, tw_error *err) {
+  char *dir = strdup(d->path);
+  if (!dir) return TW_OK;
+  char *slash = strrchr(dir, '/');
+  if (slash) slash[slash == dir ? 1 : 0] = '\0';
+  struct statvfs sv;
+  int ok = statvfs(slash ? dir : ".", &sv) == 0;
+  free(dir);
+  if (!ok || sv.f_blocks == 0) return TW_OK;
+  double avail = (double)sv.f_bavail * (double)sv.f_frsize, need = expected_bytes(d);
+  if (need <= avail) return TW_OK;
+  char nb[32], ab[32];
+  return tw_error_set(err, TW_EIO, "output '%s': needs about %s, but only %s is free on that file system", d->path,
+                      tw_format_bytes(need, nb, sizeof nb), tw_format_bytes(avail, ab, sizeof ab));
+}
+
+static tw_output *alloc_output(const tw_output_desc *d) {
+  tw_output *o = calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->file = o->traces = o->snap_p = o->snap_steps = o->snap_times = H5I_INVALID_HID;
+  o->tcol = -1;
+  size_t len = strlen(d->path);
+  o->path = malloc(len + 1);
+  o->temp = malloc(len + 32);
+  if (d->nsnap > 0) o->snap_step = malloc((size_t)d->nsnap * sizeof(long));
+  if (!o->path || !o->temp || (d->nsnap > 0 && !o->snap_step)) {
+    free(o->path), free(o->temp), free(o->snap_step), free(o);
+    return NULL;
+  }
+  memcpy(o->path, d->path, len + 1);
+  snprintf(o->temp, len + 32, "%s.part-%ld", d->path, (long)getpid());
+  for (int s = 0; s < d->nsnap; s++) o->snap_step[s] = -1;
+  o->nrec = d->nrec, o->nsamples = d->nsamples, o->steps = d->steps, o->dt = d->dt, o->nsnap = d->nsnap;
+  memcpy(o->snap_n, d->snap_n, sizeof o->snap_n);
+  return o;
+}
+
+/* Create the temporary file. open(2) first: HDF5 hides errno, and "No such file or directory"
+ * is what the user needs to read. */
+static tw_status create_file(tw_output *o, tw_error *err) {
+  int fd = open(o->temp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+  if (fd < 0)
+    return tw_error_set(err, TW_EIO, "output '%s': cannot create temporary file '%s': %s", o->path, o->temp,
+                        strerror(errno));
+  close(fd);
+  /* STRONG: H5Fclose also closes anything still open, so an abort after a partial failure
+   * really releases the file. */
+  hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+  if (fapl < 0 || H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+    if (fapl >= 0) H5Pclose(fapl);
+    return h5fail(o, err, "file access properties failed");
+  }
+  o->file = H5Fcreate(o->temp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+  H5Pclose(fapl);
+  if (o->file < 0) return h5fail(o, err, "cannot create HDF5 file");
+  return TW_OK;
+}
+
+tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error *err) {
+  if (!out) return tw_error_set(err, TW_EINVAL, "tw_output_create: NULL output pointer");
+  *out = NULL;
+  tw_status st = check_desc(desc, err);
+  if (!st) st = check_space(desc, err);
+  if (st) return st;
+  tw_h5_quiet();
+  tw_output *o = alloc_output(desc);
+  if (!o) return tw_error_set(err, TW_ENOMEM, "output '%s': out of memory", desc->path);
+  st = create_file(o, err);
+  if (!st) st = write_root_attrs(o, desc, err);
+  if (!st) st = write_receivers(o, desc, err);
+  if (!st) st = write_sources(o, desc, err);
+  if (!st) st = write_snapshot_layout(o, desc, err);
+  if (st) {
+    tw_output_abort(o);
+    return st;
+  }
+  *out = o;
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- traces */
+
+/* Hand the buffered samples [tlo, thi) of chunk column tcol to HDF5. */
+static tw_status flush_traces(tw_output *o, tw_error *err) {
+  if (o->tcol < 0 || o->thi <= o->tlo) {
+    o->tcol = -1;
+    return TW_OK;
+  }
+  long base = o->tcol * o->tchunk, count = o->thi - o->tlo;
+  hsize_t mdims[2] = {(hsize_t)o->nrec, (hsize_t)o->tchunk};
+  hsize_t moff[2] = {0, (hsize_t)(o->tlo - base)}, foff[2] = {0, (hsize_t)o->tlo};
+  hsize_t cnt[2] = {(hsize_t)o->nrec, (hsize_t)count};
+  hid_t ms = H5Screate_simple(2, mdims, NULL), fs = H5Dget_space(o->traces);
+  tw_status st = TW_OK;
+  if (ms < 0 || fs < 0 || H5Sselect_hyperslab(ms, H5S_SELECT_SET, moff, NULL, cnt, NULL) < 0 ||
+      H5Sselect_hyperslab(fs, H5S_SELECT_SET, foff, NULL, cnt, NULL) < 0)
+    st = h5fail(o, err, "dataset /receivers/traces: selecting samples [%ld, %ld) failed", o->tlo, o->thi);
+  else if (H5Dwrite(o->traces, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, o->tbuf) < 0)
+    st = h5fail(o, err, "dataset /receivers/traces: writing samples [%ld, %ld) failed", o->tlo, o->thi);
+  if (ms >= 0) H5Sclose(ms);
+  if (fs >= 0) H5Sclose(fs);
+  o->tcol = -1;
+  o->tlo = o->thi = 0;
+  return st;
+}
+
+/* Copy samples [s, e) (within one chunk column) of the slab that starts at `first`. */
+static void buffer_piece(tw_output *o, long first, long count, const float *traces, long s, long e) {
+  long base = o->tcol * o->tchunk;
+  for (long r = 0; r < o->nrec; r++)
+    memcpy(o->tbuf + (size_t)r * (size_t)o->tchunk + (size_t)(s - base), traces + (size_t)r * (size_t)count + (size_t)(s - first),
+           (size_t)(e - s) * sizeof(float));
+}
+
+tw_status tw_output_write_traces(tw_output *o, long first, long count, const float *traces, tw_error *err) {
+  if (!o) return tw_error_set(err, TW_EINVAL, "tw_output_write_traces: NULL output");
+  if (first < 0 || count < 0 || first > o->nsamples - count)
+    return tw_error_set(err, TW_ERANGE, "output '%s': trace samples [%ld, %ld) outside [0, %ld)", o->path, first,
+                        first + count, o->nsamples);
+  if (o->failed) return tw_error_set(err, TW_EIO, "output '%s': an earlier write failed", o->path);
+  if (o->nrec == 0 || count == 0) return TW_OK;
+  if (!traces) return tw_error_set(err, TW_EINVAL, "tw_output_write_traces: NULL traces");
+  for (long s = first; s < first + count;) {
+    long col = s / o->tchunk;
+    long col_end = (col + 1) * o->tchunk < o->nsamples ? (col + 1) * o->tchunk : o->nsamples;
+    long e = first + count < col_end ? first + count : col_end;
+    if (col != o->tcol || s != o->thi) { /* not a continuation of the buffered run */
+      tw_status st = flush_traces(o, err);
+      if (st) return st;
+      o->tcol = col, o->tlo = o->thi = s;
+    }
+    buffer_piece(o, first, count, traces, s, e);
+    o->thi = e;
+    if (e == col_end) { /* chunk column complete */
+      tw_status st = flush_traces(o, err);
+      if (st) return st;
+    }
+    s = e;
+  }
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- snapshots */
+
+static tw_status write_one(tw_output *o, hid_t ds, const char *name, int isnap, hid_t mtype, const void *v,
+                           tw_error *err) {
+  hsize_t off = (hsize_t)isnap, one = 1;
+  hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(1, &one, NULL);
+  tw_status st = TW_OK;
+  if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, &off, NULL, &one, NULL) < 0 ||
+      H5Dwrite(ds, mtype, ms, fs, H5P_DEFAULT, v) < 0)
+    st = h5fail(o, err, "dataset %s: writing element %d failed", name, isnap);
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  return st;
+}
+
+tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const float *data, tw_error *err) {
+  if (!o || !data) return tw_error_set(err, TW_EINVAL, "tw_output_write_snapshot: NULL argument");
+  if (isnap < 0 || isnap >= o->nsnap)
+    return tw_error_set(err, TW_ERANGE, "output '%s': snapshot index %d outside [0, %d)", o->path, isnap, o->nsnap);
+  if (step < 0 || step > o->steps)
+    return tw_error_set(err, TW_ERANGE, "output '%s': snapshot step %ld outside [0, %ld]", o->path, step, o->steps);
+  if (o->failed) return tw_error_set(err, TW_EIO, "output '%s': an earlier write failed", o->path);
+  hsize_t off[4] = {(hsize_t)isnap, 0, 0, 0};
+  hsize_t cnt[4] = {1, (hsize_t)o->snap_n[0], (hsize_t)o->snap_n[1], (hsize_t)o->snap_n[2]};
+  hid_t fs = H5Dget_space(o->snap_p), ms = H5Screate_simple(4, cnt, NULL);
+  tw_status st = TW_OK;
+  if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0)
+    st = h5fail(o, err, "dataset /snapshots/p: selecting snapshot %d failed", isnap);
+  else if (H5Dwrite(o->snap_p, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, data) < 0)
+    st = h5fail(o, err, "dataset /snapshots/p: writing snapshot %d (step %ld) failed", isnap, step);
+  if (fs >= 0) H5Sclose(fs);
+  if (ms >= 0) H5Sclose(ms);
+  long long st64 = step;
+  double t = (double)step * o->dt;
+  if (!st) st = write_one(o, o->snap_steps, "/snapshots/steps", isnap, H5T_NATIVE_LLONG, &st64, err);
+  if (!st) st = write_one(o, o->snap_times, "/snapshots/times", isnap, H5T_NATIVE_DOUBLE, &t, err);
+  if (!st) o->snap_step[isnap] = step;
+  return st;
+}
+
+/* ---------------------------------------------------------------- root attributes */
+
+static tw_status check_attr_args(const tw_output *o, const char *name, tw_error *err) {
+  if (!o || !name || !name[0]) return tw_error_set(err, TW_EINVAL, "tw_output_set_attr: NULL output or empty name");
+  if (o->file < 0) return tw_error_set(err, TW_EINVAL, "output '%s': file is not open", o->path);
+  return TW_OK;
+}
+
+tw_status tw_output_set_attr_double(tw_output *o, const char *name, double v, tw_error *err) {
+  tw_status st = check_attr_args(o, name, err);
+  return st ? st : attr_doubles(o, o->file, "/", name, 0, &v, err);
+}
+
+tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *v, tw_error *err) {
+  tw_status st = check_attr_args(o, name, err);
+  return st ? st : attr_string(o, o->file, "/", name, v, err);
+}
+
+/* ---------------------------------------------------------------- close / abort */
+
+/* Flush everything while every object is still open, then close. The order matters: with a full
+ * disk the failure often shows only when cached chunks and metadata are written, and HDF5 1.10
+ * cannot recover from a failed H5Dclose/H5Fclose (the file id is left pointing at freed memory
+ * and the library crashes at exit). A failed flush leaves everything open, so the abort path
+ * (discard_storage, then close) can still release it cleanly. Then fsync, so that the rename
+ * publishes data that is really on disk. */
+static tw_status finish_file(tw_output *o, tw_error *err) {
+  hid_t *ids[4] = {&o->traces, &o->snap_p, &o->snap_steps, &o->snap_times};
+  const char *names[4] = {"/receivers/traces", "/snapshots/p", "/snapshots/steps", "/snapshots/times"};
+  for (int i = 0; i < 4; i++)
+    if (*ids[i] >= 0 && H5Dflush(*ids[i]) < 0) return h5fail(o, err, "dataset %s: flush failed", names[i]);
+  if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) return h5fail(o, err, "flush failed");
+  for (int i = 0; i < 4; i++) {
+    if (*ids[i] < 0) continue;
+    herr_t r = H5Dclose(*ids[i]);
+    *ids[i] = H5I_INVALID_HID; /* H5Dclose releases the id even when it fails */
+    if (r < 0) return h5fail(o, err, "dataset %s: close failed", names[i]);
+  }
+  herr_t r = H5Fclose(o->file);
+  o->file = H5I_INVALID_HID; /* after a failure the id cannot be used again (see above) */
+  if (r < 0) return h5fail(o, err, "close failed");
+  int fd = open(o->temp, O_RDONLY);
+  if (fd < 0) return tw_error_set(err, TW_EIO, "output '%s': cannot reopen for fsync: %s", o->temp, strerror(errno));
+  int rc = fsync(fd), e = errno;
+  close(fd);
+  if (rc != 0 && e != EINVAL && e != EROFS) /* EINVAL/EROFS: no fsync on this file system */
+    return tw_error_set(err, TW_EIO, "output '%s': fsync failed: %s", o->temp, strerror(e));
+  return TW_OK;
+}
+
+/* rename(2) is atomic: the final name is either the old file (or absent) or the complete one. */
+static tw_status publish(tw_output *o, tw_error *err) {
+  if (rename(o->temp, o->path) != 0)
+    return tw_error_set(err, TW_EIO, "output: cannot rename '%s' to '%s': %s", o->temp, o->path, strerror(errno));
+  /* Make the rename itself durable; best effort (not every file system allows it). */
+  char *dir = strdup(o->path);
+  if (dir) {
+    char *slash = strrchr(dir, '/');
+    if (slash) slash[slash == dir ? 1 : 0] = '\0'; /* "/x.h5" → "/", "a/x.h5" → "a" */
+    int fd = open(slash ? dir : ".", O_RDONLY);
+    if (fd >= 0) {
+      fsync(fd);
+      close(fd);
+    }
+    free(dir);
+  }
+  return TW_OK;
+}
+
+/* The XDMF sidecar lists the snapshots that were written; none written → no sidecar (and a stale
+ * one of ours from an earlier run is removed). */
+static tw_status sidecar(tw_output *o, tw_error *err) {
+  int count = 0;
+  for (int s = 0; s < o->nsnap; s++) count += o->snap_step[s] >= 0;
+  if (count == 0) {
+    tw_xdmf_remove_stale(o->path);
+    return TW_OK;
+  }
+  int *index = malloc((size_t)count * sizeof *index);
+  long *step = malloc((size_t)count * sizeof *step);
+  double *time = malloc((size_t)count * sizeof *time);
+  tw_status st = TW_OK;
+  if (!index || !step || !time) {
+    st = tw_error_set(err, TW_ENOMEM, "output '%s': out of memory writing the XDMF sidecar", o->path);
+  } else {
+    int c = 0;
+    for (int s = 0; s < o->nsnap; s++)
+      if (o->snap_step[s] >= 0) index[c] = s, step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;
+    tw_xdmf_desc xd = {o->path, o->nsnap, {o->snap_n[0], o->snap_n[1], o->snap_n[2]},
+                       {o->snap_origin[0], o->snap_origin[1], o->snap_origin[2]},
+                       {o->snap_spacing[0], o->snap_spacing[1], o->snap_spacing[2]}, count, index, step, time};
+    st = tw_xdmf_write(&xd, err);
+    if (st) tw_error_prefix(err, "output '%s' is complete, but its XDMF sidecar is not", o->path);
+  }
+  free(index), free(step), free(time);
+  return st;
+}
+
+static void free_output(tw_output *o) {
+  free(o->tbuf);
+  free(o->snap_step);
+  free(o->path);
+  free(o->temp);
+  free(o);
+}
+
+tw_status tw_output_close(tw_output *o, tw_error *err) {
+  if (!o) return tw_error_set(err, TW_EINVAL, "tw_output_close: NULL output");
+  tw_status st = o->failed ? tw_error_set(err, TW_EIO, "output '%s': an earlier write failed; nothing was written "
+                                                       "under this name",
+                                          o->path)
+                           : flush_traces(o, err);
+  if (!st) st = finish_file(o, err);
+  if (!st) st = publish(o, err);
+  if (st) {
+    tw_output_abort(o);
+    return st;
+  }
+  st = sidecar(o, err);
+  free_output(o);
+  return st;
+}
+
+/* The file is being thrown away: point HDF5's descriptor at an in-memory file (memfd; else
+ * /dev/null) so that the writes HDF5 makes while closing cannot fail for lack of disk space —
+ * a failed close would leave a dangling id that crashes HDF5 1.10 at exit. Only for the default
+ * (sec2) driver, whose handle is the file descriptor. */
+static void discard_storage(hid_t file) {
+  hid_t fapl = H5Fget_access_plist(file);
+  int *fdp = NULL;
+  if (fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2 && H5Fget_vfd_handle(file, fapl, (void **)&fdp) >= 0 && fdp &&
+      *fdp >= 0) {
+    int sink = -1;
+#if defined(__linux__) && defined(MFD_CLOEXEC)
+    sink = memfd_create("torrewave-discarded-output", MFD_CLOEXEC); /* supports ftruncate, unlike /dev/null */
+#endif
+    if (sink < 0) sink = open("/dev/null", O_RDWR);
+    if (sink >= 0) {
+      dup2(sink, *fdp);
+      close(sink);
+    }
+  }
+  if (fapl >= 0) H5Pclose(fapl);
+}
+
+void tw_output_abort(tw_output *o) {
+  if (!o) return;
+  if (o->file >= 0) discard_storage(o->file);
+  close_id(&o->traces, H5Dclose);
+  close_id(&o->snap_p, H5Dclose);
+  close_id(&o->snap_steps, H5Dclose);
+  close_id(&o->snap_times, H5Dclose);
+  close_id(&o->file, H5Fclose);
+  unlink(o->temp);
+  free_output(o);
+}
+
+const char *tw_output_temp_path(const tw_output *o) { return o ? o->temp : NULL; }

@@ -190,3 +190,71 @@ void tw_result_close(tw_result *r);
 }
 #endif
 #endif
+
+/* ================================================================ comparing two results (compare.c)
+ * `torrewave compare A B`: receivers are paired by coordinates, snapshots by step; per dataset the
+ * relative L2 difference ||A − B|| / max(||A||, ||B||) (symmetric: compare A B = compare B A) and
+ * the largest absolute difference with where it is. Files that cannot be compared (different
+ * grids, dt or sample dt, nothing in common) give TW_EMISMATCH with every reason in the message. */
+#ifndef TW_IO_COMPARE_H
+#define TW_IO_COMPARE_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tw_compare_opts {
+  double rtol;               /* a dataset passes when rel_l2 <= rtol; 0 → 1e-5 */
+  double coord_tol;          /* receivers pair when each coordinate differs by <= coord_tol · min(d);
+                                0 → 1e-6 */
+  int skip_snapshots;        /* compare traces only */
+} tw_compare_opts;
+
+typedef enum { TW_COMPARE_TRACES, TW_COMPARE_SNAPSHOT } tw_compare_kind;
+
+typedef struct tw_compare_stat {
+  tw_compare_kind kind;      /* traces: all paired receivers as one dataset; snapshot: one step */
+  long step;                 /* snapshot: its step (traces: -1) */
+  double time;               /* snapshot: its time in s (traces: 0) */
+  long count;                /* values compared */
+  double norm_a, norm_b;     /* L2 norms of the compared values */
+  double rel_l2;             /* ||A − B|| / max(||A||, ||B||); 0 when both are zero; NaN fails */
+  double max_abs;            /* max |A − B| */
+  double peak;               /* max(|A|, |B|): the scale of max_abs */
+  int pass;                  /* rel_l2 <= rtol */
+  /* where max |A − B| is */
+  long rec_a, rec_b;         /* traces: receiver index in A and in B */
+  long sample;               /* traces: sample index */
+  double at_time;            /* traces: sample time (sample · sample dt); snapshot: its time */
+  int cell[3];               /* snapshot: index into the snapshot array [i][j][k] */
+  double pos[3];             /* receiver coordinates (A's) or the snapshot cell's model coordinates */
+  int pos_known;             /* snapshot: 0 when the file does not say where its region lies */
+  /* traces: the receiver pair with the largest ||A − B||, and its own relative L2 */
+  long worst_rec_a, worst_rec_b;
+  double worst_rec_rel_l2;
+} tw_compare_stat;
+
+typedef struct tw_compare_report {
+  double rtol, coord_tol_m;  /* as used; coord_tol_m in metres */
+  long nrec_a, nrec_b, npairs;
+  long *pair_a, *pair_b;     /* [npairs]: receiver indices of each pair, in A's order */
+  long *unmatched_a, *unmatched_b; /* receivers without a partner */
+  long nunmatched_a, nunmatched_b;
+  long nsamples_a, nsamples_b, nsamples; /* nsamples: the common leading samples compared */
+  double sample_dt;
+  int nsnap_a, nsnap_b, nsnap_common;    /* snapshots only in one file are not compared */
+  int nstat;
+  tw_compare_stat *stat;     /* traces first (when receivers pair), then snapshots by step */
+  int nfail;                 /* datasets above rtol */
+  int pass;                  /* nfail == 0 */
+} tw_compare_report;
+
+/* Fill rep (free it with tw_compare_report_free, also after an error). TW_EMISMATCH: the files
+ * cannot be compared; the message lists every reason ("grid n differs: A [64, 64, 64], B ..."). */
+tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_opts *opts, tw_compare_report *rep,
+                     tw_error *err);
+void tw_compare_report_free(tw_compare_report *rep);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TW_IO_COMPARE_H */

@@ -1,2 +1,59 @@
-/* placeholder: being written */
-typedef int tw_placeholder_backends;
+/* The kernel registry: names → backends, and the choice behind kernel = "auto". */
+#include <stdio.h>
+#include <string.h>
+
+#include "problem.h"
+
+extern const tw_backend_ops tw_backend_cpu_diamond; /* cpu_diamond.c */
+static const tw_backend_ops *const registry[] = {
+    &tw_backend_cpu,
+    &tw_backend_cpu_diamond,
+#ifdef TW_WITH_CUDA
+#endif
+};
+#define NREG ((int)(sizeof registry / sizeof registry[0]))
+
+/* Every name the job file accepts, built here or not (DESIGN §1b). */
+static const char *const known[] = {"cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond"};
+#define NKNOWN ((int)(sizeof known / sizeof known[0]))
+
+int tw_kernel_count(void) { return NREG; }
+const char *tw_kernel_name(int i) { return (i >= 0 && i < NREG) ? registry[i]->name : NULL; }
+int tw_kernel_is_gpu(const char *name) { return name && strncmp(name, "gpu-", 4) == 0; }
+
+const tw_backend_ops *tw_backend_find(const char *name) {
+  for (int i = 0; i < NREG; i++)
+    if (strcmp(registry[i]->name, name) == 0) return registry[i];
+  return NULL;
+}
+
+#ifndef TW_WITH_CUDA
+int tw_gpu_count(void) { return 0; }
+#endif
+
+tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_error *err) {
+  if (!requested || !*requested || strcmp(requested, "auto") == 0) {
+    const char *pick = "cpu";
+    if (tw_gpu_count() > 0) pick = tw_backend_find("gpu-diamond") ? "gpu-diamond" : "gpu-stepwise";
+    if (!tw_backend_find(pick)) pick = "cpu";
+    snprintf(out, len, "%s", pick);
+    return TW_OK;
+  }
+  int is_known = 0;
+  for (int i = 0; i < NKNOWN; i++) is_known |= strcmp(known[i], requested) == 0;
+  if (!is_known)
+    return tw_error_set(err, TW_EINVAL, "solver.kernel: unknown kernel \"%s\"; allowed: auto, cpu, cpu-diamond, "
+                        "gpu-stepwise, gpu-diamond", requested);
+  const tw_backend_ops *b = tw_backend_find(requested);
+  if (!b)
+    return tw_error_set(err, TW_EUNSUPPORTED, "solver.kernel: \"%s\" is not available in this build%s", requested,
+                        tw_kernel_is_gpu(requested) ? " (built without CUDA)" : "");
+  if (b->needs_gpu && tw_gpu_count() == 0)
+    return tw_error_set(err, TW_ENODEV, "solver.kernel: \"%s\" needs a GPU and none is present "
+                        "(use kernel = \"cpu\" or \"auto\")", requested);
+  snprintf(out, len, "%s", requested);
+  return TW_OK;
+}
+
+int tw_default_dts(int order) { return order <= 2 ? 2 : (order <= 4 ? 2 : 1); }
+int tw_default_tower_height(int order) { return order <= 4 ? 64 : 32; }

@@ -1,2 +1,72 @@
-/* placeholder: being written */
-typedef int tw_placeholder_cpu;
+/* cpu — the reference solver: the stepwise update of DESIGN §1, one time step at a time, OpenMP
+ * over x-planes. Every cell goes through tw_cpu_update_column (cpu_fields.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_fields.h"
+
+typedef struct {
+  const tw_problem *pb;
+  tw_cpu_fields f;
+  long level; /* the level the whole field is at */
+} cpu_state;
+
+static tw_status cpu_create(const tw_problem *pb, void **state, tw_error *err) {
+  cpu_state *s = calloc(1, sizeof *s);
+  if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  s->pb = pb;
+  tw_status st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->f, err);
+  if (st) {
+    free(s);
+    return st;
+  }
+  *state = s;
+  return TW_OK;
+}
+
+static tw_status cpu_advance(void *state, long t0, long n, float *taps, tw_error *err) {
+  cpu_state *s = state;
+  const tw_problem *pb = s->pb;
+  long first, count;
+  tw_samples_in(pb, t0, n, &first, &count);
+  const tw_tap_sink sink = {taps, first};
+  const int N0 = pb->g.N[0], N1 = pb->g.N[1];
+  (void)err;
+  for (long m = t0; m < t0 + n; m++) {
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < N0; i++)
+      for (int j = 0; j < N1; j++) tw_cpu_update_column(pb, &s->f, i, j, m, &sink);
+  }
+  s->level = t0 + n;
+  return TW_OK;
+}
+
+static tw_status cpu_extract(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  cpu_state *s = state;
+  (void)err;
+  tw_cpu_extract(&s->f, (int)(s->level % 2), lo, cnt, dec, out);
+  return TW_OK;
+}
+
+static long cpu_block_steps(void *state) {
+  (void)state;
+  return 1;
+}
+
+static void cpu_destroy(void *state) {
+  cpu_state *s = state;
+  if (!s) return;
+  tw_cpu_fields_destroy(&s->f);
+  free(s);
+}
+
+const tw_backend_ops tw_backend_cpu = {
+    .name = "cpu",
+    .needs_gpu = 0,
+    .create = cpu_create,
+    .advance = cpu_advance,
+    .extract = cpu_extract,
+    .block_steps = cpu_block_steps,
+    .report = NULL,
+    .destroy = cpu_destroy,
+};

@@ -44,6 +44,10 @@ struct tw_problem {
   int dts, tower_height;
   uint64_t device_memory;
   int threads;               /* CPU threads, 0 = OpenMP default */
+
+  /* Kept for the output: the sources' wavelets s(t_n), [nsrc][steps + 1]. */
+  int nsrc;
+  float *wavelets;
 };
 
 /* Samples that fall in the levels (t0, t0 + n]: first = t0/interval + 1, count may be 0. */
@@ -72,6 +76,12 @@ typedef struct tw_backend_ops {
 } tw_backend_ops;
 
 const tw_backend_ops *tw_backend_find(const char *name);
+
+/* Stencil weights for an order and spacing; returns r, 0 for an unsupported order. */
+int tw_stencil_setup(int order, const double d[3], tw_stencil *st);
+
+/* GPUs visible to this process (0 without CUDA or without a device). */
+int tw_gpu_count(void);
 
 /* Backends. */
 extern const tw_backend_ops tw_backend_cpu;

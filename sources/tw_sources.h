@@ -41,3 +41,38 @@ char *tw_resolve_path(const char *job_path, const char *file);
 }
 #endif
 #endif
+
+/* ================================================================ analytic reference (reference.c)
+ * The free-space solution of DESIGN §1 for a homogeneous job: p(x, t) = Σ_s s_s(t − r_s/c) /
+ * (4π r_s), r_s = |x − x_s|, at the job's receivers, sampled like a run (sample j at
+ * t = j · interval · dt). Positions are where the run puts them: a nearest-cell source or
+ * receiver sits at its cell, a trilinear one at its true position (the weighted mean of its
+ * taps). Ricker wavelets are evaluated exactly between samples; file wavelets by linear
+ * interpolation of the wavelet resampled to dt. s(t) = 0 for t < 0: the medium starts at rest. */
+#ifndef TW_SOURCES_REFERENCE_H
+#define TW_SOURCES_REFERENCE_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tw_reference tw_reference;
+
+/* Check that the job has an analytic solution (else TW_EUNSUPPORTED with the reason: model not
+ * constant, a free surface, a receiver within d/2 of a source), finalize it (dt, steps) and
+ * prepare the traces. Absorbing layers are allowed: the reference is free space. */
+tw_status tw_reference_create(tw_job *job, tw_reference **out, tw_error *err);
+long tw_reference_nsamples(const tw_reference *ref);
+/* Samples [first, first + count) of every receiver into traces[nrec][count] (row stride count). */
+void tw_reference_traces(const tw_reference *ref, long first, long count, float *traces);
+/* p at receiver rec and time t (s), in double. */
+double tw_reference_value(const tw_reference *ref, long rec, double t);
+void tw_reference_destroy(tw_reference *ref);
+
+/* tw_reference_create, then write path in the layout of a run (kernel "reference", no
+ * snapshots) so that `torrewave compare` takes it directly. Nothing is left under path on error. */
+tw_status tw_reference_write(tw_job *job, const char *path, tw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TW_SOURCES_REFERENCE_H */

@@ -11,7 +11,8 @@
 static int tw_test_failures = 0;
 static int tw_test_checks = 0;
 
-#define CHECK(cond, ...)                                                        \
+/* Each macro evaluates its condition exactly once (it may have side effects). */
+#define TW_CHECK_ONCE(cond, fatal, ...)                                         \
   do {                                                                          \
     tw_test_checks++;                                                           \
     if (!(cond)) {                                                              \
@@ -19,15 +20,13 @@ static int tw_test_checks = 0;
       fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);           \
       fprintf(stderr, __VA_ARGS__);                                             \
       fputc('\n', stderr);                                                      \
+      if (fatal) exit(1);                                                       \
     }                                                                           \
   } while (0)
 
+#define CHECK(cond, ...) TW_CHECK_ONCE(cond, 0, __VA_ARGS__)
 /* Abort the test program on a failed precondition (nothing sensible can follow). */
-#define REQUIRE(cond, ...)                                                      \
-  do {                                                                          \
-    CHECK(cond, __VA_ARGS__);                                                   \
-    if (!(cond)) exit(1);                                                       \
-  } while (0)
+#define REQUIRE(cond, ...) TW_CHECK_ONCE(cond, 1, __VA_ARGS__)
 
 #define TW_SKIP(...)                                                            \
   do {                                                                          \

@@ -1,0 +1,44 @@
+/* app.h — the torrewave command: one file per subcommand (cmd_*.c), shared helpers here.
+ * Only app/ prints and exits. Each subcommand returns the process exit status:
+ * 0 success, 1 failure (bad input, run error), 2 usage error, 130 interrupted. */
+#ifndef TW_APP_H
+#define TW_APP_H
+
+#include <stdio.h>
+
+#include "tw_common.h"
+
+#define TW_EXIT_OK 0
+#define TW_EXIT_FAIL 1
+#define TW_EXIT_USAGE 2
+#define TW_EXIT_INTR 130
+
+typedef struct tw_command {
+  const char *name;
+  const char *summary;                 /* one line for `torrewave --help` */
+  int (*run)(int argc, char **argv);   /* argv[0] is the subcommand name */
+  void (*help)(FILE *out);             /* `torrewave help NAME`, `torrewave NAME --help` */
+} tw_command;
+
+extern const tw_command tw_cmd_run, tw_cmd_check, tw_cmd_info, tw_cmd_bench, tw_cmd_compare, tw_cmd_reference;
+
+/* "torrewave: error: <message>" on stderr; returns TW_EXIT_FAIL. */
+int tw_app_fail(const tw_error *err);
+/* Print a usage error for a subcommand and return TW_EXIT_USAGE. */
+int tw_app_usage(const char *cmd, const char *fmt, ...);
+/* True when argv[i] is -h or --help. */
+int tw_app_is_help(const char *arg);
+
+/* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]. */
+typedef struct tw_job_args {
+  const char *job;
+  const char **sets;
+  int nsets;
+  const char *output;
+  int quiet;
+} tw_job_args;
+/* Parse JOB, --set, -o/--output, -q/--quiet. Unknown options → usage error (returns != 0). */
+int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a);
+void tw_app_job_args_free(tw_job_args *a);
+
+#endif

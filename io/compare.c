@@ -1,0 +1,387 @@
+/* compare.c — comparing two result files (`torrewave compare`, accuracy tests).
+ *
+ * Order of work: check that the files describe the same discretization (grid, dt, sample dt),
+ * pair receivers by coordinates, pair snapshots by step, then one statistic per dataset: the
+ * traces of all paired receivers as one dataset, and each common snapshot. The relative L2 is
+ * symmetric, ||A − B|| / max(||A||, ||B||), so that the verdict does not depend on argument
+ * order and stays finite when one side is all zeros. Sums are in double. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io_internal.h"
+#include "tw_io.h"
+
+#define DEFAULT_RTOL 1e-5
+#define DEFAULT_COORD_TOL 1e-6
+#define REL_EPS 1e-9 /* relative tolerance for equal d, dt, sample dt (they are stored as doubles) */
+
+/* ---------------------------------------------------------------- reasons for a mismatch */
+
+typedef struct {
+  char s[TW_ERROR_MSG];
+  size_t len;
+  int count;
+} reasons;
+
+static void reason(reasons *r, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void reason(reasons *r, const char *fmt, ...) {
+  if (r->len + 8 >= sizeof r->s) return;
+  if (r->count++) r->len += (size_t)snprintf(r->s + r->len, sizeof r->s - r->len, "; ");
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(r->s + r->len, sizeof r->s - r->len, fmt, ap);
+  va_end(ap);
+  if (k > 0) r->len += (size_t)k;
+  if (r->len >= sizeof r->s) r->len = sizeof r->s - 1;
+}
+
+static int close_rel(double x, double y) { return fabs(x - y) <= REL_EPS * fmax(fabs(x), fabs(y)); }
+
+static double min_d(const tw_result *r) { return fmin(r->d[0], fmin(r->d[1], r->d[2])); }
+
+/* Grid and time step: everything that makes two discretizations the same. */
+static void check_grid(const tw_result *a, const tw_result *b, reasons *why) {
+  if (memcmp(a->n, b->n, sizeof a->n))
+    reason(why, "grid n differs: A [%d, %d, %d], B [%d, %d, %d]", a->n[0], a->n[1], a->n[2], b->n[0], b->n[1],
+           b->n[2]);
+  if (!close_rel(a->d[0], b->d[0]) || !close_rel(a->d[1], b->d[1]) || !close_rel(a->d[2], b->d[2]))
+    reason(why, "grid d differs: A [%g, %g, %g] m, B [%g, %g, %g] m", a->d[0], a->d[1], a->d[2], b->d[0], b->d[1],
+           b->d[2]);
+  const double otol = DEFAULT_COORD_TOL * fmin(min_d(a), min_d(b));
+  for (int x = 0; x < 3; x++)
+    if (fabs(a->origin[x] - b->origin[x]) > otol) {
+      reason(why, "grid origin differs: A [%g, %g, %g] m, B [%g, %g, %g] m", a->origin[0], a->origin[1],
+             a->origin[2], b->origin[0], b->origin[1], b->origin[2]);
+      break;
+    }
+  if (!close_rel(a->dt, b->dt)) reason(why, "dt differs: A %.9g s, B %.9g s", a->dt, b->dt);
+}
+
+/* ---------------------------------------------------------------- pairing receivers */
+
+/* Receivers of B binned on a grid of cell h = 2·tol: a partner within tol of a point lies in
+ * the point's bin or a neighbouring one, so each query is 27 binary searches, whatever the
+ * layout (a line along y at one x would make a sort on x alone quadratic). */
+typedef struct {
+  long long key[3];
+  long idx;
+} binned;
+
+static int cmp_binned(const void *pa, const void *pb) {
+  const binned *a = pa, *b = pb;
+  for (int x = 0; x < 3; x++)
+    if (a->key[x] != b->key[x]) return a->key[x] < b->key[x] ? -1 : 1;
+  return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int cmp_key(const long long k[3], const binned *e) {
+  for (int x = 0; x < 3; x++)
+    if (k[x] != e->key[x]) return k[x] < e->key[x] ? -1 : 1;
+  return 0;
+}
+
+/* First entry whose key is >= k. */
+static long lower_bound(const binned *v, long n, const long long k[3]) {
+  long lo = 0, hi = n;
+  while (lo < hi) {
+    long mid = lo + (hi - lo) / 2;
+    if (cmp_key(k, &v[mid]) > 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static int within(const double *p, const double *q, double tol) {
+  return fabs(p[0] - q[0]) <= tol && fabs(p[1] - q[1]) <= tol && fabs(p[2] - q[2]) <= tol;
+}
+
+/* The unused receiver of B within tol of p with the lowest index, or −1. Lowest index keeps
+ * duplicates (two receivers at one place) paired in file order. */
+static long find_partner(const binned *v, long n, const double *brec, const char *used, const double *p, double h,
+                         double tol) {
+  long best = -1;
+  long long c[3];
+  for (int x = 0; x < 3; x++) c[x] = (long long)floor(p[x] / h);
+  for (int dx = -1; dx <= 1; dx++)
+    for (int dy = -1; dy <= 1; dy++)
+      for (int dz = -1; dz <= 1; dz++) {
+        const long long k[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+        for (long e = lower_bound(v, n, k); e < n && cmp_key(k, &v[e]) == 0; e++) {
+          const long j = v[e].idx;
+          if (!used[j] && (best < 0 || j < best) && within(p, brec + 3 * j, tol)) best = j;
+        }
+      }
+  return best;
+}
+
+static tw_status pair_receivers(const tw_result *a, const tw_result *b, double tol, tw_compare_report *rep,
+                                tw_error *err) {
+  const long na = a->nrec, nb = b->nrec;
+  const double h = 2.0 * tol;
+  binned *v = malloc((size_t)(nb ? nb : 1) * sizeof *v);
+  char *used = calloc((size_t)(nb ? nb : 1), 1);
+  rep->pair_a = malloc((size_t)(na ? na : 1) * sizeof(long));
+  rep->pair_b = malloc((size_t)(na ? na : 1) * sizeof(long));
+  rep->unmatched_a = malloc((size_t)(na ? na : 1) * sizeof(long));
+  rep->unmatched_b = malloc((size_t)(nb ? nb : 1) * sizeof(long));
+  tw_status st = TW_OK;
+  if (!v || !used || !rep->pair_a || !rep->pair_b || !rep->unmatched_a || !rep->unmatched_b) {
+    st = tw_error_set(err, TW_ENOMEM, "compare: out of memory pairing %ld and %ld receivers", na, nb);
+  } else {
+    for (long j = 0; j < nb; j++) {
+      for (int x = 0; x < 3; x++) v[j].key[x] = (long long)floor(b->rec[3 * j + x] / h);
+      v[j].idx = j;
+    }
+    qsort(v, (size_t)nb, sizeof *v, cmp_binned);
+    for (long i = 0; i < na; i++) {
+      const long j = find_partner(v, nb, b->rec, used, a->rec + 3 * i, h, tol);
+      if (j < 0) {
+        rep->unmatched_a[rep->nunmatched_a++] = i;
+        continue;
+      }
+      used[j] = 1;
+      rep->pair_a[rep->npairs] = i;
+      rep->pair_b[rep->npairs++] = j;
+    }
+    for (long j = 0; j < nb; j++)
+      if (!used[j]) rep->unmatched_b[rep->nunmatched_b++] = j;
+  }
+  free(v);
+  free(used);
+  return st;
+}
+
+/* ---------------------------------------------------------------- statistics */
+
+/* Running sums of one dataset. */
+typedef struct {
+  double saa, sbb, sdd, max_abs, peak;
+  long argmax, count; /* argmax: index of max |A − B| in the caller's numbering */
+} sums;
+
+static void sums_add(sums *s, const float *a, const float *b, long n, long base) {
+  for (long k = 0; k < n; k++) {
+    const double x = a[k], y = b[k], d = x - y, ad = fabs(d);
+    s->saa += x * x;
+    s->sbb += y * y;
+    s->sdd += d * d;
+    if (ad > s->max_abs || (isnan(ad) && !isnan(s->max_abs))) s->max_abs = ad, s->argmax = base + k;
+    if (fabs(x) > s->peak) s->peak = fabs(x);
+    if (fabs(y) > s->peak) s->peak = fabs(y);
+  }
+  s->count += n;
+}
+
+static double rel_of(double saa, double sbb, double sdd) {
+  const double den = sqrt(fmax(saa, sbb));
+  if (den > 0) return sqrt(sdd) / den;
+  return sdd > 0 || isnan(sdd) ? (isnan(sdd) ? NAN : INFINITY) : 0.0;
+}
+
+static void stat_from_sums(tw_compare_stat *t, const sums *s, double rtol) {
+  t->count = s->count;
+  t->norm_a = sqrt(s->saa);
+  t->norm_b = sqrt(s->sbb);
+  t->rel_l2 = rel_of(s->saa, s->sbb, s->sdd);
+  t->max_abs = s->max_abs;
+  t->peak = s->peak;
+  t->pass = t->rel_l2 <= rtol; /* NaN compares false: a NaN fails */
+}
+
+static void trace_stat(const tw_result *a, const tw_result *b, tw_compare_report *rep, tw_compare_stat *t) {
+  const long ns = rep->nsamples;
+  sums all = {0};
+  all.argmax = -1;
+  double worst = -1;
+  t->kind = TW_COMPARE_TRACES;
+  t->step = -1;
+  for (long p = 0; p < rep->npairs; p++) {
+    const float *x = a->traces + (size_t)rep->pair_a[p] * (size_t)a->nsamples;
+    const float *y = b->traces + (size_t)rep->pair_b[p] * (size_t)b->nsamples;
+    sums one = {0};
+    sums_add(&one, x, y, ns, 0);
+    sums_add(&all, x, y, ns, p * ns);
+    if (one.sdd > worst || (isnan(one.sdd) && !isnan(worst))) {
+      worst = one.sdd;
+      t->worst_rec_a = rep->pair_a[p];
+      t->worst_rec_b = rep->pair_b[p];
+      t->worst_rec_rel_l2 = rel_of(one.saa, one.sbb, one.sdd);
+    }
+  }
+  stat_from_sums(t, &all, rep->rtol);
+  const long p = all.argmax >= 0 && ns > 0 ? all.argmax / ns : 0;
+  t->rec_a = rep->pair_a[p];
+  t->rec_b = rep->pair_b[p];
+  t->sample = all.argmax >= 0 && ns > 0 ? all.argmax % ns : 0;
+  t->at_time = (double)t->sample * rep->sample_dt;
+  memcpy(t->pos, a->rec + 3 * t->rec_a, sizeof t->pos);
+}
+
+/* Where a result's snapshot region lies: /snapshots attributes origin and spacing (model
+ * coordinates of cell [0][0][0] and the step between kept cells). 0 when absent. */
+static int snapshot_geometry(const tw_result *r, double origin[3], double spacing[3]) {
+  tw_h5_quiet();
+  hid_t f = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (f < 0) return 0;
+  int ok = 0;
+  hid_t g = tw_h5_path_exists(f, "/snapshots") > 0 ? H5Gopen2(f, "/snapshots", H5P_DEFAULT) : H5I_INVALID_HID;
+  if (g >= 0 && H5Aexists(g, "origin") > 0 && H5Aexists(g, "spacing") > 0) {
+    hid_t ao = H5Aopen(g, "origin", H5P_DEFAULT), as = H5Aopen(g, "spacing", H5P_DEFAULT);
+    ok = ao >= 0 && as >= 0 && H5Aread(ao, H5T_NATIVE_DOUBLE, origin) >= 0 &&
+         H5Aread(as, H5T_NATIVE_DOUBLE, spacing) >= 0;
+    if (ao >= 0) H5Aclose(ao);
+    if (as >= 0) H5Aclose(as);
+  }
+  if (g >= 0) H5Gclose(g);
+  H5Fclose(f);
+  return ok;
+}
+
+typedef struct {
+  int ia, ib; /* snapshot index in A and B */
+} snap_pair;
+
+/* Snapshots present in both files, by step, in A's order. */
+static int pair_snapshots(const tw_result *a, const tw_result *b, snap_pair *out) {
+  int n = 0;
+  for (int i = 0; i < a->nsnap; i++)
+    for (int j = 0; j < b->nsnap; j++)
+      if (a->snap_steps[i] == b->snap_steps[j]) {
+        out[n].ia = i, out[n].ib = j, n++;
+        break;
+      }
+  return n;
+}
+
+static tw_status snapshot_stat(const tw_result *a, const tw_result *b, snap_pair sp, const double geo[2][3],
+                               int geo_ok, float *bufa, float *bufb, double rtol, tw_compare_stat *t,
+                               tw_error *err) {
+  const int *sh = a->snap_shape;
+  const long n = (long)sh[0] * sh[1] * sh[2];
+  tw_status st = tw_result_read_snapshot(a, sp.ia, bufa, err);
+  if (!st) st = tw_result_read_snapshot(b, sp.ib, bufb, err);
+  if (st) return st;
+  sums s = {0};
+  s.argmax = 0;
+  sums_add(&s, bufa, bufb, n, 0);
+  t->kind = TW_COMPARE_SNAPSHOT;
+  t->step = a->snap_steps[sp.ia];
+  t->time = t->at_time = a->snap_times[sp.ia];
+  t->rec_a = t->rec_b = t->worst_rec_a = t->worst_rec_b = -1;
+  stat_from_sums(t, &s, rtol);
+  const long c = s.argmax;
+  t->cell[2] = (int)(c % sh[2]);
+  t->cell[1] = (int)((c / sh[2]) % sh[1]);
+  t->cell[0] = (int)(c / ((long)sh[2] * sh[1]));
+  t->pos_known = geo_ok;
+  for (int x = 0; geo_ok && x < 3; x++) t->pos[x] = geo[0][x] + t->cell[x] * geo[1][x];
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the comparison */
+
+/* Receivers: sample dt, pairing, common sample range. Adds reasons for a mismatch. */
+static tw_status compare_receivers(const tw_result *a, const tw_result *b, tw_compare_report *rep, reasons *why,
+                                   tw_error *err) {
+  rep->nrec_a = a->nrec, rep->nrec_b = b->nrec;
+  rep->nsamples_a = a->nsamples, rep->nsamples_b = b->nsamples;
+  tw_status st = pair_receivers(a, b, rep->coord_tol_m, rep, err);
+  if (st || a->nrec == 0 || b->nrec == 0) return st;
+  if (!close_rel(a->sample_dt, b->sample_dt))
+    reason(why, "sample dt differs: A %.9g s, B %.9g s", a->sample_dt, b->sample_dt);
+  if (rep->npairs == 0)
+    reason(why, "no common receivers: A has %ld, B %ld, none at the same coordinates (within %g m)", a->nrec,
+           b->nrec, rep->coord_tol_m);
+  rep->sample_dt = a->sample_dt;
+  rep->nsamples = a->nsamples < b->nsamples ? a->nsamples : b->nsamples;
+  return TW_OK;
+}
+
+/* Snapshots: the common steps must have the same shape and region. */
+static void check_snapshots(const tw_result *a, const tw_result *b, int ncommon, const double ga[2][3],
+                            const double gb[2][3], int geo_ok, reasons *why) {
+  if (ncommon == 0) return;
+  if (memcmp(a->snap_shape, b->snap_shape, sizeof a->snap_shape))
+    reason(why, "snapshot shape differs: A [%d, %d, %d], B [%d, %d, %d]", a->snap_shape[0], a->snap_shape[1],
+           a->snap_shape[2], b->snap_shape[0], b->snap_shape[1], b->snap_shape[2]);
+  const double tol = DEFAULT_COORD_TOL * min_d(a);
+  for (int x = 0; geo_ok && x < 3; x++)
+    if (fabs(ga[0][x] - gb[0][x]) > tol || fabs(ga[1][x] - gb[1][x]) > tol) {
+      reason(why, "snapshot region differs: A origin [%g, %g, %g] spacing [%g, %g, %g], B origin [%g, %g, %g] "
+                  "spacing [%g, %g, %g]",
+             ga[0][0], ga[0][1], ga[0][2], ga[1][0], ga[1][1], ga[1][2], gb[0][0], gb[0][1], gb[0][2], gb[1][0],
+             gb[1][1], gb[1][2]);
+      break;
+    }
+}
+
+static tw_status compare_snapshots(const tw_result *a, const tw_result *b, const snap_pair *sp, int n,
+                                   const double geo[2][3], int geo_ok, tw_compare_report *rep, tw_error *err) {
+  const size_t cells = (size_t)a->snap_shape[0] * (size_t)a->snap_shape[1] * (size_t)a->snap_shape[2];
+  float *fa = malloc((cells ? cells : 1) * sizeof(float)), *fb = malloc((cells ? cells : 1) * sizeof(float));
+  tw_status st = fa && fb ? TW_OK : tw_error_set(err, TW_ENOMEM, "compare: out of memory for two snapshots "
+                                                                 "of %zu cells",
+                                                 cells);
+  for (int k = 0; k < n && !st; k++) st = snapshot_stat(a, b, sp[k], geo, geo_ok, fa, fb, rep->rtol, &rep->stat[rep->nstat++], err);
+  free(fa);
+  free(fb);
+  return st;
+}
+
+tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_opts *opts, tw_compare_report *rep,
+                     tw_error *err) {
+  memset(rep, 0, sizeof *rep);
+  if (!a || !b) return tw_error_set(err, TW_EINVAL, "tw_compare: NULL result");
+  rep->rtol = opts && opts->rtol > 0 ? opts->rtol : DEFAULT_RTOL;
+  rep->coord_tol_m = (opts && opts->coord_tol > 0 ? opts->coord_tol : DEFAULT_COORD_TOL) * fmin(min_d(a), min_d(b));
+  rep->nsnap_a = a->nsnap, rep->nsnap_b = b->nsnap;
+  reasons why = {{0}, 0, 0};
+  check_grid(a, b, &why);
+  tw_status st = compare_receivers(a, b, rep, &why, err);
+  if (st) return st;
+
+  const int skip = opts && opts->skip_snapshots;
+  snap_pair *sp = malloc((size_t)(a->nsnap ? a->nsnap : 1) * sizeof *sp);
+  if (!sp) return tw_error_set(err, TW_ENOMEM, "compare: out of memory");
+  const int nsp = skip ? 0 : pair_snapshots(a, b, sp);
+  double ga[2][3] = {{0}}, gb[2][3] = {{0}};
+  const int geo_ok = nsp > 0 && snapshot_geometry(a, ga[0], ga[1]) && snapshot_geometry(b, gb[0], gb[1]);
+  check_snapshots(a, b, nsp, ga, gb, geo_ok, &why);
+  rep->nsnap_common = nsp;
+  if (rep->npairs == 0 && nsp == 0 && why.count == 0)
+    reason(&why, "nothing to compare: %s", a->nrec || b->nrec ? "one file has no receivers and no snapshot step is "
+                                                               "in both"
+                                                             : "no receivers, and no snapshot step is in both");
+  if (why.count) {
+    free(sp);
+    return tw_error_set(err, TW_EMISMATCH, "cannot compare '%s' (A) and '%s' (B): %s", a->path, b->path, why.s);
+  }
+
+  rep->stat = calloc((size_t)nsp + 1, sizeof *rep->stat);
+  if (!rep->stat) st = tw_error_set(err, TW_ENOMEM, "compare: out of memory");
+  if (!st && rep->npairs > 0) trace_stat(a, b, rep, &rep->stat[rep->nstat++]);
+  if (!st) st = compare_snapshots(a, b, sp, nsp, ga, geo_ok, rep, err);
+  free(sp);
+  for (int k = 0; k < rep->nstat; k++) rep->nfail += !rep->stat[k].pass;
+  rep->pass = !st && rep->nfail == 0;
+  return st;
+}
+
+void tw_compare_report_free(tw_compare_report *rep) {
+  if (!rep) return;
+  free(rep->pair_a);
+  free(rep->pair_b);
+  free(rep->unmatched_a);
+  free(rep->unmatched_b);
+  free(rep->stat);
+  memset(rep, 0, sizeof *rep);
+}

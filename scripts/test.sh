@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Fresh machine → the whole test suite: set up and build, run every test (GPU tests are skipped,
+# with a message, where no GPU is present), then build the CPU path with AddressSanitizer and
+# UBSan and run the job-file corpus and the I/O tests under it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+(cd build && ctest --output-on-failure -j"$(nproc)")
+echo "== sanitizers: job-file corpus and I/O under ASan + UBSan"
+scripts/setup.sh build-asan -DWITH_CUDA=OFF -DTW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+(cd build-asan && ctest --output-on-failure -j"$(nproc)" -L cpu -R 'job|hdf5|model|stencil|sources|compare|cli_bad')

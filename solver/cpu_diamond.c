@@ -1,0 +1,163 @@
+/* cpu-diamond — DiamondTorre on the CPU (DESIGN §2), the portable proof of the schedule that the
+ * GPU kernel follows. Per time block (the tower height; the driver ends advance calls at
+ * snapshots and the final step, and the last block of a call is shorter): the stages in
+ * decreasing s, OpenMP over the towers of a stage (they are independent, schedule.h), each tower
+ * runs its local steps τ = 0 … nt−1 over its clipped diamond. Every column goes through
+ * tw_cpu_update_column, the function the stepwise `cpu` backend uses, with its sources and
+ * receiver taps: bitwise equality with `cpu` rests on the schedule alone.
+ *
+ * With solver.device_memory below the whole grid, the towers work on a ring of x-planes and the
+ * full fields stay in the host copy (window.h): planes come in before the stage that first
+ * touches them and go back after the last stage that touches them. Snapshots read the host copy
+ * at block boundaries, when every plane is back. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_fields.h"
+#include "schedule.h"
+#include "window.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Threads for the parallel regions: solver.threads, or the OpenMP default. */
+static int dia_threads(const tw_problem *pb) {
+#ifdef _OPENMP
+  return pb->threads > 0 ? pb->threads : omp_get_max_threads();
+#else
+  (void)pb;
+  return 1;
+#endif
+}
+
+typedef struct {
+  const tw_problem *pb;
+  int dts, nt;               /* resolved DiamondTorre parameters */
+  tw_cpu_fields host;        /* the full fields (what the solver updates without a window) */
+  int windowed;
+  tw_window win;
+  long level;                /* the level the whole field is at */
+} dia_state;
+
+static void dia_destroy(void *state) {
+  dia_state *s = state;
+  if (!s) return;
+  if (s->windowed) tw_window_destroy(&s->win);
+  tw_cpu_fields_destroy(&s->host);
+  free(s);
+}
+
+static tw_status dia_create(const tw_problem *pb, void **state, tw_error *err) {
+  dia_state *s = calloc(1, sizeof *s);
+  if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  s->pb = pb;
+  int W = 0;
+  tw_status st = tw_schedule_params(pb->order, pb->dts, pb->tower_height, &s->dts, &s->nt, err);
+  if (!st) st = tw_window_cpu_size(pb, s->dts, s->nt, pb->device_memory, &W, err);
+  if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->host, err);
+  if (!st && W) {
+    st = tw_window_create(pb, &s->host, W, &s->win, err);
+    s->windowed = !st;
+  }
+  if (st) {
+    dia_destroy(s);
+    return st;
+  }
+  *state = s;
+  return TW_OK;
+}
+
+/* One tower (centre k of stage s) through the block's local steps; level t0 + τ → t0 + τ + 1. */
+static void run_tower(const tw_problem *pb, tw_cpu_fields *f, const tw_schedule *sc, int s, int k, long t0,
+                      const tw_tap_sink *sink) {
+  for (int tau = 0; tau < sc->nt; tau++) {
+    const long n = t0 + tau;
+    int x0, x1;
+    tw_tower_rows(sc, s, tau, &x0, &x1);
+    for (int x = x0; x < x1; x++) {
+      int y0, y1;
+      tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
+      for (int y = y0; y < y1; y++) tw_cpu_update_column(pb, f, x, y, n, sink);
+      if (f->wrap) tw_cpu_ring_sync_row(f, x, y0, y1, (int)((n + 1) % 2));
+    }
+  }
+}
+
+/* One block of height sc->nt from level t0. One parallel region; the implicit barriers of the
+ * worksharing loops separate the copies in, the stage, and the copies back. */
+static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_tap_sink *sink) {
+  const tw_problem *pb = st->pb;
+  tw_window *w = st->windowed ? &st->win : NULL;
+  tw_cpu_fields *f = w ? &w->ring : &st->host;
+#pragma omp parallel num_threads(dia_threads(pb))
+  for (int s = sc->s_hi; s >= sc->s_lo; s--) {
+    int lo, hi;
+    if (w) {
+      tw_window_in_planes(sc, s, &lo, &hi);
+#pragma omp for schedule(static)
+      for (int x = lo; x < hi; x++) tw_window_copy_in(w, sc, x);
+    }
+    const int ntow = tw_stage_towers(sc, s);
+#pragma omp for schedule(static)
+    for (int i = 0; i < ntow; i++) run_tower(pb, f, sc, s, tw_stage_tower_k(sc, s, i), t0, sink);
+    if (w) {
+      tw_window_out_planes(sc, s, &lo, &hi);
+#pragma omp for schedule(static)
+      for (int x = lo; x < hi; x++) tw_window_copy_out(w, sc, x);
+    }
+  }
+}
+
+static tw_status dia_advance(void *state, long t0, long n, float *taps, tw_error *err) {
+  dia_state *s = state;
+  const tw_problem *pb = s->pb;
+  long first, count;
+  (void)err;
+  tw_samples_in(pb, t0, n, &first, &count);
+  const tw_tap_sink sink = {taps, first};
+  for (long done = 0; done < n;) {
+    tw_schedule sc;
+    const int h = tw_block_height(done, n, s->nt);
+    tw_schedule_init(&sc, pb->g.N[0], pb->g.N[1], pb->st.r, s->dts, h);
+    run_block(s, &sc, t0 + done, &sink);
+    done += h;
+  }
+  s->level = t0 + n;
+  return TW_OK;
+}
+
+static tw_status dia_extract(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  dia_state *s = state;
+  (void)err;
+  tw_cpu_extract(&s->host, (int)(s->level % 2), lo, cnt, dec, out);
+  return TW_OK;
+}
+
+static long dia_block_steps(void *state) { return ((dia_state *)state)->nt; }
+
+static void dia_report(void *state, tw_run_report *rep) {
+  dia_state *s = state;
+  if (!s->windowed) return;
+  rep->window_planes = s->win.W;
+  rep->planes_in = s->win.planes_in;
+  rep->planes_out = s->win.planes_out;
+  rep->bytes_in = s->win.bytes_in;
+  rep->bytes_out = s->win.bytes_out;
+  char cap[32];
+  tw_format_bytes((double)s->pb->device_memory, cap, sizeof cap);
+  snprintf(rep->note, sizeof rep->note, "sliding window of %d x-planes: the grid does not fit solver.device_memory "
+           "= %s (dts %d, tower height %d)", s->win.W, cap, s->dts, s->nt);
+}
+
+const tw_backend_ops tw_backend_cpu_diamond = {
+    .name = "cpu-diamond",
+    .needs_gpu = 0,
+    .create = dia_create,
+    .advance = dia_advance,
+    .extract = dia_extract,
+    .block_steps = dia_block_steps,
+    .report = dia_report,
+    .destroy = dia_destroy,
+};

@@ -1,0 +1,142 @@
+#include "cpu_fields.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Zeroed arrays for nx planes plus the halo. */
+static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
+  const tw_grid *g = &pb->g;
+  memset(f, 0, sizeof *f);
+  f->h = pb->st.r;
+  f->x0 = x0;
+  f->nx = nx;
+  f->sy = g->N[2] + 2 * f->h;
+  f->sx = f->sy * (long)(g->N[1] + 2 * f->h);
+  f->size = (size_t)f->sx * (size_t)(nx + 2 * f->h);
+  f->base = (size_t)f->h * (size_t)(f->sx + f->sy + 1);
+  for (int a = 0; a < 2; a++) f->p[a] = calloc(f->size, sizeof(float));
+  f->c2 = calloc(f->size, sizeof(float));
+  if (!f->p[0] || !f->p[1] || !f->c2) {
+    tw_cpu_fields_destroy(f);
+    return tw_error_set(err, TW_ENOMEM, "cannot allocate %zu MiB for the CPU fields",
+                        3 * f->size * sizeof(float) >> 20);
+  }
+  return TW_OK;
+}
+
+tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
+  const tw_grid *g = &pb->g;
+  tw_status st = fields_alloc(pb, x0, nx, f, err);
+  if (st) return st;
+  for (int i = x0; i < x0 + nx; i++)
+    for (int j = 0; j < g->N[1]; j++)
+      memcpy(f->c2 + tw_cpu_off(f, i, j, 0), pb->c2dt2 + tw_grid_index(g, i, j, 0), (size_t)g->N[2] * sizeof(float));
+  return TW_OK;
+}
+
+tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *f, tw_error *err) {
+  if (W < 2 * pb->st.r)
+    return tw_error_set(err, TW_EINTERNAL, "window ring of %d planes is below 2r = %d", W, 2 * pb->st.r);
+  tw_status st = fields_alloc(pb, 0, W, f, err);
+  if (!st) f->wrap = W;
+  return st;
+}
+
+void tw_cpu_fields_destroy(tw_cpu_fields *f) {
+  free(f->p[0]);
+  free(f->p[1]);
+  free(f->c2);
+  memset(f, 0, sizeof *f);
+}
+
+/* Lists are sorted by (i, j, k): binary search for the first entry >= (i, j, 0). */
+static long lower_bound(const int (*c)[3], long n, int i, int j) {
+  long lo = 0, hi = n;
+  while (lo < hi) {
+    long mid = (lo + hi) / 2;
+    if (c[mid][0] < i || (c[mid][0] == i && c[mid][1] < j)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void tw_column_range(const int (*cells)[3], long n, int i, int j, long *lo, long *hi) {
+  long a = lower_bound(cells, n, i, j), b = a;
+  while (b < n && cells[b][0] == i && cells[b][1] == j) b++;
+  *lo = a;
+  *hi = b;
+}
+
+/* Update cells k in [k0, k1) of one column, no source term. */
+/* Always inlined with a literal r (see update_run_r) so the stencil loop unrolls. */
+static inline __attribute__((always_inline)) void update_run_k(const tw_problem *pb, tw_cpu_fields *f, float *cur,
+                                                               float *old, size_t c0, float ax, float ay, int k0,
+                                                               int k1, const int r) {
+  const float *az = pb->a[2];
+  for (int k = k0; k < k1; k++) {
+    const size_t c = c0 + k;
+    float lap = tw_laplacian(r, &pb->st, cur + c, f->sx, cur + c, f->sy, cur + c, 1);
+    old[c] = tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, az[k]));
+  }
+}
+
+static void update_run(const tw_problem *pb, tw_cpu_fields *f, float *cur, float *old, size_t c0, float ax,
+                       float ay, int k0, int k1) {
+  switch (pb->st.r) {
+    case 1: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 1); break;
+    case 2: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 2); break;
+    case 3: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 3); break;
+    case 4: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 4); break;
+    default: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, pb->st.r); break;
+  }
+}
+
+void tw_cpu_update_column(const tw_problem *pb, tw_cpu_fields *f, int i, int j, long n, const tw_tap_sink *sink) {
+  const int r = pb->st.r, Nz = pb->g.N[2];
+  float *cur = f->p[n % 2], *old = f->p[(n + 1) % 2];
+  const size_t c0 = tw_cpu_off(f, i, j, 0);
+  if (pb->free_surface) /* image method: ghost −m mirrors +m with the opposite sign */
+    for (int m = 1; m <= r; m++) cur[c0 - m] = m < Nz ? -cur[c0 + m] : 0.0f;
+  const float ax = pb->a[0][i], ay = pb->a[1][j];
+  long lo = 0, hi = 0;
+  if (pb->ninj) tw_column_range((const int (*)[3])pb->inj, pb->ninj, i, j, &lo, &hi);
+  /* Runs of plain cells between the column's source cells (sorted by k, unique). */
+  int k = 0;
+  for (long s = lo; s < hi; s++) {
+    const int ks = pb->inj[s][2];
+    update_run(pb, f, cur, old, c0, ax, ay, k, ks);
+    const size_t c = c0 + ks;
+    float lap = tw_laplacian(r, &pb->st, cur + c, f->sx, cur + c, f->sy, cur + c, 1) + pb->S[s * pb->steps + n];
+    old[c] = tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, pb->a[2][ks]));
+    k = ks + 1;
+  }
+  update_run(pb, f, cur, old, c0, ax, ay, k, Nz);
+  /* Taps of this column, when level n + 1 is a sample. */
+  if (sink && pb->ntap && (n + 1) % pb->interval == 0) {
+    long tlo, thi;
+    tw_column_range((const int (*)[3])pb->tap, pb->ntap, i, j, &tlo, &thi);
+    float *row = sink->taps + ((n + 1) / pb->interval - sink->first) * pb->ntap;
+    for (long t = tlo; t < thi; t++) row[t] = old[c0 + pb->tap[t][2]];
+  }
+}
+
+void tw_cpu_ring_sync_row(tw_cpu_fields *f, int i, int y0, int y1, int parity) {
+  int m;
+  const int slot = tw_cpu_slot(f, i);
+  if (y0 >= y1 || !tw_cpu_ring_mirror(f, slot, &m)) return;
+  /* columns y0 … y1−1 with the z halos between them: one contiguous run; the halos are the
+   * row's own free-surface ghosts, never read through a mirror, so copying them is harmless */
+  float *a = f->p[parity];
+  const size_t o = (size_t)y0 * (size_t)f->sy, len = (size_t)(y1 - y0) * (size_t)f->sy;
+  memcpy(tw_cpu_plane(f, a, m) + f->h * f->sy + o, tw_cpu_plane(f, a, slot) + f->h * f->sy + o, len * sizeof(float));
+}
+
+void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out) {
+  const float *p = f->p[parity];
+  size_t o = 0;
+  for (int a = 0; a < cnt[0]; a++)
+    for (int b = 0; b < cnt[1]; b++) {
+      const float *col = p + tw_cpu_off(f, lo[0] + a * dec, lo[1] + b * dec, lo[2]);
+      for (int c = 0; c < cnt[2]; c++) out[o++] = col[(size_t)c * dec];
+    }
+}

@@ -1,0 +1,151 @@
+/* window.c — the sliding-window plan (plain integer C) and its CPU executor (window.h). */
+#include "window.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------- the plan */
+
+static void clip(const tw_schedule *sc, int *lo, int *hi) {
+  if (*lo < -sc->r) *lo = -sc->r;
+  if (*hi > sc->N0 + sc->r) *hi = sc->N0 + sc->r;
+}
+
+void tw_window_touched(const tw_schedule *sc, int s, int *lo, int *hi) {
+  tw_stage_planes(sc, s, lo, hi);
+  clip(sc, lo, hi);
+}
+
+/* touched(s) \ touched(s + 1). Both intervals have the same length K + r > R and the second is
+ * the first shifted right by R, so the difference is [lo(s), lo(s) + R). */
+void tw_window_in_planes(const tw_schedule *sc, int s, int *lo, int *hi) {
+  int l, h;
+  tw_stage_planes(sc, s, &l, &h);
+  if (s < sc->s_hi) h = l + sc->R;
+  *lo = l;
+  *hi = h;
+  clip(sc, lo, hi);
+}
+
+/* touched(s) \ touched(s − 1) = [hi(s) − R, hi(s)), all of touched(s) for the last stage. */
+void tw_window_out_planes(const tw_schedule *sc, int s, int *lo, int *hi) {
+  int l, h;
+  tw_stage_planes(sc, s, &l, &h);
+  if (s > sc->s_lo) l = h - sc->R;
+  *lo = l;
+  *hi = h;
+  clip(sc, lo, hi);
+}
+
+int tw_window_min_planes(const tw_schedule *sc, int prefetch) {
+  int most = 0;
+  for (int s = sc->s_hi; s >= sc->s_lo; s--) {
+    int lo, hi, unused;
+    tw_stage_planes(sc, s - prefetch, &lo, &unused);
+    tw_stage_planes(sc, s, &unused, &hi);
+    clip(sc, &lo, &hi);
+    if (hi - lo > most) most = hi - lo;
+  }
+  return most;
+}
+
+/* ---------------------------------------------------------------- the CPU executor */
+
+uint64_t tw_window_cpu_ring_bytes(const tw_problem *pb, int W) {
+  const uint64_t h = (uint64_t)pb->st.r;
+  const uint64_t sx = (uint64_t)(pb->g.N[2] + 2 * h) * (uint64_t)(pb->g.N[1] + 2 * h);
+  return 3 * sizeof(float) * sx * ((uint64_t)W + 2 * h);
+}
+
+void tw_window_cpu_need(const tw_problem *pb, int dts, int nt, tw_window_need *need) {
+  tw_schedule sc;
+  const int height = pb->steps < nt ? (int)(pb->steps > 0 ? pb->steps : 1) : nt;
+  tw_schedule_init(&sc, pb->g.N[0], pb->g.N[1], pb->st.r, dts, height);
+  need->min_planes = tw_window_min_planes(&sc, 0);
+  /* the mirrors (cpu_fields.h) need W ≥ 2h; any real window is far larger */
+  if (need->min_planes < 2 * pb->st.r) need->min_planes = 2 * pb->st.r;
+  need->min_bytes = tw_window_cpu_ring_bytes(pb, need->min_planes);
+  need->whole_bytes = tw_window_cpu_ring_bytes(pb, pb->g.N[0]);
+  if (need->min_bytes > need->whole_bytes) need->min_bytes = need->whole_bytes;
+}
+
+tw_status tw_window_cpu_size(const tw_problem *pb, int dts, int nt, uint64_t cap, int *W, tw_error *err) {
+  tw_window_need need;
+  tw_window_cpu_need(pb, dts, nt, &need);
+  *W = 0;
+  if (cap == 0 || cap >= need.whole_bytes) return TW_OK;
+  if (cap < need.min_bytes) {
+    char have[32], want[32];
+    tw_format_bytes((double)cap, have, sizeof have);
+    tw_format_bytes((double)need.min_bytes, want, sizeof want);
+    char what[160];
+    if (need.min_bytes < need.whole_bytes)
+      snprintf(what, sizeof what, "a ring of %d x-planes of %d × %d cells", need.min_planes, pb->g.N[1], pb->g.N[2]);
+    else
+      snprintf(what, sizeof what, "the whole grid: a window needs %d x-planes, the grid has %d", need.min_planes,
+               pb->g.N[0]);
+    return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for one window of this job: the "
+                        "smallest cap that works is %llu bytes (%s; %s, two levels and c²dt²; order %d, dts %d, "
+                        "tower_height %d); raise solver.device_memory or lower solver.tower_height",
+                        have, (unsigned long long)need.min_bytes, want, what, pb->order, dts, nt);
+  }
+  const uint64_t per_plane = tw_window_cpu_ring_bytes(pb, 1) - tw_window_cpu_ring_bytes(pb, 0);
+  const uint64_t fit = (cap - tw_window_cpu_ring_bytes(pb, 0)) / per_plane;
+  /* cap < whole_bytes, so fit < N0: a real window */
+  *W = fit > (uint64_t)need.min_planes ? (int)fit : need.min_planes;
+  return TW_OK;
+}
+
+tw_status tw_window_create(const tw_problem *pb, tw_cpu_fields *host, int W, tw_window *w, tw_error *err) {
+  memset(w, 0, sizeof *w);
+  w->pb = pb;
+  w->host = host;
+  w->W = W;
+  tw_status st = tw_cpu_fields_create_ring(pb, W, &w->ring, err);
+  if (st) tw_error_prefix(err, "sliding window of %d x-planes", W);
+  return st;
+}
+
+void tw_window_destroy(tw_window *w) {
+  tw_cpu_fields_destroy(&w->ring);
+  memset(w, 0, sizeof *w);
+}
+
+/* Write a whole plane (halos included) into slot σ of the ring and into its mirror. */
+static void put_plane(tw_cpu_fields *ring, float *a, int slot, const float *src) {
+  const size_t n = (size_t)ring->sx * sizeof(float);
+  int m;
+  if (src) memcpy(tw_cpu_plane(ring, a, slot), src, n);
+  else memset(tw_cpu_plane(ring, a, slot), 0, n);
+  if (tw_cpu_ring_mirror(ring, slot, &m)) memcpy(tw_cpu_plane(ring, a, m), tw_cpu_plane(ring, a, slot), n);
+}
+
+void tw_window_copy_in(tw_window *w, const tw_schedule *sc, int x) {
+  tw_cpu_fields *ring = &w->ring, *host = w->host;
+  const int slot = tw_cpu_slot(ring, x);
+  const int real = tw_window_plane_is_real(sc, x);
+  const int hs = real ? tw_cpu_slot(host, x) : 0;
+  put_plane(ring, ring->p[0], slot, real ? tw_cpu_plane(host, host->p[0], hs) : NULL);
+  put_plane(ring, ring->p[1], slot, real ? tw_cpu_plane(host, host->p[1], hs) : NULL);
+  put_plane(ring, ring->c2, slot, real ? tw_cpu_plane(host, host->c2, hs) : NULL);
+  if (real) {
+    const double cells = (double)w->pb->g.N[1] * (double)w->pb->g.N[2];
+#pragma omp atomic
+    w->planes_in++;
+#pragma omp atomic
+    w->bytes_in += 12.0 * cells;
+  }
+}
+
+void tw_window_copy_out(tw_window *w, const tw_schedule *sc, int x) {
+  if (!tw_window_plane_is_real(sc, x)) return;
+  tw_cpu_fields *ring = &w->ring, *host = w->host;
+  const int slot = tw_cpu_slot(ring, x), hs = tw_cpu_slot(host, x);
+  const size_t n = (size_t)ring->sx * sizeof(float);
+  for (int a = 0; a < 2; a++) memcpy(tw_cpu_plane(host, host->p[a], hs), tw_cpu_plane(ring, ring->p[a], slot), n);
+  const double cells = (double)w->pb->g.N[1] * (double)w->pb->g.N[2];
+#pragma omp atomic
+  w->planes_out++;
+#pragma omp atomic
+  w->bytes_out += 8.0 * cells;
+}

@@ -1,0 +1,90 @@
+/* window.h — the host-memory sliding window of DESIGN §3.
+ *
+ * The full fields (both time levels and c²dt²) stay in host memory; the solver works on a ring
+ * of W x-planes ("device" memory: a GPU buffer, or on the CPU path a second host buffer), plane
+ * x in slot x mod W. During a block, stage s touches the planes [Rs − r, Rs + nt·r + 2R)
+ * (tw_stage_planes): its updated rows and r planes of stencil reads on each side. Stages run in
+ * decreasing s, so this interval slides left by R per stage: cells to its right are finished for
+ * the block (level t0 + nt), cells to its left untouched (level t0). Hence, per block:
+ *   - before stage s, bring in the planes it touches that stage s + 1 did not (all of them
+ *     for the first stage): R planes at its left end;
+ *   - after stage s, write back the planes it touched that stage s − 1 will not (all that are
+ *     left after the last stage): R planes at its right end;
+ * and every plane comes in exactly once and goes back exactly once per block, both levels and c²
+ * in (12 B per cell), both levels out (8 B). The live planes always form an interval of at most
+ * tw_window_min_planes planes, so with W at least that, no two live planes share a slot.
+ *
+ * Planes are indexed over [−r, N0 + r): the r planes on each side of the grid are "virtual":
+ * they must read as zero (p = 0 outside the grid) and are brought in as zeros, never written
+ * back. A kernel that bounds-checks its x reads may skip them; the plan includes them so a ring
+ * kernel can read x ± m without a test.
+ *
+ * The plan part (tw_window_*_planes) is plain integer C on a tw_schedule, independent of where
+ * the copies go: the GPU window uses it with its own copy engine. The CPU executor below moves
+ * planes between two tw_cpu_fields. */
+#ifndef TW_WINDOW_H
+#define TW_WINDOW_H
+
+#include "schedule.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- the plan (plain C) */
+
+/* Planes stage s touches, clipped to [−r, N0 + r): [lo, hi). */
+void tw_window_touched(const tw_schedule *sc, int s, int *lo, int *hi);
+/* Planes to bring in before stage s runs (may be empty: lo ≥ hi). */
+void tw_window_in_planes(const tw_schedule *sc, int s, int *lo, int *hi);
+/* Planes to write back after stage s ran (may be empty). */
+void tw_window_out_planes(const tw_schedule *sc, int s, int *lo, int *hi);
+/* Ring planes a block needs when planes are brought in `prefetch` stages ahead (0: just before
+ * the stage; a kernel that overlaps copies with the stage k stages earlier needs k): the largest
+ * number of planes live at once, max over s of |[lo(s − prefetch), hi(s)) ∩ [−r, N0 + r)|. */
+int tw_window_min_planes(const tw_schedule *sc, int prefetch);
+/* Whether plane x is a grid plane (copied) or a virtual zero plane outside the grid. */
+static inline int tw_window_plane_is_real(const tw_schedule *sc, int x) { return x >= 0 && x < sc->N0; }
+
+#ifdef __cplusplus
+}
+#endif
+
+/* ---------------------------------------------------------------- the CPU executor */
+#ifndef __CUDACC__
+#include "cpu_fields.h"
+
+typedef struct tw_window {
+  const tw_problem *pb;
+  tw_cpu_fields *host;       /* the full fields, not owned */
+  tw_cpu_fields ring;        /* W planes, wrap = W; what the solver updates */
+  int W;
+  long planes_in, planes_out;   /* grid planes moved (virtual zero planes not counted) */
+  double bytes_in, bytes_out;   /* payload: N1·N2 cells × (12 B in, 8 B out) per plane */
+} tw_window;
+
+/* What a job needs on the CPU path, for DiamondTorre parameters dts, nt (resolved): the ring
+ * planes of the tallest block (min(nt, steps)), the bytes of that smallest ring, and the bytes
+ * of the whole grid (three arrays with their halos, as tw_cpu_fields allocates them). */
+typedef struct tw_window_need {
+  int min_planes;
+  uint64_t min_bytes;
+  uint64_t whole_bytes;
+} tw_window_need;
+void tw_window_cpu_need(const tw_problem *pb, int dts, int nt, tw_window_need *need);
+uint64_t tw_window_cpu_ring_bytes(const tw_problem *pb, int W);
+
+/* Ring planes under the cap `cap` bytes (pb->device_memory): 0 when the whole grid fits or there
+ * is no cap (no window, no copies), else the most planes that fit. A cap below the smallest ring
+ * is an error that names the smallest cap that works. */
+tw_status tw_window_cpu_size(const tw_problem *pb, int dts, int nt, uint64_t cap, int *W, tw_error *err);
+
+tw_status tw_window_create(const tw_problem *pb, tw_cpu_fields *host, int W, tw_window *w, tw_error *err);
+void tw_window_destroy(tw_window *w);
+/* Copy one plane in (grid plane: both levels and c²dt² from the host; virtual: zeros) or back
+ * (grid planes only: both levels). Distinct planes may be copied concurrently. */
+void tw_window_copy_in(tw_window *w, const tw_schedule *sc, int x);
+void tw_window_copy_out(tw_window *w, const tw_schedule *sc, int x);
+#endif
+
+#endif

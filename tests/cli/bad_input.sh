@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Bad input: a clear message naming file:line and key, exit status 1, and no output file.
+set -uo pipefail
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() { # expect STATUS PATTERN -- command...
+  local want=$1 pat=$2; shift 3
+  "$@" > "$tmp/out" 2>&1; local got=$?
+  if [ "$got" != "$want" ] || ! grep -Eq "$pat" "$tmp/out"; then
+    echo "FAIL: $* -> status $got (want $want), output:"; cat "$tmp/out"; fail=1
+  else echo "ok: $* -> $got: $(head -c 200 "$tmp/out" | head -n 1)"; fi
+}
+cat > "$tmp/bad.cfg" <<'CFG'
+grid = { n = [20, 20, -5]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 10; };
+model = { type = "constant"; vp = 2000.0; };
+sources = ( { position = [50.0, 50.0, 50.0]; wavelet = { type = "ricker"; frequency = 10.0; }; } );
+output = { file = "bad.h5"; };
+CFG
+cd "$tmp"
+expect 1 'bad\.cfg:1: grid\.n' -- "$TORREWAVE" run "$tmp/bad.cfg"
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a bad job"; fail=1; }
+expect 1 'bad\.cfg:1: grid\.n' -- "$TORREWAVE" check "$tmp/bad.cfg"
+sed -i 's/-5/10/' "$tmp/bad.cfg"
+expect 1 'solver\.kernel' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.kernel=gpu-diamnd
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a bad kernel"; fail=1; }
+expect 1 'time\.dt|stab' -- "$TORREWAVE" run "$tmp/bad.cfg" --set time.dt=0.01
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for an unstable dt"; fail=1; }
+expect 1 'not writable|No such file' -- "$TORREWAVE" check "$tmp/bad.cfg" -o /nonexistent/dir/x.h5
+expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missing.cfg"
+expect 2 'unknown command' -- "$TORREWAVE" frobnicate
+expect 2 'no job file' -- "$TORREWAVE" run
+expect 2 'unknown option' -- "$TORREWAVE" run "$tmp/bad.cfg" --bogus
+expect 0 'usage: torrewave run' -- "$TORREWAVE" run --help
+expect 0 'commands:' -- "$TORREWAVE" --help
+exit $fail

@@ -1,0 +1,578 @@
+/* test_hdf5_roundtrip.c — the result file (io/output.c, xdmf.c, result.c): random traces,
+ * snapshots and wavelets written the way a run writes them (traces in uneven time slabs, also
+ * out of order and across chunk columns), read back with tw_result_open and with the raw HDF5
+ * API, compared bitwise. Also: the temporary name is gone and the final one present after close;
+ * the XDMF sidecar names datasets that exist, with their shapes; abort leaves nothing; bad
+ * writes fail; a full disk (RLIMIT_FSIZE) fails cleanly; a missing directory is named; files
+ * from other tools with missing datasets give errors naming the dataset. The tw_job is built
+ * by hand, so this test does not depend on the job parser. */
+#define _POSIX_C_SOURCE 200809L
+#include <hdf5.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+#include "tw_io.h"
+#include "tw_test.h"
+
+static char tmpdir[256];
+
+static void path_in(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", tmpdir, name); }
+static int exists(const char *p) {
+  struct stat sb;
+  return stat(p, &sb) == 0;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static float frand(void) { /* xorshift: reproducible, no zeros */
+  rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+  return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0) + 1e-7f;
+}
+static void fill_random(float *v, size_t n) {
+  for (size_t i = 0; i < n; i++) v[i] = frand();
+}
+
+/* ---------------------------------------------------------------- the run being "written" */
+
+typedef struct {
+  tw_job *job;
+  tw_output_desc desc;
+  double (*rec)[3], (*src)[3];
+  float *wavelets, *traces, *snaps; /* traces [nrec][nsamples], snaps [nsnap][n0][n1][n2] */
+  long snap_step[8];
+  char path[512];
+} run;
+
+static const char job_text[] = "grid = { n = [6, 5, 4]; d = [10.0, 12.5, 5.0]; };\n# roundtrip test job\n";
+
+static tw_job *make_job(void) {
+  tw_job *j = calloc(1, sizeof *j);
+  j->path = strdup("roundtrip.cfg");
+  j->text = strdup(job_text);
+  j->n[0] = 6, j->n[1] = 5, j->n[2] = 4;
+  j->d[0] = 10.0, j->d[1] = 12.5, j->d[2] = 5.0;
+  j->origin[0] = -100.0, j->origin[1] = 0.0, j->origin[2] = 25.0;
+  j->steps = 40, j->dt = 1e-3, j->order = 8;
+  j->absorb[0] = 10, j->absorb[1] = 11, j->absorb[2] = 12;
+  j->free_surface = 1;
+  j->rec_interval = 3;
+  strcpy(j->kernel, "cpu");
+  return j;
+}
+
+static void free_job(tw_job *j) {
+  free(j->path);
+  free(j->text);
+  free(j);
+}
+
+/* nrec receivers, nsnap snapshots of [3][5][2] (non-cubic), 2 sources. */
+static void make_run(run *r, const char *name, long nrec, int nsnap) {
+  memset(r, 0, sizeof *r);
+  r->job = make_job();
+  path_in(r->path, sizeof r->path, name);
+  tw_output_desc *d = &r->desc;
+  d->job = r->job;
+  d->path = r->path;
+  d->kernel = "cpu-diamond";
+  d->dt = r->job->dt;
+  d->steps = r->job->steps;
+  d->nrec = nrec;
+  d->nsamples = d->steps / r->job->rec_interval + 1; /* 14 */
+  r->rec = malloc((size_t)(nrec ? nrec : 1) * sizeof *r->rec);
+  for (long i = 0; i < nrec; i++)
+    for (int a = 0; a < 3; a++) r->rec[i][a] = 1000.0 * frand();
+  d->rec = (const double(*)[3])r->rec;
+  d->nsrc = 2;
+  r->src = malloc(2 * sizeof *r->src);
+  for (int i = 0; i < 6; i++) r->src[i / 3][i % 3] = 500.0 * frand();
+  d->src = (const double(*)[3])r->src;
+  r->wavelets = malloc(2 * (size_t)(d->steps + 1) * sizeof(float));
+  fill_random(r->wavelets, 2 * (size_t)(d->steps + 1));
+  d->wavelets = r->wavelets;
+  d->nsnap = nsnap;
+  d->snap_lo[0] = 1, d->snap_lo[1] = 0, d->snap_lo[2] = 1;
+  d->snap_n[0] = 3, d->snap_n[1] = 5, d->snap_n[2] = 2;
+  d->snap_dec = 2;
+  r->traces = malloc((size_t)(nrec ? nrec : 1) * (size_t)d->nsamples * sizeof(float));
+  fill_random(r->traces, (size_t)nrec * (size_t)d->nsamples);
+  r->snaps = malloc((size_t)(nsnap ? nsnap : 1) * 30 * sizeof(float));
+  fill_random(r->snaps, (size_t)nsnap * 30);
+  for (int s = 0; s < nsnap; s++) r->snap_step[s] = 10 * (s + 1);
+}
+
+static void free_run(run *r) {
+  free_job(r->job);
+  free(r->rec), free(r->src), free(r->wavelets), free(r->traces), free(r->snaps);
+}
+
+/* Write samples [first, first + count) as the solver would: a [nrec][count] slab. */
+static tw_status write_slab(tw_output *o, const run *r, long first, long count, tw_error *err) {
+  long nrec = r->desc.nrec, ns = r->desc.nsamples;
+  float *slab = malloc((size_t)(nrec ? nrec : 1) * (size_t)(count ? count : 1) * sizeof(float));
+  for (long i = 0; i < nrec; i++)
+    for (long s = 0; s < count && first + s < ns; s++) slab[i * count + s] = r->traces[i * ns + first + s];
+  tw_status st = tw_output_write_traces(o, first, count, slab, err);
+  free(slab);
+  return st;
+}
+
+/* ---------------------------------------------------------------- raw HDF5 checks */
+
+static void check_dataset_bytes(hid_t f, const char *name, hid_t mtype, const void *want, size_t bytes) {
+  hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+  CHECK(ds >= 0, "raw: open %s", name);
+  if (ds < 0) return;
+  void *got = malloc(bytes ? bytes : 1);
+  herr_t rc = H5Dread(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, got);
+  CHECK(rc >= 0, "raw: read %s", name);
+  CHECK(rc >= 0 && memcmp(got, want, bytes) == 0, "raw: %s differs from what was written", name);
+  free(got);
+  H5Dclose(ds);
+}
+
+static void check_attr_double(hid_t obj, const char *name, int n, const double *want) {
+  double got[3] = {0, 0, 0};
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  herr_t rc = a >= 0 ? H5Aread(a, H5T_NATIVE_DOUBLE, got) : -1;
+  CHECK(rc >= 0, "raw: attribute %s", name);
+  CHECK(memcmp(got, want, (size_t)n * sizeof(double)) == 0, "raw: attribute %s = %g ... expected %g ...", name, got[0],
+        want[0]);
+  if (a >= 0) H5Aclose(a);
+}
+
+static void check_attr_string(hid_t obj, const char *name, const char *want) {
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+  hid_t t = H5Tcopy(H5T_C_S1);
+  H5Tset_size(t, H5T_VARIABLE);
+  H5Tset_cset(t, H5T_CSET_UTF8);
+  char *s = NULL;
+  herr_t rc = a >= 0 ? H5Aread(a, t, &s) : -1;
+  CHECK(rc >= 0 && s && strcmp(s, want) == 0, "raw: attribute %s = \"%s\", expected \"%s\"", name, s ? s : "(null)",
+        want);
+  if (s) H5free_memory(s);
+  H5Tclose(t);
+  if (a >= 0) H5Aclose(a);
+}
+
+static void check_raw(const run *r, const int *written, int nwritten) {
+  hid_t f = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0, "raw: open %s", r->path);
+  const tw_output_desc *d = &r->desc;
+  if (d->nrec > 0) {
+    check_dataset_bytes(f, "/receivers/traces", H5T_NATIVE_FLOAT, r->traces, (size_t)d->nrec * (size_t)d->nsamples * 4);
+    check_dataset_bytes(f, "/receivers/coords", H5T_NATIVE_DOUBLE, r->rec, (size_t)d->nrec * 24);
+  } else {
+    CHECK(H5Lexists(f, "/receivers", H5P_DEFAULT) > 0, "raw: /receivers group present with no receivers");
+    CHECK(H5Lexists(f, "/receivers/traces", H5P_DEFAULT) == 0, "raw: no traces dataset with no receivers");
+  }
+  check_dataset_bytes(f, "/sources/wavelets", H5T_NATIVE_FLOAT, r->wavelets, 2 * (size_t)(d->steps + 1) * 4);
+  check_dataset_bytes(f, "/sources/coords", H5T_NATIVE_DOUBLE, r->src, 2 * 24);
+  if (d->nsnap > 0 && nwritten == d->nsnap)
+    check_dataset_bytes(f, "/snapshots/p", H5T_NATIVE_FLOAT, r->snaps, (size_t)d->nsnap * 30 * 4);
+  if (d->nsnap == 0) CHECK(H5Lexists(f, "/snapshots", H5P_DEFAULT) == 0, "raw: no /snapshots without snapshots");
+  /* unwritten snapshots keep step -1 */
+  if (d->nsnap > 0) {
+    long long steps[8];
+    hid_t ds = H5Dopen2(f, "/snapshots/steps", H5P_DEFAULT);
+    CHECK(ds >= 0 && H5Dread(ds, H5T_NATIVE_LLONG, H5S_ALL, H5S_ALL, H5P_DEFAULT, steps) >= 0, "raw: steps");
+    for (int s = 0; s < d->nsnap; s++) {
+      int w = 0;
+      for (int i = 0; i < nwritten; i++) w |= written[i] == s;
+      CHECK(steps[s] == (w ? r->snap_step[s] : -1), "raw: steps[%d] = %lld", s, steps[s]);
+    }
+    if (ds >= 0) H5Dclose(ds);
+    hid_t g = H5Gopen2(f, "/snapshots", H5P_DEFAULT);
+    const double origin[3] = {-100.0 + 10.0, 0.0, 25.0 + 5.0}, spacing[3] = {20.0, 25.0, 10.0};
+    check_attr_double(g, "origin", 3, origin);
+    check_attr_double(g, "spacing", 3, spacing);
+    H5Gclose(g);
+  }
+  /* root attributes, including the ones set at the end (the second set of a name wins) */
+  check_attr_double(f, "d", 3, r->job->d);
+  check_attr_double(f, "origin", 3, r->job->origin);
+  check_attr_double(f, "dt", 1, &r->job->dt);
+  const double wall = 2.5, rate = 0.125;
+  check_attr_double(f, "wall_time", 1, &wall);
+  check_attr_double(f, "gcells_per_s", 1, &rate);
+  check_attr_string(f, "version", TW_VERSION);
+  check_attr_string(f, "job", job_text);
+  check_attr_string(f, "kernel", "cpu-diamond");
+  check_attr_string(f, "host", "second");
+  int n[3] = {0, 0, 0}, absorb[3] = {0, 0, 0};
+  hid_t a = H5Aopen(f, "n", H5P_DEFAULT);
+  CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_INT, n) >= 0 && n[0] == 6 && n[1] == 5 && n[2] == 4, "raw: n");
+  if (a >= 0) H5Aclose(a);
+  a = H5Aopen(f, "absorbing", H5P_DEFAULT);
+  CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_INT, absorb) >= 0 && absorb[2] == 12, "raw: absorbing");
+  if (a >= 0) H5Aclose(a);
+  if (d->nrec > 0) {
+    hid_t ds = H5Dopen2(f, "/receivers/traces", H5P_DEFAULT);
+    const double sdt = 3e-3;
+    check_attr_double(ds, "dt", 1, &sdt);
+    H5Dclose(ds);
+  }
+  H5Fclose(f);
+}
+
+/* ---------------------------------------------------------------- tw_result checks */
+
+static void check_result(const run *r, const int *written, int nwritten) {
+  tw_result *res = NULL;
+  tw_error err = {0};
+  tw_status st = tw_result_open(r->path, &res, &err);
+  CHECK(st == TW_OK && res, "tw_result_open: %s", err.msg);
+  if (!res) return;
+  const tw_output_desc *d = &r->desc;
+  CHECK(strcmp(res->kernel, "cpu-diamond") == 0, "result kernel %s", res->kernel);
+  CHECK(strcmp(res->job_text, job_text) == 0, "result job text");
+  CHECK(memcmp(res->n, r->job->n, sizeof res->n) == 0, "result n");
+  CHECK(memcmp(res->d, r->job->d, sizeof res->d) == 0, "result d");
+  CHECK(memcmp(res->origin, r->job->origin, sizeof res->origin) == 0, "result origin");
+  CHECK(res->dt == r->job->dt && res->steps == 40 && res->order == 8, "result dt/steps/order");
+  CHECK(res->nrec == d->nrec, "result nrec %ld", res->nrec);
+  if (d->nrec > 0) {
+    CHECK(res->nsamples == d->nsamples, "result nsamples %ld", res->nsamples);
+    CHECK(res->sample_dt == 3 * r->job->dt, "result sample dt %g", res->sample_dt);
+    CHECK(memcmp(res->rec, r->rec, (size_t)d->nrec * 24) == 0, "result receiver coords differ");
+    CHECK(memcmp(res->traces, r->traces, (size_t)d->nrec * (size_t)d->nsamples * 4) == 0, "result traces differ");
+  }
+  CHECK(res->nsnap == d->nsnap, "result nsnap %d", res->nsnap);
+  if (d->nsnap > 0) {
+    CHECK(res->snap_shape[0] == 3 && res->snap_shape[1] == 5 && res->snap_shape[2] == 2, "result snapshot shape");
+    float buf[30];
+    for (int i = 0; i < nwritten; i++) {
+      int s = written[i];
+      CHECK(res->snap_steps[s] == r->snap_step[s], "result step[%d] %ld", s, res->snap_steps[s]);
+      CHECK(res->snap_times[s] == (double)r->snap_step[s] * r->job->dt, "result time[%d] %g", s, res->snap_times[s]);
+      st = tw_result_read_snapshot(res, s, buf, &err);
+      CHECK(st == TW_OK, "read snapshot %d: %s", s, err.msg);
+      CHECK(memcmp(buf, r->snaps + (size_t)s * 30, sizeof buf) == 0, "result snapshot %d differs", s);
+    }
+    st = tw_result_read_snapshot(res, d->nsnap, buf, &err);
+    CHECK(st == TW_ERANGE, "read snapshot out of range: %s", tw_status_name(st));
+  }
+  tw_result_close(res);
+}
+
+/* ---------------------------------------------------------------- XDMF checks */
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = malloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* The numbers of the last Dimensions="..." before `at`. */
+static int dims_before(const char *doc, const char *at, long *dims, int max) {
+  const char *best = NULL;
+  for (const char *p = doc; (p = strstr(p, "Dimensions=\"")) && p < at; p++) best = p;
+  if (!best) return 0;
+  const char *s = best + strlen("Dimensions=\"");
+  int n = 0;
+  while (n < max && *s != '"') {
+    char *end;
+    dims[n++] = strtol(s, &end, 10);
+    s = end;
+  }
+  return n;
+}
+
+static void check_xdmf(const run *r, int nwritten) {
+  char xpath[600];
+  snprintf(xpath, sizeof xpath, "%.*s.xdmf", (int)(strlen(r->path) - 3), r->path);
+  char *doc = slurp(xpath);
+  CHECK(doc != NULL, "xdmf %s exists", xpath);
+  if (!doc) return;
+  hid_t f = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  REQUIRE(f >= 0, "open %s", r->path);
+  const char *base = strrchr(r->path, '/') + 1;
+  char ref[256];
+  snprintf(ref, sizeof ref, ">%s:", base);
+  int refs = 0;
+  for (const char *p = doc; (p = strstr(p, ".h5:")); p++) {
+    /* the reference is relative: the basename alone, right after the tag */
+    const char *tag = p;
+    while (tag > doc && *tag != '>') tag--;
+    CHECK(strncmp(tag, ref, strlen(ref)) == 0, "xdmf reference is not the bare basename: %.40s", tag);
+    char dset[256];
+    CHECK(sscanf(p + 4, "%255[^<]", dset) == 1, "xdmf dataset path");
+    CHECK(H5Lexists(f, dset, H5P_DEFAULT) > 0, "xdmf names %s, which does not exist", dset);
+    hid_t ds = H5Dopen2(f, dset, H5P_DEFAULT);
+    hsize_t hd[4] = {0};
+    int rank = -1;
+    if (ds >= 0) {
+      hid_t sp = H5Dget_space(ds);
+      rank = H5Sget_simple_extent_dims(sp, hd, NULL);
+      H5Sclose(sp);
+      H5Dclose(ds);
+    }
+    long xd[8];
+    int xn = dims_before(doc, p, xd, 8);
+    CHECK(xn == rank, "xdmf rank %d vs dataset rank %d", xn, rank);
+    for (int i = 0; i < xn && i < rank; i++) CHECK((hsize_t)xd[i] == hd[i], "xdmf dimension %d: %ld vs %llu", i, xd[i], (unsigned long long)hd[i]);
+    refs++;
+  }
+  CHECK(refs == nwritten, "xdmf has %d references, expected %d", refs, nwritten);
+  /* topology = the snapshot shape, slowest first */
+  const char *topo = strstr(doc, "3DCoRectMesh\" Dimensions=\"3 5 2\"");
+  CHECK(topo != NULL, "xdmf topology dimensions \"3 5 2\"");
+  /* origin / spacing in the same (slowest-first) axis order */
+  CHECK(strstr(doc, ">-90 0 30<") != NULL, "xdmf origin \"-90 0 30\"");
+  CHECK(strstr(doc, ">20 25 10<") != NULL, "xdmf spacing \"20 25 10\"");
+  int grids = 0;
+  for (const char *p = doc; (p = strstr(p, "GridType=\"Uniform\"")); p++) grids++;
+  CHECK(grids == nwritten, "xdmf grids %d, expected %d", grids, nwritten);
+  H5Fclose(f);
+  free(doc);
+}
+
+/* ---------------------------------------------------------------- scenarios */
+
+/* slabs: {first, count} pairs, in the order written */
+static void roundtrip(const char *name, long nrec, int nsnap, const long (*slabs)[2], int nslabs, const int *order,
+                      int nwritten) {
+  run r;
+  make_run(&r, name, nrec, nsnap);
+  tw_output *o = NULL;
+  tw_error err = {0};
+  tw_status st = tw_output_create(&r.desc, &o, &err);
+  REQUIRE(st == TW_OK, "%s: create: %s", name, err.msg);
+  char temp[600];
+  snprintf(temp, sizeof temp, "%s", tw_output_temp_path(o));
+  CHECK(exists(temp) && !exists(r.path), "%s: temp %s exists, final does not (yet)", name, temp);
+  for (int i = 0; i < nslabs; i++) {
+    st = write_slab(o, &r, slabs[i][0], slabs[i][1], &err);
+    CHECK(st == TW_OK, "%s: traces [%ld, +%ld): %s", name, slabs[i][0], slabs[i][1], err.msg);
+  }
+  for (int i = 0; i < nwritten; i++) {
+    int s = order[i];
+    st = tw_output_write_snapshot(o, s, r.snap_step[s], r.snaps + (size_t)s * 30, &err);
+    CHECK(st == TW_OK, "%s: snapshot %d: %s", name, s, err.msg);
+  }
+  CHECK(tw_output_set_attr_double(o, "wall_time", 2.5, &err) == TW_OK, "wall_time: %s", err.msg);
+  CHECK(tw_output_set_attr_double(o, "gcells_per_s", 1.0, &err) == TW_OK, "rate: %s", err.msg);
+  CHECK(tw_output_set_attr_double(o, "gcells_per_s", 0.125, &err) == TW_OK, "rate again: %s", err.msg);
+  CHECK(tw_output_set_attr_string(o, "host", "first", &err) == TW_OK, "host: %s", err.msg);
+  CHECK(tw_output_set_attr_string(o, "host", "second", &err) == TW_OK, "host again: %s", err.msg);
+  st = tw_output_close(o, &err);
+  CHECK(st == TW_OK, "%s: close: %s", name, err.msg);
+  CHECK(exists(r.path), "%s: final name exists after close", name);
+  CHECK(!exists(temp), "%s: temp name gone after close", name);
+  check_raw(&r, order, nwritten);
+  check_result(&r, order, nwritten);
+  if (nwritten > 0) {
+    check_xdmf(&r, nwritten);
+  } else {
+    char xpath[600];
+    snprintf(xpath, sizeof xpath, "%.*s.xdmf", (int)(strlen(r.path) - 3), r.path);
+    CHECK(!exists(xpath), "%s: no xdmf without snapshots", name);
+  }
+  free_run(&r);
+}
+
+static void test_roundtrips(void) {
+  /* default buffering: one chunk column; uneven slabs in order */
+  const long seq[][2] = {{0, 1}, {1, 4}, {5, 1}, {6, 7}, {13, 1}};
+  const int all[] = {2, 0, 1};
+  roundtrip("seq.h5", 7, 3, seq, 5, all, 3);
+
+  /* tiny buffer: 8-sample chunk columns; slabs out of order and across column boundaries */
+  long saved = tw_output_trace_buffer_cap;
+  tw_output_trace_buffer_cap = 1;
+  const long shuffled[][2] = {{6, 5}, {0, 3}, {11, 3}, {3, 3}, {7, 2}}; /* [7, 9) rewritten */
+  const int some[] = {2, 0};                                            /* snapshot 1 never written */
+  roundtrip("shuffled.h5", 70, 3, shuffled, 5, some, 2);
+  tw_output_trace_buffer_cap = saved;
+
+  /* nothing to record: groups skipped gracefully */
+  const long none[][2] = {{0, 14}};
+  roundtrip("empty.h5", 0, 0, none, 1, NULL, 0);
+}
+
+static void test_abort_and_bad_writes(void) {
+  run r;
+  make_run(&r, "aborted.h5", 5, 2);
+  tw_output *o = NULL;
+  tw_error err = {0};
+  tw_status cst = tw_output_create(&r.desc, &o, &err); /* REQUIRE evaluates its condition twice */
+  REQUIRE(cst == TW_OK, "create: %s", err.msg);
+  char temp[600];
+  snprintf(temp, sizeof temp, "%s", tw_output_temp_path(o));
+  CHECK(write_slab(o, &r, 0, 4, &err) == TW_OK, "slab: %s", err.msg);
+  tw_status st = write_slab(o, &r, 10, 5, &err); /* [10, 15) beyond nsamples = 14 */
+  CHECK(st == TW_ERANGE && strstr(err.msg, "aborted.h5"), "traces beyond nsamples: %s %s", tw_status_name(st), err.msg);
+  st = tw_output_write_traces(o, -1, 1, r.traces, &err);
+  CHECK(st == TW_ERANGE, "traces before 0: %s", tw_status_name(st));
+  st = tw_output_write_snapshot(o, 2, 10, r.snaps, &err);
+  CHECK(st == TW_ERANGE && strstr(err.msg, "snapshot index 2"), "snapshot index out of range: %s", err.msg);
+  st = tw_output_write_snapshot(o, 0, 41, r.snaps, &err);
+  CHECK(st == TW_ERANGE, "snapshot step out of range: %s", err.msg);
+  tw_output_abort(o);
+  CHECK(!exists(r.path) && !exists(temp), "abort leaves neither %s nor %s", r.path, temp);
+  free_run(&r);
+}
+
+/* A file system that refuses to grow the file, like a full disk: RLIMIT_FSIZE makes the write
+ * that extends the file past the limit fail with EFBIG (SIGXFSZ). The handler then lifts the
+ * limit again: RLIMIT_FSIZE, unlike a full disk, would also refuse the in-memory file the output
+ * discards into. Some call must fail with an error naming the file (not crash, also not at exit
+ * inside HDF5), and nothing may appear under the final name.
+ *   direct = 1: a 2 MiB snapshot chunk bypasses HDF5's chunk cache → tw_output_write_snapshot fails.
+ *   direct = 0: a 64 KiB chunk stays cached → the failure shows in tw_output_close. */
+static volatile sig_atomic_t xfsz_seen;
+static void on_xfsz(int sig) {
+  (void)sig;
+  struct rlimit r;
+  getrlimit(RLIMIT_FSIZE, &r);
+  r.rlim_cur = r.rlim_max;
+  setrlimit(RLIMIT_FSIZE, &r);
+  xfsz_seen++;
+}
+
+static void test_full_disk(int direct) {
+  run r;
+  make_run(&r, direct ? "full_direct.h5" : "full_cached.h5", 4, 1);
+  int n0 = direct ? 256 : 8; /* 2 MiB or 64 KiB; the chunk cache holds 1 MiB */
+  r.desc.snap_n[0] = n0, r.desc.snap_n[1] = 64, r.desc.snap_n[2] = 32;
+  size_t ncell = (size_t)n0 * 64 * 32;
+  float *big = malloc(ncell * sizeof(float));
+  fill_random(big, ncell);
+  tw_output *o = NULL;
+  tw_error err = {0};
+  tw_status st = tw_output_create(&r.desc, &o, &err);
+  REQUIRE(st == TW_OK, "full disk: create: %s", err.msg);
+  char temp[600];
+  snprintf(temp, sizeof temp, "%s", tw_output_temp_path(o));
+  struct stat sb;
+  stat(temp, &sb);
+  struct rlimit old, lim;
+  getrlimit(RLIMIT_FSIZE, &old);
+  lim = old;
+  lim.rlim_cur = (rlim_t)sb.st_size + 1; /* any write that grows the file fails */
+  xfsz_seen = 0;
+  void (*prev)(int) = signal(SIGXFSZ, on_xfsz);
+  int lim_rc = setrlimit(RLIMIT_FSIZE, &lim);
+  REQUIRE(lim_rc == 0, "setrlimit");
+  st = tw_output_write_snapshot(o, 0, 10, big, &err);
+  if (direct) {
+    CHECK(st == TW_EIO, "full disk: direct snapshot write must fail: %s", tw_status_name(st));
+    CHECK(strstr(err.msg, "/snapshots/p") && strstr(err.msg, temp), "full disk: message names dataset and file: %s",
+          err.msg);
+    tw_status st2 = tw_output_write_traces(o, 0, 1, r.traces, &err);
+    CHECK(st2 == TW_EIO, "full disk: writes after a failure are refused: %s", tw_status_name(st2));
+  } else {
+    CHECK(st == TW_OK, "full disk: cached snapshot write: %s", err.msg);
+  }
+  st = tw_output_close(o, &err);
+  CHECK(st == TW_EIO, "full disk: close must fail: %s", tw_status_name(st));
+  CHECK(strstr(err.msg, direct ? "full_direct.h5" : "full_cached.h5"), "full disk: close message names the file: %s",
+        err.msg);
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, prev);
+  CHECK(xfsz_seen > 0, "full disk: the file size limit was hit");
+  CHECK(!exists(r.path), "full disk: nothing under the final name");
+  CHECK(!exists(temp), "full disk: temporary file removed");
+  free(big);
+  free_run(&r);
+}
+
+static void test_missing_directory(void) {
+  run r;
+  make_run(&r, "no/such/dir/out.h5", 2, 0);
+  tw_output *o = NULL;
+  tw_error err = {0};
+  tw_status st = tw_output_create(&r.desc, &o, &err);
+  CHECK(st == TW_EIO && o == NULL, "missing directory: %s", tw_status_name(st));
+  CHECK(strstr(err.msg, "no/such/dir/out.h5") && strstr(err.msg, "No such file"), "message: %s", err.msg);
+  free_run(&r);
+}
+
+/* Files from other tools: a dataset missing where one is expected is named in the error. */
+static void test_foreign_files(void) {
+  char p[512];
+  path_in(p, sizeof p, "foreign.h5");
+  hid_t f = H5Fcreate(p, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t sc = H5Screate(H5S_SCALAR);
+  hsize_t three = 3;
+  hid_t v3 = H5Screate_simple(1, &three, NULL);
+  int n[3] = {4, 4, 4};
+  double d[3] = {1, 1, 1}, dt = 1e-3;
+  long long steps = 10;
+  int order = 4;
+  struct {
+    const char *name;
+    hid_t sp, mt;
+    const void *v;
+  } attrs[] = {{"n", v3, H5T_NATIVE_INT, n},
+               {"d", v3, H5T_NATIVE_DOUBLE, d},
+               {"origin", v3, H5T_NATIVE_DOUBLE, d},
+               {"dt", sc, H5T_NATIVE_DOUBLE, &dt},
+               {"steps", sc, H5T_NATIVE_LLONG, &steps},
+               {"order", sc, H5T_NATIVE_INT, &order}};
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+    hid_t a = H5Acreate2(f, attrs[i].name, attrs[i].mt, attrs[i].sp, H5P_DEFAULT, H5P_DEFAULT);
+    H5Awrite(a, attrs[i].mt, attrs[i].v);
+    H5Aclose(a);
+  }
+  tw_result *res = NULL;
+  tw_error err = {0};
+  H5Fflush(f, H5F_SCOPE_GLOBAL);
+  tw_status st = tw_result_open(p, &res, &err);
+  CHECK(st == TW_EFORMAT && strstr(err.msg, "/receivers") && strstr(err.msg, "foreign.h5"), "no /receivers: %s",
+        err.msg);
+  /* a receivers group with coordinates but no traces */
+  hid_t g = H5Gcreate2(f, "/receivers", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hsize_t cd[2] = {2, 3};
+  hid_t sp = H5Screate_simple(2, cd, NULL);
+  double coords[6] = {0};
+  hid_t ds = H5Dcreate2(f, "/receivers/coords", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, coords);
+  H5Dclose(ds);
+  H5Sclose(sp);
+  H5Gclose(g);
+  H5Fflush(f, H5F_SCOPE_GLOBAL);
+  st = tw_result_open(p, &res, &err);
+  CHECK(st == TW_EFORMAT && strstr(err.msg, "'/receivers/traces'") && strstr(err.msg, "foreign.h5"),
+        "missing traces: %s", err.msg);
+  CHECK(res == NULL, "no result on error");
+  H5Sclose(sc);
+  H5Sclose(v3);
+  H5Fclose(f);
+  st = tw_result_open("/nonexistent/x.h5", &res, &err);
+  CHECK(st == TW_EIO && strstr(err.msg, "/nonexistent/x.h5"), "missing file: %s", err.msg);
+}
+
+static void remove_tmpdir(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+  if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", tmpdir);
+}
+
+int main(void) {
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/tw_test_hdf5_XXXXXX");
+  char *made = mkdtemp(tmpdir);
+  REQUIRE(made, "mkdtemp");
+  H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  test_roundtrips();
+  test_abort_and_bad_writes();
+  test_full_disk(1);
+  test_full_disk(0);
+  test_missing_directory();
+  test_foreign_files();
+  remove_tmpdir();
+  return tw_test_exit();
+}

@@ -1,0 +1,231 @@
+/* test_schedule — the DiamondTorre geometry (solver/schedule.h) replayed on small grids of
+ * columns with a time-level shadow per cell and array (the TW_DEBUG_LEVELS idea, here in the
+ * test with its own tiny bookkeeping instead of the field update):
+ *   - every read sees the level the update needs: x/y neighbours within r at level n in array
+ *     n % 2, the cell itself at level n − 1 in array (n + 1) % 2;
+ *   - every column is updated exactly once per step (the old value must be n − 1: a second
+ *     update would see n + 1; after the block every cell is at t0 + h);
+ *   - no two towers of one stage touch one (cell, array) where one of them writes (they run
+ *     concurrently);
+ *   - the stage and tower ranges are tight (the stage/tower just outside has no cell);
+ *   - negative controls: stages in increasing s, or a tower's steps in the wrong order, are caught.
+ * The replay walks the schedule exactly as cpu_diamond.c does (stages, towers, τ, rows x, y). */
+#include <string.h>
+
+#include "schedule.h"
+#include "tw_solver.h"
+#include "tw_test.h"
+
+static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
+static unsigned rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (unsigned)(rng_state >> 11);
+}
+static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (unsigned)(hi - lo + 1)); } /* [lo, hi] */
+
+typedef struct {
+  int N0, N1, r;
+  long *lvl[2];              /* level held by array a at column x·N1 + y */
+  int *wr_tower[2], *wr_stage[2], *rd_tower[2], *rd_stage[2], *rd_multi[2];
+  long updates;
+  int stage_id;              /* unique per stage replayed (stage numbers repeat across blocks) */
+  long bad_level, bad_race;  /* violations seen */
+} shadow;
+
+static void shadow_init(shadow *sh, int N0, int N1, int r, long t0) {
+  memset(sh, 0, sizeof *sh);
+  sh->N0 = N0, sh->N1 = N1, sh->r = r;
+  const size_t n = (size_t)N0 * N1;
+  for (int a = 0; a < 2; a++) {
+    sh->lvl[a] = malloc(n * sizeof(long));
+    sh->wr_tower[a] = malloc(n * sizeof(int));
+    sh->wr_stage[a] = malloc(n * sizeof(int));
+    sh->rd_tower[a] = malloc(n * sizeof(int));
+    sh->rd_stage[a] = malloc(n * sizeof(int));
+    sh->rd_multi[a] = malloc(n * sizeof(int));
+    for (size_t c = 0; c < n; c++) {
+      sh->wr_stage[a][c] = sh->rd_stage[a][c] = -1000000000;
+      sh->lvl[a][c] = (t0 % 2 == a) ? t0 : t0 - 1; /* level m lives in array m % 2 */
+    }
+  }
+}
+
+static void shadow_free(shadow *sh) {
+  for (int a = 0; a < 2; a++) {
+    free(sh->lvl[a]), free(sh->wr_tower[a]), free(sh->wr_stage[a]);
+    free(sh->rd_tower[a]), free(sh->rd_stage[a]), free(sh->rd_multi[a]);
+  }
+}
+
+/* Record an access of tower `tw` of stage (id) s to (cell c, array a); flag a write/read or
+ * write/write pair between different towers of the stage. */
+static void note_access(shadow *sh, int s, int tw, int a, size_t c, int write) {
+  if (write) {
+    if (sh->wr_stage[a][c] == s && sh->wr_tower[a][c] != tw) sh->bad_race++;
+    if (sh->rd_stage[a][c] == s && (sh->rd_tower[a][c] != tw || sh->rd_multi[a][c])) sh->bad_race++;
+    sh->wr_stage[a][c] = s, sh->wr_tower[a][c] = tw;
+  } else {
+    if (sh->wr_stage[a][c] == s && sh->wr_tower[a][c] != tw) sh->bad_race++;
+    if (sh->rd_stage[a][c] != s) sh->rd_stage[a][c] = s, sh->rd_tower[a][c] = tw, sh->rd_multi[a][c] = 0;
+    else if (sh->rd_tower[a][c] != tw) sh->rd_multi[a][c] = 1;
+  }
+}
+
+/* The update of column (x, y) from level n to n + 1, as tw_cpu_update_column does it. */
+static void update(shadow *sh, int s, int tw, int x, int y, long n) {
+  const int cur = (int)(n % 2), old = (int)((n + 1) % 2), N0 = sh->N0, N1 = sh->N1;
+  for (int m = -sh->r; m <= sh->r; m++) {
+    const int nb[2][2] = {{x + m, y}, {x, y + m}};
+    for (int e = 0; e < 2; e++) {
+      const int i = nb[e][0], j = nb[e][1];
+      if (i < 0 || i >= N0 || j < 0 || j >= N1) continue; /* outside: p = 0, nothing to check */
+      const size_t c = (size_t)i * N1 + j;
+      if (sh->lvl[cur][c] != n) sh->bad_level++;
+      note_access(sh, s, tw, cur, c, 0);
+    }
+  }
+  const size_t c = (size_t)x * N1 + y;
+  if (sh->lvl[old][c] != n - 1) sh->bad_level++;
+  note_access(sh, s, tw, old, c, 0);
+  note_access(sh, s, tw, old, c, 1);
+  sh->lvl[old][c] = n + 1;
+  sh->updates++;
+}
+
+enum { FORWARD = 0, STAGES_UP = 1, STEPS_DOWN = 2 };
+
+/* One block from level t0, walking the schedule like cpu_diamond.c; `mode` breaks it on purpose. */
+static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
+  const int nst = sc->s_hi - sc->s_lo + 1;
+  for (int e = 0; e < nst; e++) {
+    const int s = mode == STAGES_UP ? sc->s_lo + e : sc->s_hi - e, id = ++sh->stage_id;
+    for (int i = 0; i < tw_stage_towers(sc, s); i++) {
+      const int k = tw_stage_tower_k(sc, s, i);
+      for (int u = 0; u < sc->nt; u++) {
+        const int tau = mode == STEPS_DOWN ? sc->nt - 1 - u : u;
+        int x0, x1;
+        tw_tower_rows(sc, s, tau, &x0, &x1);
+        for (int x = x0; x < x1; x++) {
+          int y0, y1;
+          tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
+          for (int y = y0; y < y1; y++) update(sh, id, i, x, y, t0 + tau);
+        }
+      }
+    }
+  }
+}
+
+/* Columns a tower (or, k < 0 for every k, a whole stage) has in the grid over the block. */
+static long cells_of(const tw_schedule *sc, int s, int k) {
+  long n = 0;
+  for (int tau = 0; tau < sc->nt; tau++) {
+    int x0, x1;
+    tw_tower_rows(sc, s, tau, &x0, &x1);
+    for (int x = x0; x < x1; x++) {
+      int kk0 = k, kk1 = k;
+      if (k < 0) kk0 = -4, kk1 = sc->kmax + 4;
+      for (int kk = kk0; kk <= kk1; kk++) {
+        if (((kk - s) % 2 + 2) % 2) continue;
+        int y0, y1;
+        tw_tower_row_y(sc, s, kk, tau, x, &y0, &y1);
+        if (y1 > y0) n += y1 - y0;
+      }
+    }
+  }
+  return n;
+}
+
+/* Several blocks of random heights (the last one of each call shorter) on one grid. */
+static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
+  shadow sh;
+  const long t_start = rnd_in(1, 5);
+  shadow_init(&sh, N0, N1, r, t_start);
+  long t = t_start;
+  int tight = 1;
+  for (long done = 0; done < steps;) {
+    tw_schedule sc;
+    const int h = tw_block_height(done, steps, nt);
+    tw_schedule_init(&sc, N0, N1, r, dts, h);
+    /* stages s_hi + 1 and s_lo − 1 have no column in the grid; s_hi and s_lo do; towers k just
+     * outside [0, kmax] have none (kmax's parity has at least one) */
+    tight &= cells_of(&sc, sc.s_hi + 1, -1) == 0 && cells_of(&sc, sc.s_lo - 1, -1) == 0;
+    tight &= cells_of(&sc, sc.s_hi, -1) > 0 && cells_of(&sc, sc.s_lo, -1) > 0;
+    for (int s = sc.s_lo; s <= sc.s_hi; s++) {
+      const int par = ((s % 2) + 2) % 2, nto = tw_stage_towers(&sc, s);
+      tight &= cells_of(&sc, s, par - 2) == 0 && cells_of(&sc, s, par + 2 * nto) == 0;
+    }
+    const long before = sh.updates;
+    replay_block(&sh, &sc, t, FORWARD);
+    t += h;
+    done += h;
+    /* exactly once per step: N0·N1·h updates, every cell at t in one array and t − 1 in the other */
+    CHECK(sh.updates - before == (long)N0 * N1 * h, "grid %dx%d r %d dts %d h %d: %ld updates, want %ld", N0, N1,
+          r, dts, h, sh.updates - before, (long)N0 * N1 * h);
+    long off = 0;
+    for (size_t c = 0; c < (size_t)N0 * N1; c++) off += sh.lvl[t % 2][c] != t || sh.lvl[(t + 1) % 2][c] != t - 1;
+    CHECK(off == 0, "grid %dx%d r %d dts %d h %d: %ld cells not at level %ld after the block", N0, N1, r, dts, h,
+          off, t);
+  }
+  CHECK(tight, "grid %dx%d r %d dts %d nt %d: stage or tower range not tight", N0, N1, r, dts, nt);
+  CHECK(sh.bad_level == 0, "grid %dx%d r %d dts %d nt %d: %ld reads of the wrong level", N0, N1, r, dts, nt,
+        sh.bad_level);
+  CHECK(sh.bad_race == 0, "grid %dx%d r %d dts %d nt %d: %ld conflicting accesses between towers of a stage", N0,
+        N1, r, dts, nt, sh.bad_race);
+  shadow_free(&sh);
+}
+
+/* A wrongly ordered schedule must trip the shadow. */
+static void negative_control(int mode, const char *what) {
+  shadow sh;
+  tw_schedule sc;
+  shadow_init(&sh, 13, 11, 2, 1);
+  tw_schedule_init(&sc, 13, 11, 2, 1, 4);
+  replay_block(&sh, &sc, 1, mode);
+  CHECK(sh.bad_level > 0, "negative control (%s) not caught", what);
+  printf("negative control (%s): caught, %ld bad reads\n", what, sh.bad_level);
+  shadow_free(&sh);
+}
+
+static void check_params(void) {
+  int d, nt;
+  tw_error err = {0};
+  for (int order = 2; order <= 16; order += 2) {
+    CHECK(tw_schedule_params(order, 0, 0, &d, &nt, &err) == TW_OK, "order %d defaults: %s", order, err.msg);
+    CHECK(d == tw_default_dts(order) && nt == tw_default_tower_height(order), "order %d: defaults not used", order);
+    CHECK(d >= 1 && nt >= 1, "order %d: default dts %d, tower height %d", order, d, nt);
+  }
+  CHECK(tw_schedule_params(8, 3, 17, &d, &nt, &err) == TW_OK && d == 3 && nt == 17, "explicit values not kept");
+  CHECK(tw_schedule_params(8, -1, 0, &d, &nt, &err) != TW_OK && strstr(err.msg, "solver.dts"), "dts −1: %s",
+        err.msg);
+  CHECK(tw_schedule_params(8, 0, -5, &d, &nt, &err) != TW_OK && strstr(err.msg, "solver.tower_height"),
+        "tower height −5: %s", err.msg);
+  CHECK(tw_schedule_params(8, 100, 0, &d, &nt, &err) != TW_OK && strstr(err.msg, "solver.dts"), "dts 100: %s",
+        err.msg);
+  CHECK(tw_schedule_params(2, 0, 1 << 20, &d, &nt, &err) != TW_OK && strstr(err.msg, "solver.tower_height"),
+        "tower height 2^20: %s", err.msg);
+  CHECK(tw_schedule_params(3, 0, 0, &d, &nt, &err) != TW_OK && strstr(err.msg, "order"), "order 3: %s", err.msg);
+}
+
+int main(void) {
+  check_params();
+  /* Fixed corner cases: one column, one row, tile larger than the grid, tower taller than it. */
+  const int fixed[][5] = {{1, 1, 1, 1, 1}, {1, 9, 2, 1, 3}, {9, 1, 1, 3, 5}, {2, 2, 4, 3, 20},
+                          {7, 5, 1, 1, 40}, {16, 16, 4, 2, 9}, {5, 31, 3, 1, 2}};
+  for (size_t c = 0; c < sizeof fixed / sizeof fixed[0]; c++)
+    check_grid(fixed[c][0], fixed[c][1], fixed[c][2], fixed[c][3], fixed[c][4], 2 * fixed[c][4] + 3);
+  /* Random grids: r = 1..4 and 8, dts 1..3, tower heights 1 .. beyond the x length. */
+  int cases = 0;
+  for (int rep = 0; rep < 400; rep++) {
+    const int rs[] = {1, 2, 3, 4, 8};
+    const int r = rs[rnd() % 5], dts = rnd_in(1, 3), N0 = rnd_in(1, 40), N1 = rnd_in(1, 40);
+    const int nt = rnd() % 4 == 0 ? N0 / r + rnd_in(1, 6) : rnd_in(1, 12);
+    check_grid(N0, N1, r, dts, nt, rnd_in(1, 3 * nt + 2));
+    cases++;
+  }
+  printf("%d random schedules replayed\n", cases);
+  negative_control(STAGES_UP, "stages in increasing s");
+  negative_control(STEPS_DOWN, "a tower's steps in reverse");
+  return tw_test_exit();
+}

@@ -1,0 +1,118 @@
+/* Stencil coefficients exact on polynomials up to the order, the float weights and the one
+ * Laplacian on a polynomial field, and the stability bound of DESIGN §1: a run just below the
+ * limit stays bounded, just above it blows up. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem.h"
+#include "tw_boundary.h"
+#include "tw_test.h"
+
+/* Σ_m C_m (f(m) + f(−m) − 2 f(0)) must equal f''(0) for f = x^q, q ≤ order + 1. */
+static void check_coefficients(void) {
+  for (int order = 2; order <= 16; order += 2) {
+    double C[9];
+    int r = tw_fd_coefficients(order, C);
+    CHECK(r == order / 2, "order %d: radius %d", order, r);
+    for (int q = 0; q <= order + 1; q++) {
+      double s = 0.0, scale = 0.0;
+      for (int m = 1; m <= r; m++) {
+        double fp = pow(m, q), fm = pow(-m, q), f0 = q == 0 ? 1.0 : 0.0;
+        s += C[m] * (fp + fm - 2.0 * f0);
+        scale += fabs(C[m]) * (fabs(fp) + fabs(fm));
+      }
+      double want = q == 2 ? 2.0 : 0.0;
+      CHECK(fabs(s - want) <= 1e-13 * (1.0 + scale), "order %d, x^%d: %.17g, want %g", order, q, s, want);
+    }
+    /* Degree order + 2 must NOT be exact (the order is not higher than claimed). */
+    double s = 0.0;
+    for (int m = 1; m <= r; m++) s += C[m] * 2.0 * pow(m, order + 2);
+    CHECK(fabs(s) > 1e-6, "order %d exact beyond its order?", order);
+  }
+  double C[9];
+  CHECK(tw_fd_coefficients(3, C) == 0 && tw_fd_coefficients(18, C) == 0, "odd or too high orders rejected");
+  CHECK(fabs(tw_fd_lambda(2) - 4.0) < 1e-15, "lambda order 2 = %g", tw_fd_lambda(2));
+}
+
+/* The shared float Laplacian on p = x² + 2y² + 3z² (cell units × d): exactly 2 + 4 + 6 = 12. */
+static void check_laplacian(void) {
+  const double d[3] = {2.0, 0.5, 1.0};
+  for (int order = 2; order <= 16; order += 2) {
+    tw_stencil st;
+    int r = tw_stencil_setup(order, d, &st);
+    REQUIRE(r == order / 2, "setup order %d", order);
+    enum { W = 17 };
+    float line[3][W];
+    for (int m = 0; m < W; m++) {
+      double u = m - W / 2;
+      line[0][m] = (float)(u * d[0] * u * d[0] + 7.0);       /* x² + const */
+      line[1][m] = (float)(2.0 * u * d[1] * u * d[1] + 7.0); /* 2y² */
+      line[2][m] = (float)(3.0 * u * d[2] * u * d[2] + 7.0); /* 3z² */
+    }
+    /* The centre is shared: all three lines hold 7 at the centre. */
+    float lap = tw_laplacian(r, &st, &line[0][W / 2], 1, &line[1][W / 2], 1, &line[2][W / 2], 1);
+    CHECK(fabs(lap - 12.0) < 2e-4 * order, "order %d: laplacian %.8g, want 12", order, lap);
+  }
+}
+
+/* Max |p| after `steps` steps of a homogeneous box with dt = factor × the stable limit. */
+static double run_max(int order, double factor, int steps) {
+  const int n[3] = {21, 19, 17};
+  const double d[3] = {10.0, 12.0, 9.0};
+  const double c = 2500.0;
+  tw_problem pb;
+  memset(&pb, 0, sizeof pb);
+  const int zero[3] = {0, 0, 0};
+  tw_grid_setup(&pb.g, n, d, NULL, zero, 0);
+  pb.order = order;
+  tw_stencil_setup(order, d, &pb.st);
+  pb.steps = steps;
+  pb.dt = factor * tw_stable_dt(order, d, c);
+  size_t cells = tw_grid_cells(&pb.g);
+  pb.c2dt2 = malloc(cells * sizeof(float));
+  for (size_t i = 0; i < cells; i++) pb.c2dt2[i] = (float)(c * c * pb.dt * pb.dt);
+  for (int a = 0; a < 3; a++) pb.a[a] = calloc((size_t)pb.g.N[a], sizeof(float));
+  /* A one-step kick in one cell excites every mode, the fastest-growing one included. */
+  int cell[1][3] = {{10, 9, 8}};
+  pb.inj = cell;
+  pb.ninj = 1;
+  pb.S = calloc((size_t)steps, sizeof(float));
+  pb.S[0] = 1.0f;
+  pb.interval = 1;
+  pb.nsamples = steps + 1;
+  void *st = NULL;
+  tw_error err;
+  double mx = -1;
+  if (tw_backend_cpu.create(&pb, &st, &err) == TW_OK && tw_backend_cpu.advance(st, 0, steps, NULL, &err) == TW_OK) {
+    int lo[3] = {0, 0, 0}, cnt[3] = {pb.g.N[0], pb.g.N[1], pb.g.N[2]};
+    float *f = malloc(cells * sizeof(float));
+    tw_backend_cpu.extract(st, lo, cnt, 1, f, &err);
+    mx = 0;
+    for (size_t i = 0; i < cells; i++) mx = isfinite(f[i]) ? fmax(mx, fabs(f[i])) : INFINITY;
+    free(f);
+  }
+  if (st) tw_backend_cpu.destroy(st);
+  free(pb.c2dt2);
+  free(pb.S);
+  for (int a = 0; a < 3; a++) free(pb.a[a]);
+  return mx;
+}
+
+static void check_stability(void) {
+  for (int order = 2; order <= 8; order += 2) {
+    /* The box's largest eigenvalue is a little below the infinite-grid bound (Dirichlet faces),
+     * so "just above" is 3 % above; the unstable mode then grows by > 1.2 per step. */
+    double below = run_max(order, 0.99, 600), above = run_max(order, 1.03, 600);
+    printf("order %d: max |p| after 600 steps: %.3g at 0.99 x dt_max, %.3g at 1.03 x dt_max\n", order, below, above);
+    CHECK(below >= 0 && below < 1e3, "order %d: stable run grew to %g", order, below);
+    CHECK(!(above < 1e6), "order %d: unstable run stayed at %g", order, above);
+  }
+}
+
+int main(void) {
+  check_coefficients();
+  check_laplacian();
+  check_stability();
+  return tw_test_exit();
+}
