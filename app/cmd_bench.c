@@ -1,11 +1,284 @@
-/* placeholder: `torrewave bench` is being written */
+/* torrewave bench — time kernels on synthetic problems and print them beside the stepwise
+ * ceiling measured in the same run (DESIGN §6). The timing lives in solver/ (bench.c,
+ * gpu_bench.cu); this file parses options and prints. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "app.h"
+#include "tw_solver.h"
+
+#define MAXLIST 64
+
+static void help_bench(FILE *out) {
+  fprintf(out,
+          "usage: torrewave bench [options]\n\n"
+          "Times kernels on synthetic problems (random velocity 1500-4500 m/s, absorbing layers, free\n"
+          "surface, one source, 128 receivers) and prints Gcell/s (median, min, max over the repetitions),\n"
+          "the effective bandwidth at 16 B per cell update, and the percentage of the stepwise ceiling:\n"
+          "a device-to-device copy measured in the same run, (bytes read + written) / 16 B per update.\n"
+          "GPU kernels are timed with CUDA events after a warm-up; CPU kernels with the host clock.\n\n"
+          "options:\n"
+          "  --kernels LIST     comma-separated kernels (default: every GPU kernel of this build when a\n"
+          "                     GPU is present, else cpu). gpu-stepwise@VARIANT times a tuning variant;\n"
+          "                     gpu-stepwise@all every variant.\n"
+          "  --orders LIST      spatial orders (default 2,4,8)\n"
+          "  --grid NXxNYxNZ    padded grid for GPU kernels (default: --gb 2)\n"
+          "  --gb G             size the GPU grid to G GiB per time level (NY = 1024, NZ = 512)\n"
+          "  --cpu-grid NXxNYxNZ  padded grid for CPU kernels (default 128x128x128)\n"
+          "  --steps N          steps per timed repetition (default 20 on the GPU, 4 on the CPU)\n"
+          "  --reps N           timed repetitions (default 5)\n"
+          "  --warmup N         untimed repetitions first (default 1)\n"
+          "  --absorb N         absorbing cells per face inside the grid (default 20)\n"
+          "  --no-free-surface  absorbing layer on top too\n"
+          "  --no-ceiling       skip the copy measurement\n"
+          "  --json FILE        also write the results as JSON\n");
+}
+
+static int parse_grid(const char *s, int N[3]) {
+  char tail;
+  return sscanf(s, "%dx%dx%d%c", &N[0], &N[1], &N[2], &tail) == 3 && N[0] > 0 && N[1] > 0 && N[2] > 0;
+}
+
+/* Split a comma list in place (s is modified). */
+static int split(char *s, char **out, int max) {
+  int n = 0;
+  for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ",")) out[n++] = tok;
+  return n;
+}
+
+static void json_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', f);
+    if ((unsigned char)*s >= 0x20) fputc(*s, f);
+  }
+  fputc('"', f);
+}
 
 static int run_bench(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "torrewave bench: not available yet\n");
-  return TW_EXIT_FAIL;
+  char kernels_buf[1024] = "", orders_buf[128] = "2,4,8";
+  int grid[3] = {0, 0, 0}, cpu_grid[3] = {128, 128, 128};
+  double gb = 2.0;
+  long steps = 0;
+  int reps = 5, warmup = 1, absorb = 20, fs = 1, ceiling = 1;
+  const char *json = NULL;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDV                                                              \
+  do {                                                                     \
+    if (!v) return tw_app_usage("bench", "%s needs a value", a);           \
+    i++;                                                                   \
+  } while (0)
+    if (tw_app_is_help(a)) {
+      help_bench(stdout);
+      return TW_EXIT_OK;
+    } else if (strcmp(a, "--kernels") == 0) {
+      NEEDV;
+      snprintf(kernels_buf, sizeof kernels_buf, "%s", v);
+    } else if (strcmp(a, "--orders") == 0) {
+      NEEDV;
+      snprintf(orders_buf, sizeof orders_buf, "%s", v);
+    } else if (strcmp(a, "--grid") == 0) {
+      NEEDV;
+      if (!parse_grid(v, grid)) return tw_app_usage("bench", "--grid takes NXxNYxNZ, got \"%s\"", v);
+    } else if (strcmp(a, "--cpu-grid") == 0) {
+      NEEDV;
+      if (!parse_grid(v, cpu_grid)) return tw_app_usage("bench", "--cpu-grid takes NXxNYxNZ, got \"%s\"", v);
+    } else if (strcmp(a, "--gb") == 0) {
+      NEEDV;
+      gb = atof(v);
+      if (!(gb > 0)) return tw_app_usage("bench", "--gb takes a positive size in GiB, got \"%s\"", v);
+    } else if (strcmp(a, "--steps") == 0) {
+      NEEDV;
+      steps = atol(v);
+      if (steps < 1) return tw_app_usage("bench", "--steps takes a count >= 1, got \"%s\"", v);
+    } else if (strcmp(a, "--reps") == 0) {
+      NEEDV;
+      reps = atoi(v);
+      if (reps < 1) return tw_app_usage("bench", "--reps takes a count >= 1, got \"%s\"", v);
+    } else if (strcmp(a, "--warmup") == 0) {
+      NEEDV;
+      warmup = atoi(v);
+      if (warmup < 0) return tw_app_usage("bench", "--warmup takes a count >= 0, got \"%s\"", v);
+    } else if (strcmp(a, "--absorb") == 0) {
+      NEEDV;
+      absorb = atoi(v);
+      if (absorb < 0) return tw_app_usage("bench", "--absorb takes a count >= 0, got \"%s\"", v);
+    } else if (strcmp(a, "--no-free-surface") == 0) {
+      fs = 0;
+    } else if (strcmp(a, "--no-ceiling") == 0) {
+      ceiling = 0;
+    } else if (strcmp(a, "--json") == 0) {
+      NEEDV;
+      json = v;
+    } else {
+      return tw_app_usage("bench", "unknown option \"%s\"", a);
+    }
+#undef NEEDV
+  }
+  const int ngpu = tw_gpu_count();
+  if (!grid[0]) { /* --gb: NY = 1024, NZ = 512, NX from the size */
+    grid[1] = 1024, grid[2] = 512;
+    grid[0] = (int)(gb * 1073741824.0 / (4.0 * grid[1] * grid[2]) + 0.5);
+    if (grid[0] < 16) grid[0] = 16;
+  }
+  if (!kernels_buf[0]) {
+    size_t len = 0;
+    for (int i = 0; i < tw_kernel_count(); i++)
+      if (tw_kernel_is_gpu(tw_kernel_name(i)) && ngpu > 0)
+        len += (size_t)snprintf(kernels_buf + len, sizeof kernels_buf - len, "%s%s", len ? "," : "", tw_kernel_name(i));
+    if (!len) snprintf(kernels_buf, sizeof kernels_buf, "cpu");
+  }
+
+  /* Expand KERNEL@all into every variant. */
+  char *klist0[MAXLIST], *ol[MAXLIST];
+  char kernels_copy[1024];
+  snprintf(kernels_copy, sizeof kernels_copy, "%s", kernels_buf);
+  const int nk0 = split(kernels_copy, klist0, MAXLIST);
+  char kl_store[MAXLIST][64];
+  int nk = 0;
+  for (int i = 0; i < nk0 && nk < MAXLIST; i++) {
+    char *at = strchr(klist0[i], '@');
+    if (at && strcmp(at + 1, "all") == 0) {
+      *at = 0;
+      const int nv = tw_bench_variant_count(klist0[i]);
+      if (!nv) return tw_app_usage("bench", "kernel %s has no tuning variants", klist0[i]);
+      for (int v = 0; v < nv && nk < MAXLIST; v++)
+        snprintf(kl_store[nk++], sizeof kl_store[0], "%s@%s", klist0[i], tw_bench_variant_name(klist0[i], v));
+    } else {
+      snprintf(kl_store[nk++], sizeof kl_store[0], "%s", klist0[i]);
+    }
+  }
+  const int no = split(orders_buf, ol, MAXLIST);
+  int orders[MAXLIST];
+  for (int i = 0; i < no; i++) {
+    orders[i] = atoi(ol[i]);
+    if (orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
+      return tw_app_usage("bench", "--orders: %s is not an even order in 2..16", ol[i]);
+  }
+  int any_gpu = 0, any_cpu = 0;
+  for (int i = 0; i < nk; i++) {
+    if (tw_kernel_is_gpu(kl_store[i])) any_gpu = 1;
+    else any_cpu = 1;
+  }
+
+  tw_error err = {0};
+  char dev[300] = "no GPU";
+  if (ngpu > 0) {
+    tw_gpu_props p;
+    if (tw_gpu_props_get(0, &p, &err) == TW_OK)
+      snprintf(dev, sizeof dev, "%s (cc %d.%d, %d SMs, %.1f GiB)", p.name, p.cc_major, p.cc_minor, p.sms,
+               p.mem_total / 1073741824.0);
+  }
+  printf("torrewave %s bench on %s\n", TW_VERSION, dev);
+
+  /* The ceiling: a device-to-device copy of 1 GiB (far above any L2), read + write. */
+  double copy_gbps = 0, ceil_gcells = 0;
+  if (any_gpu && ceiling && ngpu == 0)
+    printf("ceiling: not measured (no GPU here)\n");
+  if (any_gpu && ceiling && ngpu > 0) {
+    if (tw_bench_copy_gbps((size_t)1 << 30, 10, &copy_gbps, &err) != TW_OK) return tw_app_fail(&err);
+    ceil_gcells = copy_gbps / 16.0;
+    printf("ceiling: device-to-device copy %.0f GB/s (read + write), so a stepwise kernel at 16 B per update is "
+           "bound by %.1f Gcell/s\n", copy_gbps, ceil_gcells);
+  }
+
+  tw_bench_result *res = calloc((size_t)nk * (size_t)no, sizeof *res);
+  int *ok = calloc((size_t)nk * (size_t)no, sizeof *ok);
+  if (!res || !ok) {
+    tw_error_set(&err, TW_ENOMEM, "out of memory");
+    return tw_app_fail(&err);
+  }
+  int nres = 0, failures = 0;
+  const long gsteps = steps ? steps : 20, csteps = steps ? steps : 4;
+  for (int o = 0; o < no; o++) {
+    /* One problem per order and grid kind (GPU / CPU), shared by the kernels. */
+    for (int pass = 0; pass < 2; pass++) {
+      const int gpu_pass = pass == 0;
+      if ((gpu_pass && !any_gpu) || (!gpu_pass && !any_cpu)) continue;
+      if (gpu_pass && ngpu == 0) { /* say so per kernel; build no 2 GiB problem for nothing */
+        for (int k = 0; k < nk; k++)
+          if (tw_kernel_is_gpu(kl_store[k])) {
+            fprintf(stderr, "torrewave bench: %s, order %d: needs a GPU and none is present\n", kl_store[k],
+                    orders[o]);
+            failures++;
+          }
+        continue;
+      }
+      const int *N = gpu_pass ? grid : cpu_grid;
+      const long st_rep = gpu_pass ? gsteps : csteps;
+      tw_bench_problem *bp = NULL;
+      const double t0 = tw_wall_seconds();
+      if (tw_bench_problem_create(orders[o], N, absorb, fs, (long)(warmup + reps) * st_rep, 1, &bp, &err) != TW_OK) {
+        fprintf(stderr, "torrewave bench: order %d, grid %dx%dx%d: %s\n", orders[o], N[0], N[1], N[2], err.msg);
+        failures++;
+        continue;
+      }
+      fprintf(stderr, "order %d, grid %dx%dx%d: problem built in %.1f s\n", orders[o], N[0], N[1], N[2],
+              tw_wall_seconds() - t0);
+      for (int k = 0; k < nk; k++) {
+        if (tw_kernel_is_gpu(kl_store[k]) != gpu_pass) continue;
+        tw_bench_result *r = &res[nres];
+        if (tw_bench_kernel(bp, kl_store[k], st_rep, reps, warmup, r, &err) != TW_OK) {
+          fprintf(stderr, "torrewave bench: %s, order %d: %s\n", kl_store[k], orders[o], err.msg);
+          failures++;
+          continue;
+        }
+        ok[nres++] = 1;
+        fprintf(stderr, "  %-24s %8.2f Gcell/s  %s\n", r->kernel, r->gcells_med, r->note);
+      }
+      tw_bench_problem_destroy(bp);
+    }
+  }
+
+  printf("\n%-24s %5s %16s %9s %9s %9s %8s %10s  %s\n", "kernel", "order", "grid", "Gcell/s", "min", "max", "GB/s",
+         "% ceiling", "timing");
+  for (int i = 0; i < nres; i++) {
+    const tw_bench_result *r = &res[i];
+    char g[48], pct[16] = "-";
+    snprintf(g, sizeof g, "%dx%dx%d", r->N[0], r->N[1], r->N[2]);
+    if (r->gpu_timed && ceil_gcells > 0) snprintf(pct, sizeof pct, "%.1f %%", 100.0 * r->gcells_med / ceil_gcells);
+    printf("%-24s %5d %16s %9.2f %9.2f %9.2f %8.0f %10s  %s\n", r->kernel, r->order, g, r->gcells_med, r->gcells_min,
+           r->gcells_max, r->gbytes_med, pct, r->gpu_timed ? "CUDA events" : "host clock");
+  }
+  if (json) {
+    FILE *f = fopen(json, "w");
+    if (!f) {
+      tw_error_set(&err, TW_EIO, "--json %s: cannot open for writing", json);
+      free(res), free(ok);
+      return tw_app_fail(&err);
+    }
+    fprintf(f, "{\n  \"version\": ");
+    json_str(f, TW_VERSION);
+    fprintf(f, ",\n  \"device\": ");
+    json_str(f, dev);
+    fprintf(f, ",\n  \"copy_gbps\": %.3f,\n  \"ceiling_gcells\": %.3f,\n  \"results\": [", copy_gbps, ceil_gcells);
+    for (int i = 0; i < nres; i++) {
+      const tw_bench_result *r = &res[i];
+      fprintf(f, "%s\n    {\"kernel\": ", i ? "," : "");
+      json_str(f, r->kernel);
+      fprintf(f, ", \"order\": %d, \"grid\": [%d, %d, %d], \"steps\": %ld, \"reps\": %d, \"gcells_median\": %.4f, "
+                 "\"gcells_min\": %.4f, \"gcells_max\": %.4f, \"gbytes_per_s\": %.2f, \"pct_ceiling\": %.2f, "
+                 "\"timing\": \"%s\", \"note\": ",
+              r->order, r->N[0], r->N[1], r->N[2], r->steps, r->reps, r->gcells_med, r->gcells_min, r->gcells_max,
+              r->gbytes_med, r->gpu_timed && ceil_gcells > 0 ? 100.0 * r->gcells_med / ceil_gcells : 0.0,
+              r->gpu_timed ? "cuda-events" : "host-clock");
+      json_str(f, r->note);
+      fputc('}', f);
+    }
+    fprintf(f, "\n  ]\n}\n");
+    if (fclose(f) != 0) {
+      tw_error_set(&err, TW_EIO, "--json %s: write failed", json);
+      free(res), free(ok);
+      return tw_app_fail(&err);
+    }
+  }
+  free(res);
+  free(ok);
+  return failures ? TW_EXIT_FAIL : TW_EXIT_OK;
 }
-static void help_bench(FILE *out) { fprintf(out, "usage: torrewave bench (not available yet)\n"); }
-const tw_command tw_cmd_bench = {"bench", "(not available yet)", run_bench, help_bench};
+
+const tw_command tw_cmd_bench = {"bench", "time kernels on synthetic models against the measured ceiling", run_bench,
+                                 help_bench};

@@ -185,6 +185,10 @@ static void print_unmatched(FILE *o, const char *tag, const tw_result *r, const 
 }
 
 static void print_where(FILE *o, const tw_compare_stat *t) {
+  if (t->max_abs == 0) {
+    fputs("(no difference)", o);
+    return;
+  }
   if (t->kind == TW_COMPARE_TRACES) {
     fprintf(o, "receiver %ld", t->rec_a);
     if (t->rec_b != t->rec_a) fprintf(o, " (B: %ld)", t->rec_b);
@@ -222,7 +226,7 @@ static void print_table(FILE *o, const tw_result *a, const tw_result *b, const t
     fprintf(o, "%-22s %-11.4g %-11.4g %-9.3g  ", name, t->rel_l2, t->max_abs, t->peak > 0 ? t->max_abs / t->peak : 0.0);
     print_where(o, t);
     fprintf(o, "%s\n", t->pass ? "" : "  ABOVE rtol");
-    if (t->kind == TW_COMPARE_TRACES && rep->npairs > 1)
+    if (t->kind == TW_COMPARE_TRACES && rep->npairs > 1 && t->max_abs > 0)
       fprintf(o, "%-22s worst receiver by L2: %ld (B: %ld), its rel L2 %.4g\n", "", t->worst_rec_a, t->worst_rec_b,
               t->worst_rec_rel_l2);
   }

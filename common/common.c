@@ -46,7 +46,15 @@ tw_status tw_error_prefix(tw_error *err, const char *fmt, ...) {
   vsnprintf(head, sizeof head, fmt, ap);
   va_end(ap);
   memcpy(old, err->msg, sizeof old);
-  snprintf(err->msg, sizeof err->msg, "%s: %s", head, old);
+  /* head + ": " + old, truncated to the message size. */
+  size_t hl = strnlen(head, sizeof err->msg - 1), ol = strnlen(old, sizeof old);
+  size_t room = sizeof err->msg - 1;
+  memcpy(err->msg, head, hl);
+  size_t at = hl;
+  if (at + 2 <= room) memcpy(err->msg + at, ": ", 2), at += 2;
+  if (ol > room - at) ol = room - at;
+  memcpy(err->msg + at, old, ol);
+  err->msg[at + ol] = '\0';
   return err->code;
 }
 

@@ -328,10 +328,10 @@ static tw_status compare_snapshots(const tw_result *a, const tw_result *b, const
                                    const double geo[2][3], int geo_ok, tw_compare_report *rep, tw_error *err) {
   const size_t cells = (size_t)a->snap_shape[0] * (size_t)a->snap_shape[1] * (size_t)a->snap_shape[2];
   float *fa = malloc((cells ? cells : 1) * sizeof(float)), *fb = malloc((cells ? cells : 1) * sizeof(float));
-  tw_status st = fa && fb ? TW_OK : tw_error_set(err, TW_ENOMEM, "compare: out of memory for two snapshots "
-                                                                 "of %zu cells",
-                                                 cells);
-  for (int k = 0; k < n && !st; k++) st = snapshot_stat(a, b, sp[k], geo, geo_ok, fa, fb, rep->rtol, &rep->stat[rep->nstat++], err);
+  tw_status st = TW_OK;
+  if (!fa || !fb) st = tw_error_set(err, TW_ENOMEM, "compare: out of memory for two snapshots of %zu cells", cells);
+  for (int k = 0; k < n && !st; k++)
+    st = snapshot_stat(a, b, sp[k], geo, geo_ok, fa, fb, rep->rtol, &rep->stat[rep->nstat++], err);
   free(fa);
   free(fb);
   return st;

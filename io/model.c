@@ -26,22 +26,6 @@ static void model_where(const tw_job *job, char *buf, size_t len) {
     snprintf(buf, len, "%s", p);
 }
 
-/* model.file relative to the job file's folder; absolute paths, and jobs that came from a
- * string ("<string>", no folder), use the name as given (i.e. relative to the cwd). */
-static char *resolve_model_path(const char *job_path, const char *file) {
-  size_t dirlen = 0;
-  if (file[0] != '/' && job_path && strcmp(job_path, "<string>") != 0) {
-    const char *slash = strrchr(job_path, '/');
-    if (slash) dirlen = (size_t)(slash - job_path) + 1; /* keep the '/' ("/x.h5" for "/job.cfg") */
-  }
-  size_t flen = strlen(file);
-  char *out = malloc(dirlen + flen + 1);
-  if (!out) return NULL;
-  memcpy(out, job_path ? job_path : "", dirlen);
-  memcpy(out + dirlen, file, flen + 1);
-  return out;
-}
-
 /* ---------------------------------------------------------------- value check */
 
 /* Linear index → (i, j, k) for [n0][n1][n2], z fastest. */
@@ -65,7 +49,7 @@ static tw_status check_values(const tw_job *job, tw_velocity *v, const char *wha
       model_where(job, where, sizeof where);
       unravel(c, v->n, ijk);
       return tw_error_set(err, TW_EFORMAT,
-                          "%s: model: %s: velocity %g at cell (%d, %d, %d) (i, j, k); velocities must be "
+                          "%s: model: %s: velocity %g at cell (i, j, k) = (%d, %d, %d); velocities must be "
                           "positive and finite",
                           where, what, (double)x, ijk[0], ijk[1], ijk[2]);
     }
@@ -197,9 +181,8 @@ static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_er
   }
   size_t tsize = H5Tget_size(ty);
   if (H5Tget_class(ty) != H5T_FLOAT || (tsize != 4 && tsize != 8)) {
-    st = tw_error_set(err, TW_EFORMAT, "%s: model: '%s':%s: type must be float32 or float64 (found a %s of %zu bytes)",
-                      c->where, c->path, c->dset, H5Tget_class(ty) == H5T_INTEGER ? "integer" : "non-float type",
-                      tsize);
+    st = tw_error_set(err, TW_EFORMAT, "%s: model: '%s':%s: type must be float32 or float64 (found a %zu-byte %s)",
+                      c->where, c->path, c->dset, tsize, H5Tget_class(ty) == H5T_INTEGER ? "integer" : "non-float type");
     goto done;
   }
   int rank = H5Sget_simple_extent_ndims(sp);
@@ -224,12 +207,35 @@ done:
   return st;
 }
 
-/* Open dataset c->dset; a missing one is reported with the file's top-level names. */
+typedef struct {
+  char buf[256];
+  size_t at;
+} name_list;
+
+static herr_t collect_name(hid_t g, const char *name, const H5L_info_t *info, void *data) {
+  (void)g, (void)info;
+  name_list *l = (name_list *)data;
+  size_t room = sizeof l->buf - l->at;
+  int n = snprintf(l->buf + l->at, room, "%s%s", l->at ? ", " : "", name);
+  if (n < 0 || (size_t)n >= room) {
+    memcpy(l->buf + sizeof l->buf - 6, ", ...", 6); /* truncated: stop iterating */
+    l->at = sizeof l->buf - 1;
+    return 1;
+  }
+  l->at += (size_t)n;
+  return 0;
+}
+
+/* Open dataset c->dset; a missing one is reported with the names at the file's top level. */
 static hid_t open_model_dataset(const h5ctx *c, hid_t f, tw_error *err) {
   char why[512];
   int ex = tw_h5_path_exists(f, c->dset);
   if (ex <= 0) {
-    tw_error_set(err, TW_EFORMAT, "%s: model.dataset: '%s' has no dataset '%s'", c->where, c->path, c->dset);
+    name_list l = {{0}, 0};
+    hsize_t idx = 0;
+    H5Literate(f, H5_INDEX_NAME, H5_ITER_INC, &idx, collect_name, &l);
+    tw_error_set(err, TW_EFORMAT, "%s: model.dataset: '%s' has no dataset '%s' (top level: %s)", c->where, c->path,
+                 c->dset, l.at ? l.buf : "empty");
     return H5I_INVALID_HID;
   }
   hid_t ds = H5Dopen2(f, c->dset, H5P_DEFAULT);
@@ -329,7 +335,7 @@ static tw_status load_file(const tw_job *job, const char *where, tw_velocity *v,
   if (!job->model.file || !job->model.file[0])
     return tw_error_set(err, TW_ECONFIG, "%s: model.file: missing (required for type \"%s\")", where,
                         job->model.type == TW_MODEL_HDF5 ? "hdf5" : "raw");
-  char *path = resolve_model_path(job->path, job->model.file);
+  char *path = strdup(job->model.file); /* resolved by the parser (job.c) */
   if (!path) return tw_error_set(err, TW_ENOMEM, "model: out of memory");
   tw_status st = job->model.type == TW_MODEL_HDF5 ? read_hdf5(job, where, path, v, err) : read_raw(where, path, v, err);
   if (!st) {

@@ -25,7 +25,7 @@ typedef struct {
   tw_layer *layers;          /* layered: tops strictly increasing, first top <= model top */
   int nlayers;
   double vp0, gradient;      /* gradient: vp = vp0 + gradient * depth (depth = z coordinate) */
-  char *file;                /* hdf5 / raw (resolved relative to the job file's folder) */
+  char *file;                /* hdf5 / raw; the parser stores it resolved from the job file's folder */
   char *dataset;             /* hdf5 dataset name, default "vp" */
   int line;                  /* job-file line of the model group */
 } tw_model_spec;
@@ -38,7 +38,7 @@ typedef struct {
   double frequency;          /* ricker, Hz */
   double delay;              /* ricker t0, s; default 1.5 / frequency */
   double amplitude;          /* ricker A; default 1 */
-  char *file;                /* file: one sample per line (resolved relative to the job file) */
+  char *file;                /* file: one sample per line; stored resolved, like model.file */
   double file_dt;            /* file: its sampling; 0 = the run's dt */
   int line;
 } tw_wavelet_spec;

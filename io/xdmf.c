@@ -58,19 +58,28 @@ static void put_escaped(FILE *f, const char *s) {
   }
 }
 
+/* Shortest of %.15g / %.17g that reads back as the same double: "0.03", not
+ * "0.029999999999999999", and still exact. */
+static const char *num(char *buf, size_t len, double v) {
+  snprintf(buf, len, "%.15g", v);
+  if (strtod(buf, NULL) != v) snprintf(buf, len, "%.17g", v);
+  return buf;
+}
+
 /* One snapshot grid: topology, geometry, and "p" as a hyperslab of the 4-D dataset. */
 static void put_grid(FILE *f, const tw_xdmf_desc *d, int c, const char *h5base) {
   const int *n = d->n;
+  char a[32], b[32], e[32];
   fprintf(f, "      <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", d->step[c]);
-  fprintf(f, "        <Time Value=\"%.17g\"/>\n", d->time[c]);
+  fprintf(f, "        <Time Value=\"%s\"/>\n", num(a, sizeof a, d->time[c]));
   fprintf(f, "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n", n[0], n[1], n[2]);
   fprintf(f, "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n");
   fprintf(f, "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
-             "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
-          d->origin[0], d->origin[1], d->origin[2]);
+             "Format=\"XML\">%s %s %s</DataItem>\n",
+          num(a, sizeof a, d->origin[0]), num(b, sizeof b, d->origin[1]), num(e, sizeof e, d->origin[2]));
   fprintf(f, "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
-             "Format=\"XML\">%.17g %.17g %.17g</DataItem>\n",
-          d->spacing[0], d->spacing[1], d->spacing[2]);
+             "Format=\"XML\">%s %s %s</DataItem>\n",
+          num(a, sizeof a, d->spacing[0]), num(b, sizeof b, d->spacing[1]), num(e, sizeof e, d->spacing[2]));
   fprintf(f, "        </Geometry>\n");
   fprintf(f, "        <Attribute Name=\"p\" AttributeType=\"Scalar\" Center=\"Node\">\n");
   fprintf(f, "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d %d %d\" Type=\"HyperSlab\">\n", n[0], n[1],

@@ -9,4 +9,7 @@ scripts/setup.sh build
 echo "== sanitizers: job-file corpus and I/O under ASan + UBSan"
 scripts/setup.sh build-asan -DWITH_CUDA=OFF -DTW_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-(cd build-asan && ctest --output-on-failure -j"$(nproc)" -L cpu -R 'job|hdf5|model|stencil|sources|compare|cli_bad')
+(cd build-asan && ctest --output-on-failure -j"$(nproc)" -L cpu -R '^(test_job|test_hdf5_roundtrip|test_model|test_stencil|test_sources|test_compare|cli_bad_input)$')
+echo "== schedule instrumentation: time-level shadow asserted on every read (TW_DEBUG_LEVELS)"
+scripts/setup.sh build-levels -DWITH_CUDA=OFF -DTW_DEBUG_LEVELS=ON
+(cd build-levels && ctest --output-on-failure -j"$(nproc)" -R '^(test_schedule|test_window|test_cpu_diamond)$')

@@ -32,6 +32,9 @@ static tw_status cpu_advance(void *state, long t0, long n, float *taps, tw_error
   const tw_tap_sink sink = {taps, first};
   const int N0 = pb->g.N[0], N1 = pb->g.N[1];
   (void)err;
+#pragma omp parallel
+  tw_cpu_flush_denormals();
+  tw_cpu_flush_denormals(); /* the calling thread too, when OpenMP is off */
   for (long m = t0; m < t0 + n; m++) {
 #pragma omp parallel for schedule(static)
     for (int i = 0; i < N0; i++)

@@ -85,13 +85,11 @@ static void run_tower(const tw_problem *pb, tw_cpu_fields *f, const tw_schedule 
   }
 }
 
-/* One block of height sc->nt from level t0. One parallel region; the implicit barriers of the
- * worksharing loops separate the copies in, the stage, and the copies back. */
-static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_tap_sink *sink) {
-  const tw_problem *pb = st->pb;
-  tw_window *w = st->windowed ? &st->win : NULL;
-  tw_cpu_fields *f = w ? &w->ring : &st->host;
-#pragma omp parallel num_threads(dia_threads(pb))
+/* The stages of one block, run by every thread of the enclosing parallel region (orphaned
+ * worksharing loops): their implicit barriers separate the copies in, the stage's towers, and
+ * the copies back, so stage s − 1 starts only when stage s is complete. */
+static void run_stages(const tw_problem *pb, tw_cpu_fields *f, tw_window *w, const tw_schedule *sc, long t0,
+                       const tw_tap_sink *sink) {
   for (int s = sc->s_hi; s >= sc->s_lo; s--) {
     int lo, hi;
     if (w) {
@@ -107,6 +105,19 @@ static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_ta
 #pragma omp for schedule(static)
       for (int x = lo; x < hi; x++) tw_window_copy_out(w, sc, x);
     }
+  }
+}
+
+/* One block of height sc->nt from level t0, in one parallel region. */
+static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_tap_sink *sink) {
+  const tw_problem *pb = st->pb;
+  tw_window *w = st->windowed ? &st->win : NULL;
+  tw_cpu_fields *f = w ? &w->ring : &st->host;
+  tw_cpu_flush_denormals(); /* the calling thread too, when OpenMP is off */
+#pragma omp parallel num_threads(dia_threads(pb))
+  {
+    tw_cpu_flush_denormals(); /* in every thread, as the cpu backend does: both must flush alike */
+    run_stages(pb, f, w, sc, t0, sink);
   }
 }
 

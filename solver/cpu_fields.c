@@ -1,7 +1,11 @@
 #include "cpu_fields.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE__) || defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 /* Zeroed arrays for nx planes plus the halo. */
 static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
@@ -16,6 +20,17 @@ static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_field
   f->base = (size_t)f->h * (size_t)(f->sx + f->sy + 1);
   for (int a = 0; a < 2; a++) f->p[a] = calloc(f->size, sizeof(float));
   f->c2 = calloc(f->size, sizeof(float));
+#ifdef TW_DEBUG_LEVELS
+  const size_t ncol = f->size / (size_t)f->sy;
+  for (int a = 0; a < 2; a++) {
+    f->lvl[a] = malloc(ncol * sizeof(long));
+    for (size_t c = 0; f->lvl[a] && c < ncol; c++) f->lvl[a][c] = TW_LEVEL_ANY;
+  }
+  if (!f->lvl[0] || !f->lvl[1]) {
+    tw_cpu_fields_destroy(f);
+    return tw_error_set(err, TW_ENOMEM, "cannot allocate the time-level shadow");
+  }
+#endif
   if (!f->p[0] || !f->p[1] || !f->c2) {
     tw_cpu_fields_destroy(f);
     return tw_error_set(err, TW_ENOMEM, "cannot allocate %zu MiB for the CPU fields",
@@ -31,6 +46,10 @@ tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fiel
   for (int i = x0; i < x0 + nx; i++)
     for (int j = 0; j < g->N[1]; j++)
       memcpy(f->c2 + tw_cpu_off(f, i, j, 0), pb->c2dt2 + tw_grid_index(g, i, j, 0), (size_t)g->N[2] * sizeof(float));
+#ifdef TW_DEBUG_LEVELS
+  for (int i = x0; i < x0 + nx; i++)
+    for (int a = 0; a < 2; a++) tw_debug_level_plane(f, tw_cpu_slot(f, i), NULL, 0, a, a == 0 ? 0 : -1);
+#endif
   return TW_OK;
 }
 
@@ -39,10 +58,24 @@ tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *
     return tw_error_set(err, TW_EINTERNAL, "window ring of %d planes is below 2r = %d", W, 2 * pb->st.r);
   tw_status st = fields_alloc(pb, 0, W, f, err);
   if (!st) f->wrap = W;
+#ifdef TW_DEBUG_LEVELS
+  for (int sl = -f->h; !st && sl < W + f->h; sl++)
+    for (int a = 0; a < 2; a++) tw_debug_level_plane(f, sl, NULL, 0, a, TW_LEVEL_POISON);
+#endif
   return st;
 }
 
+void tw_cpu_flush_denormals(void) {
+#if defined(__SSE__) || defined(__x86_64__)
+  _mm_setcsr(_mm_getcsr() | 0x8040); /* FTZ (bit 15) | DAZ (bit 6) */
+#endif
+}
+
 void tw_cpu_fields_destroy(tw_cpu_fields *f) {
+#ifdef TW_DEBUG_LEVELS
+  free(f->lvl[0]);
+  free(f->lvl[1]);
+#endif
   free(f->p[0]);
   free(f->p[1]);
   free(f->c2);
@@ -69,15 +102,36 @@ void tw_column_range(const int (*cells)[3], long n, int i, int j, long *lo, long
 
 /* Update cells k in [k0, k1) of one column, no source term. */
 /* Always inlined with a literal r (see update_run_r) so the stencil loop unrolls. */
-static inline __attribute__((always_inline)) void update_run_k(const tw_problem *pb, tw_cpu_fields *f, float *cur,
+/* Cells k in [k0, k1) of one column; damped selects the general update (compile-time after
+ * inlining, so the undamped loop has no branch and vectorizes). */
+static inline __attribute__((always_inline)) void update_cells(const tw_problem *pb, tw_cpu_fields *f, float *cur,
                                                                float *old, size_t c0, float ax, float ay, int k0,
-                                                               int k1, const int r) {
+                                                               int k1, const int r, const int damped) {
   const float *az = pb->a[2];
   for (int k = k0; k < k1; k++) {
     const size_t c = c0 + k;
     float lap = tw_laplacian(r, &pb->st, cur + c, f->sx, cur + c, f->sy, cur + c, 1);
-    old[c] = tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, az[k]));
+    old[c] = damped ? tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, az[k]))
+                    : tw_cell_update_undamped(cur[c], old[c], lap, f->c2[c]);
   }
+}
+
+/* Always inlined with a literal r (see update_run) so the stencil loop unrolls. In a column with
+ * ax = ay = 0, the model's own z range [lo, lo + n) has a = (0 + 0) + 0 = 0 exactly: those
+ * cells take the undamped path, which is the same arithmetic (tw_stencil.h). */
+static inline __attribute__((always_inline)) void update_run_k(const tw_problem *pb, tw_cpu_fields *f, float *cur,
+                                                               float *old, size_t c0, float ax, float ay, int k0,
+                                                               int k1, const int r) {
+  int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
+  if (ax != 0.0f || ay != 0.0f || lo >= k1 || hi <= k0) {
+    update_cells(pb, f, cur, old, c0, ax, ay, k0, k1, r, 1);
+    return;
+  }
+  if (lo < k0) lo = k0;
+  if (hi > k1) hi = k1;
+  update_cells(pb, f, cur, old, c0, ax, ay, k0, lo, r, 1);
+  update_cells(pb, f, cur, old, c0, ax, ay, lo, hi, r, 0);
+  update_cells(pb, f, cur, old, c0, ax, ay, hi, k1, r, 1);
 }
 
 static void update_run(const tw_problem *pb, tw_cpu_fields *f, float *cur, float *old, size_t c0, float ax,
@@ -91,10 +145,69 @@ static void update_run(const tw_problem *pb, tw_cpu_fields *f, float *cur, float
   }
 }
 
+#ifdef TW_DEBUG_LEVELS
+static long level_errors;
+static char level_first[256];
+
+long tw_debug_level_errors(char *first, size_t len) {
+  long n;
+#pragma omp critical(tw_debug_levels)
+  {
+    n = level_errors;
+    if (first && len) snprintf(first, len, "%s", level_first);
+  }
+  return n;
+}
+
+void tw_debug_level_reset(void) {
+#pragma omp critical(tw_debug_levels)
+  {
+    level_errors = 0;
+    level_first[0] = 0;
+  }
+}
+
+void tw_debug_level_plane(tw_cpu_fields *to, int dst_slot, const tw_cpu_fields *from, int src_slot, int a,
+                          long level) {
+  const size_t ncol = (size_t)(to->sx / to->sy); /* columns per plane, y halos included */
+  long *d = to->lvl[a] + (size_t)(to->h + dst_slot) * ncol;
+  for (size_t c = 0; c < ncol; c++) {
+    const int y_halo = c < (size_t)to->h || c >= ncol - (size_t)to->h;
+    d[c] = from ? from->lvl[a][(size_t)(from->h + src_slot) * ncol + c] : (y_halo ? TW_LEVEL_ANY : level);
+  }
+}
+
+static void level_bad(int i, int j, long n, const char *what, long got, long want) {
+#pragma omp critical(tw_debug_levels)
+  {
+    if (!level_errors++)
+      snprintf(level_first, sizeof level_first, "column (%d, %d), step %ld → %ld: %s holds level %ld, needs %ld", i,
+               j, n, n + 1, what, got, want);
+  }
+}
+
+/* Assert the levels column (i, j) reads to go from n to n + 1. */
+static void level_check(const tw_cpu_fields *f, int r, int i, int j, long n, size_t c0) {
+  const long *cur = f->lvl[n % 2], *old = f->lvl[(n + 1) % 2];
+  const size_t c = tw_cpu_col(f, c0), px = (size_t)(f->sx / f->sy);
+  for (int m = 1; m <= r; m++) {
+    const size_t nb[4] = {c - m * px, c + m * px, c - m, c + m};
+    static const char *const name[4] = {"neighbour x−m", "neighbour x+m", "neighbour y−m", "neighbour y+m"};
+    for (int e = 0; e < 4; e++)
+      if (cur[nb[e]] != n && cur[nb[e]] != TW_LEVEL_ANY) level_bad(i, j, n, name[e], cur[nb[e]], n);
+  }
+  if (old[c] != n - 1) level_bad(i, j, n, "its own older level", old[c], n - 1);
+}
+#endif
+
 void tw_cpu_update_column(const tw_problem *pb, tw_cpu_fields *f, int i, int j, long n, const tw_tap_sink *sink) {
   const int r = pb->st.r, Nz = pb->g.N[2];
   float *cur = f->p[n % 2], *old = f->p[(n + 1) % 2];
   const size_t c0 = tw_cpu_off(f, i, j, 0);
+#ifdef TW_DEBUG_LEVELS
+  level_check(f, r, i, j, n, c0);
+  f->lvl[(n + 1) % 2][tw_cpu_col(f, c0)] = n + 1;
+#endif
   if (pb->free_surface) /* image method: ghost −m mirrors +m with the opposite sign */
     for (int m = 1; m <= r; m++) cur[c0 - m] = m < Nz ? -cur[c0 + m] : 0.0f;
   const float ax = pb->a[0][i], ay = pb->a[1][j];
@@ -129,6 +242,11 @@ void tw_cpu_ring_sync_row(tw_cpu_fields *f, int i, int y0, int y1, int parity) {
   float *a = f->p[parity];
   const size_t o = (size_t)y0 * (size_t)f->sy, len = (size_t)(y1 - y0) * (size_t)f->sy;
   memcpy(tw_cpu_plane(f, a, m) + f->h * f->sy + o, tw_cpu_plane(f, a, slot) + f->h * f->sy + o, len * sizeof(float));
+#ifdef TW_DEBUG_LEVELS
+  const size_t ncol = (size_t)(f->sx / f->sy);
+  for (int y = y0; y < y1; y++)
+    f->lvl[parity][(size_t)(f->h + m) * ncol + f->h + y] = f->lvl[parity][(size_t)(f->h + slot) * ncol + f->h + y];
+#endif
 }
 
 void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out) {

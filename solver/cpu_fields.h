@@ -20,6 +20,10 @@ typedef struct tw_cpu_fields {
   int wrap;                  /* 0: planes as above. W > 0: a ring of nx = W planes (window.c),
                               * plane x in slot x mod W; the x-halo planes mirror the slots at the
                               * other end of the ring (tw_cpu_ring_mirror) */
+#ifdef TW_DEBUG_LEVELS
+  long *lvl[2];              /* time level held by each column of p[a], indexed by offset / sy
+                              * (tw_cpu_col); TW_LEVEL_ANY: a zero halo column, any level reads */
+#endif
 } tw_cpu_fields;
 
 /* Where a column update records receiver taps. */
@@ -77,6 +81,31 @@ void tw_cpu_update_column(const tw_problem *pb, tw_cpu_fields *f, int i, int j, 
 /* In a ring, after columns [y0, y1) of plane i were updated into level array `parity`, copy them
  * to the plane's mirror if it has one (no-op otherwise; see tw_cpu_ring_mirror). */
 void tw_cpu_ring_sync_row(tw_cpu_fields *f, int i, int y0, int y1, int parity);
+
+/* Flush denormals to zero (FTZ and DAZ) in the calling thread. Every CPU kernel calls it in
+ * each of its threads before updating cells: the leading edge of a wavefront and the absorbing
+ * layers otherwise fill the grid with denormals, which x86 handles ~100x slower. All CPU
+ * kernels flush alike, so they stay bitwise equal; against the GPU (which keeps denormals) the
+ * difference is below 1e-38 absolute. */
+void tw_cpu_flush_denormals(void);
+
+#ifdef TW_DEBUG_LEVELS
+/* The time-level shadow (cmake -DTW_DEBUG_LEVELS=ON): every column update asserts that its x/y
+ * neighbours within r hold level n in p[n % 2] and its own p[(n+1) % 2] holds level n − 1, then
+ * records level n + 1. Grid columns start at levels 0 (p[0]) and −1 (p[1]); a ring starts
+ * poisoned (TW_LEVEL_POISON never matches) and gets levels with the planes copied in. A wrong
+ * read is counted (library code does not print): tw_debug_level_errors returns the count since
+ * the last reset and the first violation in words. */
+#define TW_LEVEL_ANY (-(1L << 62))
+#define TW_LEVEL_POISON (-(1L << 61))
+static inline size_t tw_cpu_col(const tw_cpu_fields *f, size_t off) { return off / (size_t)f->sy; }
+long tw_debug_level_errors(char *first, size_t len);
+void tw_debug_level_reset(void);
+/* Copy the shadow of whole plane src_slot of fields `from` (array a) to dst_slot of `to`, or
+ * set it to `level` when from is NULL. */
+void tw_debug_level_plane(tw_cpu_fields *to, int dst_slot, const tw_cpu_fields *from, int src_slot, int a,
+                          long level);
+#endif
 
 /* Copy the current level of a padded-cell box (decimated) out of the fields. */
 void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out);

@@ -88,4 +88,25 @@ extern const tw_backend_ops tw_backend_cpu;
 #ifdef __cplusplus
 }
 #endif
+
+/* gpu-stepwise (gpu_stepwise.cu, CUDA builds only). Tuning variants for `torrewave bench`
+ * ("gpu-stepwise@NAME"); the registry's kernel uses the default variant of the order. */
+#ifdef TW_WITH_CUDA
+#ifdef __cplusplus
+extern "C" {
+#endif
+extern const tw_backend_ops tw_backend_gpu_stepwise;
+int tw_gpu_stepwise_variant_count(void);
+const char *tw_gpu_stepwise_variant_name(int i);
+const char *tw_gpu_stepwise_default_variant(int order);   /* NULL for an order it lacks */
+/* variant NULL, "" or "default" = the default of the problem's order. */
+tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *variant, void **state, tw_error *err);
+/* Bench only: fill levels 0 and −1 with small random values (timing never runs on zeros). */
+tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err);
+/* Time fn(arg) between two CUDA events recorded on the legacy default stream (gpu_bench.cu). */
+tw_status tw_gpu_time_call(tw_status (*fn)(void *arg, tw_error *err), void *arg, double *seconds, tw_error *err);
+#ifdef __cplusplus
+}
+#endif
+#endif
 #endif

@@ -73,4 +73,68 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
 #ifdef __cplusplus
 }
 #endif
+
+/* ---------------------------------------------------------------- benchmark and GPU facts
+ * (`torrewave bench`, `torrewave info`; bench.c, gpu_bench.cu, gpu_info.cu) */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A synthetic problem on the padded grid N (what Gcell/s counts): random velocity 1500–4500 m/s,
+ * absorbing layers of `absorb` cells inside N, a free surface on top when fs, one Ricker source
+ * in the middle, a line of 128 receivers near the top sampled every step. It holds S for
+ * `steps` steps: at least (warmup + reps) × steps per repetition of every kernel run on it. */
+typedef struct tw_bench_problem tw_bench_problem;
+tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs, long steps, uint64_t seed,
+                                  tw_bench_problem **out, tw_error *err);
+void tw_bench_problem_destroy(tw_bench_problem *bp);
+
+typedef struct tw_bench_result {
+  char kernel[64];
+  int order;
+  int N[3];
+  long steps;                /* per timed repetition */
+  int reps;
+  double gcells_med, gcells_min, gcells_max;
+  double gbytes_med;         /* effective GB/s: 16 B per update × the median rate */
+  int gpu_timed;             /* 1: CUDA events around each advance call; 0: host clock */
+  char note[256];            /* the backend's report note (variant, occupancy, split) */
+} tw_bench_result;
+
+/* Time a kernel on the problem: a fresh backend, `warmup` untimed advance calls of `steps`
+ * steps, then `reps` timed ones. kernel: a registry name, or "gpu-stepwise@VARIANT". GPU
+ * kernels start from random fields (never timed on zeros), when the backend allows it. */
+tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, int reps, int warmup,
+                          tw_bench_result *res, tw_error *err);
+
+/* Tuning variants of a kernel that `bench` can time as "KERNEL@VARIANT" (0 if none). */
+int tw_bench_variant_count(const char *kernel);
+const char *tw_bench_variant_name(const char *kernel, int i);
+const char *tw_bench_variant_default(const char *kernel, int order);  /* NULL if none */
+
+/* The stepwise ceiling (DESIGN §6): a device-to-device cudaMemcpy of `bytes`, median of reps,
+ * in GB/s counting bytes read + written. TW_ENODEV without a GPU. */
+tw_status tw_bench_copy_gbps(size_t bytes, int reps, double *gbps, tw_error *err);
+
+/* GPU facts. tw_cuda_built: 1 when this build has the CUDA kernels. */
+typedef struct tw_gpu_props {
+  char name[256];
+  int cc_major, cc_minor;
+  int sms;
+  size_t mem_total, mem_free;
+  int l2_bytes;
+  int clock_khz, mem_clock_khz, bus_bits;   /* 0 where the device does not say */
+  size_t smem_per_block_optin;
+  int regs_per_sm, max_threads_per_sm;
+} tw_gpu_props;
+int tw_cuda_built(void);
+/* GPUs visible to this process (0 without CUDA or without a device). */
+int tw_gpu_count(void);
+/* CUDA runtime and driver versions as 1000·major + 10·minor (0 when unknown). */
+void tw_cuda_versions(int *runtime, int *driver);
+tw_status tw_gpu_props_get(int device, tw_gpu_props *p, tw_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -16,8 +16,8 @@ void tw_window_touched(const tw_schedule *sc, int s, int *lo, int *hi) {
   clip(sc, lo, hi);
 }
 
-/* touched(s) \ touched(s + 1). Both intervals have the same length K + r > R and the second is
- * the first shifted right by R, so the difference is [lo(s), lo(s) + R). */
+/* touched(s) \ touched(s + 1). Both intervals have the length nt·r + 2R + r > R and the second
+ * is the first shifted right by R, so the difference is [lo(s), lo(s) + R). */
 void tw_window_in_planes(const tw_schedule *sc, int s, int *lo, int *hi) {
   int l, h;
   tw_stage_planes(sc, s, &l, &h);
@@ -78,16 +78,17 @@ tw_status tw_window_cpu_size(const tw_problem *pb, int dts, int nt, uint64_t cap
     char have[32], want[32];
     tw_format_bytes((double)cap, have, sizeof have);
     tw_format_bytes((double)need.min_bytes, want, sizeof want);
-    char what[160];
+    char what[200];
     if (need.min_bytes < need.whole_bytes)
-      snprintf(what, sizeof what, "a ring of %d x-planes of %d × %d cells", need.min_planes, pb->g.N[1], pb->g.N[2]);
+      snprintf(what, sizeof what, "a window of %d x-planes of %d × %d cells, two levels and c²dt²",
+               need.min_planes, pb->g.N[1], pb->g.N[2]);
     else
-      snprintf(what, sizeof what, "the whole grid: a window needs %d x-planes, the grid has %d", need.min_planes,
-               pb->g.N[0]);
-    return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for one window of this job: the "
-                        "smallest cap that works is %llu bytes (%s; %s, two levels and c²dt²; order %d, dts %d, "
-                        "tower_height %d); raise solver.device_memory or lower solver.tower_height",
-                        have, (unsigned long long)need.min_bytes, want, what, pb->order, dts, nt);
+      snprintf(what, sizeof what, "the whole grid, %d x-planes of %d × %d cells, two levels and c²dt² (a window "
+               "for this tower height would span all of it)", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
+    return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap "
+                        "that works is %llu bytes (%s) for %s; order %d, dts %d, tower_height %d; raise "
+                        "solver.device_memory or lower solver.tower_height", have,
+                        (unsigned long long)need.min_bytes, want, what, pb->order, dts, nt);
   }
   const uint64_t per_plane = tw_window_cpu_ring_bytes(pb, 1) - tw_window_cpu_ring_bytes(pb, 0);
   const uint64_t fit = (cap - tw_window_cpu_ring_bytes(pb, 0)) / per_plane;
@@ -128,6 +129,14 @@ void tw_window_copy_in(tw_window *w, const tw_schedule *sc, int x) {
   put_plane(ring, ring->p[0], slot, real ? tw_cpu_plane(host, host->p[0], hs) : NULL);
   put_plane(ring, ring->p[1], slot, real ? tw_cpu_plane(host, host->p[1], hs) : NULL);
   put_plane(ring, ring->c2, slot, real ? tw_cpu_plane(host, host->c2, hs) : NULL);
+#ifdef TW_DEBUG_LEVELS
+  int m;
+  const int has_mirror = tw_cpu_ring_mirror(ring, slot, &m);
+  for (int a = 0; a < 2; a++) { /* the levels travel with the plane; a virtual plane reads as zeros */
+    tw_debug_level_plane(ring, slot, real ? host : NULL, hs, a, TW_LEVEL_ANY);
+    if (has_mirror) tw_debug_level_plane(ring, m, ring, slot, a, 0);
+  }
+#endif
   if (real) {
     const double cells = (double)w->pb->g.N[1] * (double)w->pb->g.N[2];
 #pragma omp atomic
@@ -143,6 +152,9 @@ void tw_window_copy_out(tw_window *w, const tw_schedule *sc, int x) {
   const int slot = tw_cpu_slot(ring, x), hs = tw_cpu_slot(host, x);
   const size_t n = (size_t)ring->sx * sizeof(float);
   for (int a = 0; a < 2; a++) memcpy(tw_cpu_plane(host, host->p[a], hs), tw_cpu_plane(ring, ring->p[a], slot), n);
+#ifdef TW_DEBUG_LEVELS
+  for (int a = 0; a < 2; a++) tw_debug_level_plane(host, hs, ring, slot, a, 0);
+#endif
   const double cells = (double)w->pb->g.N[1] * (double)w->pb->g.N[2];
 #pragma omp atomic
   w->planes_out++;

@@ -55,18 +55,6 @@ double tw_ricker(double t, double f, double t0, double amplitude) {
   return amplitude * (1.0 - 2.0 * a) * exp(-a);
 }
 
-char *tw_resolve_path(const char *job_path, const char *file) {
-  if (!file) return NULL;
-  const char *slash = job_path ? strrchr(job_path, '/') : NULL;
-  if (file[0] == '/' || !slash || (job_path && job_path[0] == '<')) return strdup(file);
-  size_t dl = (size_t)(slash - job_path) + 1;
-  char *out = malloc(dl + strlen(file) + 1);
-  if (!out) return NULL;
-  memcpy(out, job_path, dl);
-  strcpy(out + dl, file);
-  return out;
-}
-
 /* One number per line; blank lines and '#' comments are skipped. */
 static tw_status read_samples(const char *path, double **vals, long *count, tw_error *err) {
   FILE *f = fopen(path, "r");
@@ -114,13 +102,10 @@ tw_status tw_wavelet_sample(const tw_wavelet_spec *w, const char *job_path, doub
     for (long n = 0; n <= nsteps; n++) out[n] = (float)tw_ricker(n * dt, w->frequency, w->delay, w->amplitude);
     return TW_OK;
   }
-  char *path = tw_resolve_path(job_path, w->file);
-  if (!path) return tw_error_set(err, TW_ENOMEM, "out of memory");
   double *v;
   long cnt;
-  tw_status st = read_samples(path, &v, &cnt, err);
-  free(path);
-  if (st) return st;
+  tw_status st = read_samples(w->file, &v, &cnt, err);
+  if (st) return job_path ? tw_error_prefix(err, "%s: wavelet line %d", job_path, w->line) : st;
   const double fdt = w->file_dt > 0 ? w->file_dt : dt;
   for (long n = 0; n <= nsteps; n++) { /* linear interpolation; zero past the last sample */
     const double u = n * dt / fdt;

@@ -30,12 +30,10 @@ double tw_ricker(double t, double f, double t0, double amplitude);
 
 /* s(t_n) for n = 0 .. nsteps (nsteps + 1 values). File wavelets: one sample per line ('#'
  * comments allowed), sampled at w->file_dt (0: the run's dt), resampled to dt by linear
- * interpolation (zero past the end). job_path resolves relative file names. */
+ * interpolation (zero past the end). w->file is used as given (the job parser stores it
+ * resolved from the job file's folder); job_path only names the job in messages. */
 tw_status tw_wavelet_sample(const tw_wavelet_spec *w, const char *job_path, double dt, long nsteps, float *out,
                             tw_error *err);
-
-/* Resolve a file name relative to the folder of job_path (absolute names unchanged). malloc'd. */
-char *tw_resolve_path(const char *job_path, const char *file);
 
 #ifdef __cplusplus
 }

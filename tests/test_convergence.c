@@ -52,7 +52,7 @@ static double dt_at(int order, double d, double courant) {
 /* Relative L2 error of the traces of a run against the analytic reference, over all receivers
  * and the whole record. */
 static double trace_error(int order, double d, double dt, const char *tag) {
-  char n_set[64], d_set[64], dt_set[64], order_set[32], run_path[512], ref_path[512];
+  char n_set[128], d_set[128], dt_set[128], order_set[32], run_path[512], ref_path[512];
   const int n = (int)lround(640.0 / d) + 1;
   snprintf(n_set, sizeof n_set, "grid.n=[%d,%d,%d]", n, n, n);
   snprintf(d_set, sizeof d_set, "grid.d=[%.17g,%.17g,%.17g]", d, d, d);

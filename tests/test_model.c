@@ -23,6 +23,13 @@ static char tmpdir[256];
 
 static void path_in(char *buf, size_t len, const char *name) { snprintf(buf, len, "%s/%s", tmpdir, name); }
 
+/* model.file as the parser stores it: resolved from the job file's folder (tmpdir). */
+static char *in_tmp(const char *name) {
+  char p[512];
+  path_in(p, sizeof p, name);
+  return strdup(p);
+}
+
 /* A job with the fields the model loader reads. job->path lives in tmpdir, so relative model
  * files resolve there. */
 static tw_job *make_job(tw_model_type type) {
@@ -201,7 +208,7 @@ static void test_hdf5_values(void) {
   path_in(p, sizeof p, "m32.h5");
   write_h5(p, "/model/vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, v32, spacing, origin);
   tw_job *j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("m32.h5");
+  j->model.file = in_tmp("m32.h5");
   j->model.dataset = strdup("/model/vp");
   tw_velocity *v = expect_ok(j, "hdf5 float32");
   if (v) {
@@ -239,7 +246,7 @@ static void test_hdf5_bad_values(void) {
   path_in(p, sizeof p, "nan.h5");
   write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, NULL, NULL);
   tw_job *j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("nan.h5");
+  j->model.file = in_tmp("nan.h5");
   const char *need1[] = {"job.cfg:7", "(1, 2, 0)", "nan.h5", "nan"};
   expect_error(j, TW_EFORMAT, need1, 4, "hdf5 NaN");
   free_job(j);
@@ -249,7 +256,7 @@ static void test_hdf5_bad_values(void) {
   path_in(p, sizeof p, "neg.h5");
   write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, NULL, NULL);
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("neg.h5");
+  j->model.file = in_tmp("neg.h5");
   const char *need2[] = {"(4, 3, 2)", "neg.h5", "-1500"};
   expect_error(j, TW_EFORMAT, need2, 3, "hdf5 negative");
   free_job(j);
@@ -265,7 +272,7 @@ static void test_hdf5_errors(void) {
   path_in(p, sizeof p, "shape.h5");
   write_h5(p, "vp", wrong, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, NULL, NULL);
   tw_job *j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("shape.h5");
+  j->model.file = in_tmp("shape.h5");
   const char *need1[] = {"shape.h5", "[5][3][4]", "expected [5][4][3]"};
   expect_error(j, TW_EMISMATCH, need1, 3, "hdf5 wrong shape");
   free_job(j);
@@ -276,7 +283,7 @@ static void test_hdf5_errors(void) {
   path_in(p, sizeof p, "spacing.h5");
   write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, bad_spacing, NULL);
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("spacing.h5");
+  j->model.file = in_tmp("spacing.h5");
   const char *need2[] = {"spacing.h5", "'spacing'", "5.5", "grid.d", "vp"};
   expect_error(j, TW_EMISMATCH, need2, 5, "hdf5 spacing mismatch");
   free_job(j);
@@ -286,20 +293,20 @@ static void test_hdf5_errors(void) {
   path_in(p, sizeof p, "origin_ok.h5");
   write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, NULL, near_origin);
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("origin_ok.h5");
+  j->model.file = in_tmp("origin_ok.h5");
   tw_velocity_destroy(expect_ok(j, "hdf5 origin within tolerance"));
   free_job(j);
   path_in(p, sizeof p, "origin_bad.h5");
   write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, vals, NULL, far_origin);
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("origin_bad.h5");
+  j->model.file = in_tmp("origin_bad.h5");
   const char *need3[] = {"origin_bad.h5", "'origin'", "210", "grid.origin"};
   expect_error(j, TW_EMISMATCH, need3, 4, "hdf5 origin mismatch");
   free_job(j);
 
   /* missing dataset name */
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("spacing.h5");
+  j->model.file = in_tmp("spacing.h5");
   j->model.dataset = strdup("vs");
   const char *need4[] = {"job.cfg:7", "model.dataset", "'vs'", "spacing.h5"};
   expect_error(j, TW_EFORMAT, need4, 4, "hdf5 missing dataset");
@@ -311,7 +318,7 @@ static void test_hdf5_errors(void) {
 
   /* missing file, and a file that is not HDF5 */
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("no_such.h5");
+  j->model.file = in_tmp("no_such.h5");
   const char *need5[] = {"job.cfg:7: model.file: cannot open", "no_such.h5", "No such file"};
   expect_error(j, TW_EIO, need5, 3, "hdf5 missing file");
   free(j->model.file);
@@ -319,7 +326,7 @@ static void test_hdf5_errors(void) {
   FILE *f = fopen(p, "w");
   fputs("not hdf5\n", f);
   fclose(f);
-  j->model.file = strdup("notes.txt");
+  j->model.file = in_tmp("notes.txt");
   const char *need6[] = {"notes.txt", "not an HDF5 file"};
   expect_error(j, TW_EFORMAT, need6, 2, "not hdf5");
   free_job(j);
@@ -330,7 +337,7 @@ static void test_hdf5_errors(void) {
   path_in(p, sizeof p, "int.h5");
   write_h5(p, "vp", dims, H5T_STD_I32LE, H5T_NATIVE_INT32, ints, NULL, NULL);
   j = make_job(TW_MODEL_HDF5);
-  j->model.file = strdup("int.h5");
+  j->model.file = in_tmp("int.h5");
   const char *need7[] = {"int.h5", "float32 or float64"};
   expect_error(j, TW_EFORMAT, need7, 2, "hdf5 integer");
   free_job(j);
@@ -345,7 +352,7 @@ static void test_raw(void) {
   path_in(p, sizeof p, "vp.bin");
   write_raw(p, vals, NCELL);
   tw_job *j = make_job(TW_MODEL_RAW);
-  j->model.file = strdup("vp.bin");
+  j->model.file = in_tmp("vp.bin");
   tw_velocity *v = expect_ok(j, "raw");
   if (v) {
     CHECK(memcmp(v->vp, vals, sizeof vals) == 0, "raw values differ");
@@ -359,7 +366,7 @@ static void test_raw(void) {
   path_in(p, sizeof p, "neg.bin");
   write_raw(p, vals, NCELL);
   j = make_job(TW_MODEL_RAW);
-  j->model.file = strdup("neg.bin");
+  j->model.file = in_tmp("neg.bin");
   const char *need1[] = {"(2, 1, 1)", "neg.bin", "-3"};
   expect_error(j, TW_EFORMAT, need1, 3, "raw negative");
   free_job(j);
@@ -368,7 +375,7 @@ static void test_raw(void) {
   path_in(p, sizeof p, "short.bin");
   write_raw(p, vals, NCELL - 1);
   j = make_job(TW_MODEL_RAW);
-  j->model.file = strdup("short.bin");
+  j->model.file = in_tmp("short.bin");
   const char *need2[] = {"short.bin", "236 bytes", "expected 240"};
   expect_error(j, TW_EMISMATCH, need2, 3, "raw size");
   free_job(j);
@@ -385,6 +392,36 @@ static void test_raw(void) {
   const char *need3[] = {"<string>:7", "cannot open 'vp.bin'"};
   expect_error(j, TW_EIO, need3, 2, "raw relative to cwd for string jobs");
   free_job(j);
+}
+
+/* A relative job path: the parser stores model.file resolved from the job file's folder
+ * ("rel/vp.bin" for "rel/job.cfg"), and the loader opens exactly that name. */
+static void test_relative_resolution(void) {
+  static float vals[NCELL];
+  random_vp(vals, NCELL, 6);
+  char cwd[1024], p[512];
+  REQUIRE(getcwd(cwd, sizeof cwd) != NULL, "getcwd");
+  int rc = chdir(tmpdir);
+  REQUIRE(rc == 0, "chdir %s", tmpdir);
+  path_in(p, sizeof p, "rel");
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", p);
+  rc = system(cmd);
+  REQUIRE(rc == 0, "mkdir");
+  write_raw("rel/vp.bin", vals, NCELL);
+  const char *names[1] = {"rel/vp.bin"}; /* as resolved by job.c from "vp.bin" in rel/job.cfg */
+  for (int i = 0; i < 1; i++) {
+    tw_job *j = make_job(TW_MODEL_RAW);
+    free(j->path);
+    j->path = strdup("rel/job.cfg");
+    j->model.file = strdup(names[i]);
+    tw_velocity *v = expect_ok(j, names[i]);
+    if (v) CHECK(memcmp(v->vp, vals, sizeof vals) == 0, "relative %s: values differ", names[i]);
+    tw_velocity_destroy(v);
+    free_job(j);
+  }
+  rc = chdir(cwd);
+  REQUIRE(rc == 0, "chdir back");
 }
 
 static void remove_tmpdir(void) {
@@ -405,6 +442,7 @@ int main(void) {
   test_hdf5_bad_values();
   test_hdf5_errors();
   test_raw();
+  test_relative_resolution();
   remove_tmpdir();
   return tw_test_exit();
 }

@@ -94,13 +94,15 @@ static void update(shadow *sh, int s, int tw, int x, int y, long n) {
   sh->updates++;
 }
 
-enum { FORWARD = 0, STAGES_UP = 1, STEPS_DOWN = 2 };
+enum { FORWARD = 0, STAGES_UP = 1, STEPS_DOWN = 2, PAIRS_CONCURRENT = 3 };
 
 /* One block from level t0, walking the schedule like cpu_diamond.c; `mode` breaks it on purpose. */
 static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
   const int nst = sc->s_hi - sc->s_lo + 1;
   for (int e = 0; e < nst; e++) {
-    const int s = mode == STAGES_UP ? sc->s_lo + e : sc->s_hi - e, id = ++sh->stage_id;
+    const int s = mode == STAGES_UP ? sc->s_lo + e : sc->s_hi - e;
+    /* PAIRS_CONCURRENT: two consecutive stages treated as one concurrent group */
+    const int id = mode == PAIRS_CONCURRENT && e % 2 ? sh->stage_id : ++sh->stage_id;
     for (int i = 0; i < tw_stage_towers(sc, s); i++) {
       const int k = tw_stage_tower_k(sc, s, i);
       for (int u = 0; u < sc->nt; u++) {
@@ -110,22 +112,23 @@ static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
         for (int x = x0; x < x1; x++) {
           int y0, y1;
           tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
-          for (int y = y0; y < y1; y++) update(sh, id, i, x, y, t0 + tau);
+          for (int y = y0; y < y1; y++) update(sh, id, mode == PAIRS_CONCURRENT ? 2 * i + e % 2 : i, x, y, t0 + tau);
         }
       }
     }
   }
 }
 
-/* Columns a tower (or, k < 0 for every k, a whole stage) has in the grid over the block. */
-static long cells_of(const tw_schedule *sc, int s, int k) {
+/* Columns a tower k (or, with whole, every tower of the stage, in range or not) has in the grid
+ * over the block. */
+static long cells_of(const tw_schedule *sc, int s, int k, int whole) {
   long n = 0;
   for (int tau = 0; tau < sc->nt; tau++) {
     int x0, x1;
     tw_tower_rows(sc, s, tau, &x0, &x1);
     for (int x = x0; x < x1; x++) {
       int kk0 = k, kk1 = k;
-      if (k < 0) kk0 = -4, kk1 = sc->kmax + 4;
+      if (whole) kk0 = -4, kk1 = sc->kmax + 4;
       for (int kk = kk0; kk <= kk1; kk++) {
         if (((kk - s) % 2 + 2) % 2) continue;
         int y0, y1;
@@ -148,13 +151,17 @@ static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
     tw_schedule sc;
     const int h = tw_block_height(done, steps, nt);
     tw_schedule_init(&sc, N0, N1, r, dts, h);
-    /* stages s_hi + 1 and s_lo − 1 have no column in the grid; s_hi and s_lo do; towers k just
-     * outside [0, kmax] have none (kmax's parity has at least one) */
-    tight &= cells_of(&sc, sc.s_hi + 1, -1) == 0 && cells_of(&sc, sc.s_lo - 1, -1) == 0;
-    tight &= cells_of(&sc, sc.s_hi, -1) > 0 && cells_of(&sc, sc.s_lo, -1) > 0;
+    /* stages s_hi + 1 and s_lo − 1 have no column in the grid; s_hi and s_lo have rows in it
+     * (on a grid narrower than R in y their few cells can miss it: a harmless empty stage);
+     * towers k just outside [0, kmax] have no column */
+    int x0, x1, x2, x3;
+    tw_tower_rows(&sc, sc.s_hi, 0, &x0, &x1);
+    tw_tower_rows(&sc, sc.s_lo, h - 1, &x2, &x3);
+    tight &= cells_of(&sc, sc.s_hi + 1, 0, 1) == 0 && cells_of(&sc, sc.s_lo - 1, 0, 1) == 0;
+    tight &= x0 < x1 && x2 < x3;
     for (int s = sc.s_lo; s <= sc.s_hi; s++) {
       const int par = ((s % 2) + 2) % 2, nto = tw_stage_towers(&sc, s);
-      tight &= cells_of(&sc, s, par - 2) == 0 && cells_of(&sc, s, par + 2 * nto) == 0;
+      tight &= cells_of(&sc, s, par - 2, 0) == 0 && cells_of(&sc, s, par + 2 * nto, 0) == 0;
     }
     const long before = sh.updates;
     replay_block(&sh, &sc, t, FORWARD);
@@ -183,8 +190,9 @@ static void negative_control(int mode, const char *what) {
   shadow_init(&sh, 13, 11, 2, 1);
   tw_schedule_init(&sc, 13, 11, 2, 1, 4);
   replay_block(&sh, &sc, 1, mode);
-  CHECK(sh.bad_level > 0, "negative control (%s) not caught", what);
-  printf("negative control (%s): caught, %ld bad reads\n", what, sh.bad_level);
+  const long bad = mode == PAIRS_CONCURRENT ? sh.bad_race : sh.bad_level;
+  CHECK(bad > 0, "negative control (%s) not caught", what);
+  printf("negative control (%s): caught, %ld %s\n", what, bad, mode == PAIRS_CONCURRENT ? "races" : "bad reads");
   shadow_free(&sh);
 }
 
@@ -217,7 +225,7 @@ int main(void) {
     check_grid(fixed[c][0], fixed[c][1], fixed[c][2], fixed[c][3], fixed[c][4], 2 * fixed[c][4] + 3);
   /* Random grids: r = 1..4 and 8, dts 1..3, tower heights 1 .. beyond the x length. */
   int cases = 0;
-  for (int rep = 0; rep < 400; rep++) {
+  for (int rep = 0; rep < 1500; rep++) {
     const int rs[] = {1, 2, 3, 4, 8};
     const int r = rs[rnd() % 5], dts = rnd_in(1, 3), N0 = rnd_in(1, 40), N1 = rnd_in(1, 40);
     const int nt = rnd() % 4 == 0 ? N0 / r + rnd_in(1, 6) : rnd_in(1, 12);
@@ -227,5 +235,6 @@ int main(void) {
   printf("%d random schedules replayed\n", cases);
   negative_control(STAGES_UP, "stages in increasing s");
   negative_control(STEPS_DOWN, "a tower's steps in reverse");
+  negative_control(PAIRS_CONCURRENT, "two stages run concurrently");
   return tw_test_exit();
 }

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# gpu-check.sh — on a GPU machine: build for sm_90 with the compiler's resource report, run the
+# `gpu` tests, then the bench (orders 2, 4, 8 on a >= 2 GiB per time level grid), and end with ONE
+# summary table (tests passed/failed, bench rows against the measured ceiling).
+#
+# usage: scripts/gpu-check.sh [KERNELS]
+#   KERNELS   comma list for the bench (default: every GPU kernel `torrewave info --kernels` lists;
+#             add gpu-stepwise@all to time every gpu-stepwise tuning variant)
+# environment:
+#   OUT         folder for the logs (default build-gpu-check/logs)
+#   BUILD_DIR   build folder (default build-gpu-check)
+#   ORDERS=2,4,8  GB=2 (GiB per time level)  STEPS=20  REPS=5
+#   SKIP_TESTS=1 / SKIP_BENCH=1
+#   NCU=1       also profile one launch of the default gpu-stepwise kernel per order in NCU_ORDERS
+#               (default 2,8) with Nsight Compute (--clock-control none): ncu.txt
+#   TARGETS     build only these targets (default: all)
+#   TESTS       ctest -R regex among the gpu tests (default: all of label gpu)
+# Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
+# ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
+# bench.json, ncu.txt, summary.txt.
+set -u -o pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=${BUILD_DIR:-$ROOT/build-gpu-check}
+LOG=${OUT:-$B/logs}
+ORDERS=${ORDERS:-2,4,8}
+GB=${GB:-2}
+STEPS=${STEPS:-20}
+REPS=${REPS:-5}
+mkdir -p "$LOG"
+t_start=$(date +%s)
+
+# libconfig comes from .deps where the machine has no package registry.
+if [ -d "$ROOT/.deps/usr/lib/x86_64-linux-gnu/pkgconfig" ]; then
+  export PKG_CONFIG_SYSROOT_DIR=$ROOT/.deps
+  export PKG_CONFIG_PATH=$ROOT/.deps/usr/lib/x86_64-linux-gnu/pkgconfig
+  export LD_LIBRARY_PATH=$ROOT/.deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+fi
+
+echo "== gpu-check: $(date -u +%FT%TZ) on $(hostname)" | tee "$LOG/build.log"
+nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --format=csv 2>&1 | tee -a "$LOG/build.log"
+
+# ---------------------------------------------------------------- build (sm_90, -Xptxas -v)
+build_ok=1
+{
+  cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS="-Xptxas=-v" &&
+    cmake --build "$B" -j"$(nproc)" ${TARGETS:+--target $TARGETS}
+} >>"$LOG/build.log" 2>&1 || build_ok=0
+TW=$B/app/torrewave
+[ -x "$TW" ] || build_ok=0
+echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(($(date +%s) - t_start)) s)"
+
+# Registers, shared memory and spills of every kernel, from ptxas's report in the build log.
+python3 - "$LOG/build.log" >"$LOG/ptxas.txt" <<'EOF'
+import re, subprocess, sys
+fn, rows = None, []
+props = {}
+for line in open(sys.argv[1], errors="replace"):
+    m = re.search(r"Compiling entry function '(\S+)' for '(sm_\d+a?)'", line)
+    if m: fn = m.group(1); continue
+    m = re.search(r"Function properties for (\S+)", line)
+    if m: fn = m.group(1); continue
+    m = re.search(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads", line)
+    if m and fn: props[fn] = m.groups(); continue
+    m = re.search(r"Used (\d+) registers", line)
+    if m and fn:
+        s = re.search(r"(\d+) bytes smem", line)
+        rows.append((fn, m.group(1), s.group(1) if s else "0") + props.get(fn, ("?", "?", "?")))
+names = [r[0] for r in rows]
+try:
+    dem = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True).stdout.splitlines()
+except Exception:
+    dem = names
+if len(dem) != len(names): dem = names
+print(f"{'kernel':<80} {'regs':>5} {'smem':>6} {'stack':>6} {'spill st':>8} {'spill ld':>8}")
+seen = set()
+for (n, regs, smem, stack, sst, sld), d in zip(rows, dem):
+    d = re.sub(r"\(anonymous namespace\)::", "", d)
+    d = re.sub(r"\(.*\)$", "", d)
+    if d in seen: continue
+    seen.add(d)
+    print(f"{d[:80]:<80} {regs:>5} {smem:>6} {stack:>6} {sst:>8} {sld:>8}")
+EOF
+grep -E "stepwise_kernel|inject|kernel  " "$LOG/ptxas.txt" | head -40
+
+# ---------------------------------------------------------------- tests (label gpu)
+tests_line="not run"
+if [ $build_ok = 1 ] && [ "${SKIP_TESTS:-0}" != 1 ]; then
+  (cd "$B" && ctest -L gpu ${TESTS:+-R "$TESTS"} --output-on-failure --timeout 600 -V) >"$LOG/ctest-gpu.log" 2>&1
+  tests_line=$(grep -E "tests passed|tests failed" "$LOG/ctest-gpu.log" | tail -1)
+  grep -E "^[0-9]+: (case|end to end|order|memory cap)|FAIL|SKIP|Test +#|tests passed" "$LOG/ctest-gpu.log" | sed 's/^[0-9]*: //' | cut -c1-200
+fi
+
+# ---------------------------------------------------------------- bench
+bench_ok=0
+if [ $build_ok = 1 ] && [ "${SKIP_BENCH:-0}" != 1 ]; then
+  "$TW" info | tee "$LOG/bench.txt"
+  KERNELS=${1:-$("$TW" info --kernels | awk '$2 == "gpu" { print $1 }' | paste -sd, -)}
+  if [ -z "$KERNELS" ]; then
+    echo "bench: no GPU kernel usable here (torrewave info --kernels lists none)" | tee "$LOG/bench.txt"
+  else
+    "$TW" bench --kernels "$KERNELS" --orders "$ORDERS" --gb "$GB" --steps "$STEPS" --reps "$REPS" \
+      --json "$LOG/bench.json" 2>&1 | tee -a "$LOG/bench.txt" && bench_ok=1
+  fi
+fi
+
+# ---------------------------------------------------------------- Nsight Compute (optional)
+if [ $build_ok = 1 ] && [ "${NCU:-0}" = 1 ]; then
+  NCU_BIN=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+  if [ -z "$NCU_BIN" ]; then
+    echo "ncu: not found" | tee "$LOG/ncu.txt"
+  else
+    : >"$LOG/ncu.txt"
+    for o in $(tr , ' ' <<<"${NCU_ORDERS:-2,8}"); do
+      echo "== order $o: one stepwise_kernel launch, ${GB} GiB per level" >>"$LOG/ncu.txt"
+      "$NCU_BIN" --clock-control none -k regex:stepwise_kernel -s 5 -c 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
+        --section LaunchStats \
+        "$TW" bench --kernels gpu-stepwise --orders "$o" --gb "$GB" --steps 2 --reps 2 --warmup 1 --no-ceiling \
+        >>"$LOG/ncu.txt" 2>&1 || echo "ncu failed (rc $?)" >>"$LOG/ncu.txt"
+    done
+    grep -E "^== order|DRAM Throughput|Memory Throughput|L2 Hit Rate|L1/TEX Hit|Duration|Achieved Occupancy|Registers Per|Stall|Warp Cycles Per Issued|Compute \(SM\) Throughput|dram__bytes|Mem Busy|Max Bandwidth" "$LOG/ncu.txt" | head -60
+  fi
+fi
+
+# ---------------------------------------------------------------- one summary table
+{
+  echo
+  echo "== summary ($(($(date +%s) - t_start)) s)"
+  echo "build:  $([ $build_ok = 1 ] && echo ok || echo FAILED, see build.log)"
+  echo "tests:  ${tests_line}"
+  if [ -s "$LOG/bench.json" ]; then
+    python3 - "$LOG/bench.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(f"bench:  {d['device']}; copy {d['copy_gbps']:.0f} GB/s -> ceiling {d['ceiling_gcells']:.1f} Gcell/s at 16 B/update")
+print(f"  {'kernel':<24} {'order':>5} {'grid':>15} {'Gcell/s':>8} {'min':>8} {'max':>8} {'GB/s':>6} {'% ceil':>7}")
+for r in d["results"]:
+    g = "x".join(str(v) for v in r["grid"])
+    print(f"  {r['kernel']:<24} {r['order']:>5} {g:>15} {r['gcells_median']:>8.1f} {r['gcells_min']:>8.1f} "
+          f"{r['gcells_max']:>8.1f} {r['gbytes_per_s']:>6.0f} {r['pct_ceiling']:>6.1f}%")
+EOF
+  else
+    echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
+  fi
+} | tee "$LOG/summary.txt"
+[ $build_ok = 1 ] && ! grep -qE "[1-9][0-9]* tests failed" <<<"$tests_line" || exit 1

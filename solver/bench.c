@@ -1,0 +1,247 @@
+/* bench.c — `torrewave bench` without the printing: synthetic problems, and the timing of any
+ * registered kernel through the backend interface (the same calls run.c makes), so that every
+ * kernel is measured the same way. GPU kernels: CUDA events (gpu_bench.cu); CPU kernels: the
+ * host's monotonic clock. DESIGN §6: Gcell/s = padded cells × steps / seconds / 1e9. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem.h"
+
+struct tw_bench_problem {
+  tw_problem *pb;
+};
+
+/* Largest stable dt (DESIGN §1): c_max² dt² Σ_axis λ_axis ≤ 4. */
+static double stable_dt(int order, const double d[3], double vmax) {
+  double s = 0.0;
+  for (int a = 0; a < 3; a++) s += tw_fd_lambda(order) / (d[a] * d[a]);
+  return 2.0 / (vmax * sqrt(s));
+}
+
+tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs, long steps, uint64_t seed,
+                                  tw_bench_problem **out, tw_error *err) {
+  tw_job job;
+  memset(&job, 0, sizeof job);
+  job.path = "<bench>";
+  int n[3];
+  for (int a = 0; a < 3; a++) {
+    const int layers = (a == 2 && fs) ? absorb : 2 * absorb;
+    n[a] = N[a] - layers;
+    if (n[a] < 8)
+      return tw_error_set(err, TW_EINVAL, "bench grid axis %d: %d cells leave %d model cells inside %d absorbing "
+                          "cells per face (need at least 8)", a, N[a], n[a], absorb);
+    job.n[a] = n[a];
+    job.d[a] = 10.0;
+    job.absorb[a] = absorb;
+  }
+  job.free_surface = fs;
+  job.order = order;
+  job.steps = steps > 0 ? steps : 1;
+  job.rec_interval = 1;
+  job.rec_interp = TW_INTERP_NEAREST;
+  snprintf(job.kernel, sizeof job.kernel, "cpu");
+
+  tw_velocity v;
+  memset(&v, 0, sizeof v);
+  memcpy(v.n, n, sizeof v.n);
+  const size_t cells = (size_t)n[0] * n[1] * n[2];
+  v.vp = malloc(cells * sizeof(float));
+  tw_source_spec src;
+  memset(&src, 0, sizeof src);
+  double(*rec)[3] = malloc(128 * sizeof *rec);
+  if (!v.vp || !rec) {
+    free(v.vp), free(rec);
+    return tw_error_set(err, TW_ENOMEM, "bench: cannot allocate the %zu MiB velocity model", cells * 4 >> 20);
+  }
+  /* Random velocity, 1500–4500 m/s: a hash per cell (threads agree, runs repeat). */
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < (long)n[0]; i++) {
+    for (size_t c = (size_t)i * n[1] * n[2]; c < (size_t)(i + 1) * n[1] * n[2]; c++) {
+      uint64_t z = c + seed * 0x9E3779B97F4A7C15ull;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+      z ^= z >> 31;
+      v.vp[c] = 1500.0f + 3000.0f * (float)((double)(z >> 11) * (1.0 / 9007199254740992.0));
+    }
+  }
+  v.vmin = 1500.0, v.vmax = 4500.0;
+  job.dt = 0.9 * stable_dt(order, job.d, v.vmax);
+  job.dt_given = 1;
+  src.pos[0] = 0.5 * (n[0] - 1) * job.d[0];
+  src.pos[1] = 0.5 * (n[1] - 1) * job.d[1];
+  src.pos[2] = 0.25 * (n[2] - 1) * job.d[2];
+  src.interp = TW_INTERP_NEAREST;
+  src.wavelet.type = TW_WAVELET_RICKER;
+  src.wavelet.frequency = 10.0;
+  src.wavelet.delay = 0.15;
+  src.wavelet.amplitude = 1.0;
+  job.sources = &src;
+  job.nsources = 1;
+  for (int r = 0; r < 128; r++) {
+    rec[r][0] = (n[0] - 1) * job.d[0] * r / 127.0;
+    rec[r][1] = src.pos[1];
+    rec[r][2] = 2 * job.d[2];
+  }
+  job.rec = rec;
+  job.nrec = 128;
+  tw_bench_problem *bp = calloc(1, sizeof *bp);
+  tw_status st = bp ? tw_problem_create(&job, &v, &bp->pb, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  free(v.vp);
+  free(rec);
+  if (st) {
+    free(bp);
+    return st;
+  }
+  *out = bp;
+  return TW_OK;
+}
+
+void tw_bench_problem_destroy(tw_bench_problem *bp) {
+  if (!bp) return;
+  tw_problem_destroy(bp->pb);
+  free(bp);
+}
+
+int tw_bench_variant_count(const char *kernel) {
+#ifdef TW_WITH_CUDA
+  if (kernel && strcmp(kernel, "gpu-stepwise") == 0) return tw_gpu_stepwise_variant_count();
+#endif
+  (void)kernel;
+  return 0;
+}
+
+const char *tw_bench_variant_name(const char *kernel, int i) {
+#ifdef TW_WITH_CUDA
+  if (kernel && strcmp(kernel, "gpu-stepwise") == 0) return tw_gpu_stepwise_variant_name(i);
+#endif
+  (void)kernel, (void)i;
+  return NULL;
+}
+
+const char *tw_bench_variant_default(const char *kernel, int order) {
+#ifdef TW_WITH_CUDA
+  if (kernel && strcmp(kernel, "gpu-stepwise") == 0) return tw_gpu_stepwise_default_variant(order);
+#endif
+  (void)kernel, (void)order;
+  return NULL;
+}
+
+typedef struct {
+  const tw_backend_ops *be;
+  void *state;
+  long t, n;
+  float *taps;
+} advance_call;
+
+static tw_status do_advance(void *arg, tw_error *err) {
+  advance_call *a = arg;
+  return a->be->advance(a->state, a->t, a->n, a->taps, err);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  const double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, int reps, int warmup,
+                          tw_bench_result *res, tw_error *err) {
+  const tw_problem *pb = bp->pb;
+  memset(res, 0, sizeof *res);
+  snprintf(res->kernel, sizeof res->kernel, "%s", kernel);
+  res->order = pb->order;
+  memcpy(res->N, pb->g.N, sizeof res->N);
+  res->steps = steps;
+  res->reps = reps;
+  if (steps < 1 || reps < 1 || warmup < 0)
+    return tw_error_set(err, TW_EINVAL, "bench: steps %ld and reps %d must be >= 1, warmup %d >= 0", steps, reps,
+                        warmup);
+  if ((warmup + reps) * steps > pb->steps)
+    return tw_error_set(err, TW_EINTERNAL, "bench: the problem holds %ld steps, the run needs %ld", pb->steps,
+                        (long)(warmup + reps) * steps);
+  char name[64];
+  snprintf(name, sizeof name, "%s", kernel);
+  char *at = strchr(name, '@');
+  const char *variant = NULL;
+  if (at) *at = 0, variant = at + 1;
+  const tw_backend_ops *be = tw_backend_find(name);
+  if (!be) {
+    char list[256] = "";
+    for (int i = 0; i < tw_kernel_count(); i++) {
+      strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+      strncat(list, tw_kernel_name(i), sizeof list - strlen(list) - 1);
+    }
+    return tw_error_set(err, TW_EUNSUPPORTED, "bench: kernel \"%s\" is not in this build (it has: %s)", name, list);
+  }
+  if (be->needs_gpu && tw_gpu_count() == 0) return tw_error_set(err, TW_ENODEV, "bench: %s needs a GPU", name);
+  if (variant && tw_bench_variant_count(name) == 0)
+    return tw_error_set(err, TW_EINVAL, "bench: kernel %s has no tuning variants (\"%s\")", name, variant);
+
+  void *state = NULL;
+  tw_status st;
+#ifdef TW_WITH_CUDA
+  if (strcmp(name, "gpu-stepwise") == 0) {
+    st = tw_gpu_stepwise_create_variant(pb, variant, &state, err);
+    if (!st) st = tw_gpu_stepwise_randomize(state, 12345u, err);
+    if (st && state) be->destroy(state), state = NULL;
+  } else
+#endif
+    st = be->create(pb, &state, err);
+  if (st) return st;
+
+  long first, count;
+  tw_samples_in(pb, 0, steps, &first, &count);
+  float *taps = malloc((size_t)(count + 1) * (size_t)(pb->ntap + 1) * sizeof(float));
+  double *sec = malloc((size_t)reps * sizeof *sec);
+  if (!taps || !sec) st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  advance_call call = {be, state, 0, steps, taps};
+  res->gpu_timed = be->needs_gpu;
+  for (int r = -warmup; r < reps && !st; r++) {
+    double s = 0;
+#ifdef TW_WITH_CUDA
+    if (be->needs_gpu) {
+      st = tw_gpu_time_call(do_advance, &call, &s, err);
+    } else
+#endif
+    {
+      const double t0 = tw_wall_seconds();
+      st = do_advance(&call, err);
+      s = tw_wall_seconds() - t0;
+    }
+    call.t += steps;
+    if (r >= 0) sec[r] = s;
+  }
+  if (!st) {
+    const double upd = (double)tw_grid_cells(&pb->g) * (double)steps;
+    qsort(sec, (size_t)reps, sizeof *sec, cmp_double);
+    res->gcells_med = upd / sec[reps / 2] / 1e9;   /* upper median for even reps */
+    res->gcells_min = upd / sec[reps - 1] / 1e9;
+    res->gcells_max = upd / sec[0] / 1e9;
+    res->gbytes_med = 16.0 * res->gcells_med;
+    if (be->report) {
+      tw_run_report rep;
+      memset(&rep, 0, sizeof rep);
+      be->report(state, &rep);
+      snprintf(res->note, sizeof res->note, "%s", rep.note);
+    }
+  }
+  free(taps);
+  free(sec);
+  be->destroy(state);
+  return st;
+}
+
+#ifndef TW_WITH_CUDA
+/* Without CUDA: no GPU facts, no copy ceiling. */
+int tw_cuda_built(void) { return 0; }
+void tw_cuda_versions(int *runtime, int *driver) { *runtime = *driver = 0; }
+tw_status tw_gpu_props_get(int device, tw_gpu_props *p, tw_error *err) {
+  memset(p, 0, sizeof *p);
+  return tw_error_set(err, TW_ENODEV, "GPU %d: this build has no CUDA", device);
+}
+tw_status tw_bench_copy_gbps(size_t bytes, int reps, double *gbps, tw_error *err) {
+  (void)bytes, (void)reps;
+  *gbps = 0;
+  return tw_error_set(err, TW_ENODEV, "this build has no CUDA: no copy ceiling");
+}
+#endif

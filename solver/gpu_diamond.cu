@@ -1,0 +1,1186 @@
+// gpu_diamond.cu — kernel "gpu-diamond": DiamondTorre on the GPU (DESIGN §2).
+//
+// Geometry: exactly schedule.h (the same functions cpu-diamond runs, proven bitwise against the
+// stepwise CPU reference in test_schedule / test_cpu_diamond). Rotated a = x + y, b = x − y;
+// tower T(p, q) (stage s = p + q, centre index k = p − q) updates at local step τ the columns
+// a ∈ [2Rp + τr, +2R), b ∈ [2Rq + τr, +2R). In tower-local coordinates u = a − 2Rp − τr,
+// v = b − 2Rq − τr (u ≡ v mod 2) the diamond D is always [0, 2R)²: column (u, v) is at
+// x = X0 + (u + v)/2, y = Y0 + (u − v)/2 with X0 = R·s + τr, Y0 = R·k. The frame moves by
+// (r, r) in (u, v), i.e. +r in x, per step. Stages run in decreasing s, one CUDA block per tower
+// (or a persistent grid that starts a tower when its two predecessors are done).
+//
+// Two implementations behind one backend, bitwise equal to each other and to gpu-stepwise:
+//  * the register tower (tower_kernel<r, DTS>): one thread per z cell (blockDim = Nz rounded up
+//    to 32); each thread keeps, for its z, the tower's working set in registers across the
+//    tower's steps: F = p^n on the window W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every
+//    x/y neighbour its stencil reads, and the cells that enter the diamond next step, whose p^n
+//    is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
+//    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
+//    entering columns) and only the columns that leave D are stored (their last two levels).
+//    z-neighbours: each thread writes its p^n of the 2R² columns to shared memory, one barrier,
+//    then reads z ± m from there (double-buffered: one barrier per step). All table indices are
+//    compile-time (Geo<r, DTS> below, unrolled with sfor), so the arrays live in registers.
+//  * the generic tower (generic_kernel<r>): any R, any Nz (z looped inside the block); reads every
+//    neighbour from global memory (L1/L2), writes every update back, one barrier per step. The
+//    fallback when the register tower does not fit (DTS too large for the register file, Nz too
+//    large for one block) and a second opinion in the tests.
+//
+// Why the stages need no other synchronization (schedule.h has the argument): every value a tower
+// reads from memory was written by a tower of a larger stage (finished: earlier launch, or a done
+// flag in persistent mode) or by itself; a sibling of the same stage never writes what it reads.
+// The register tower reads early (prefetch of step τ+1's band during step τ, or τ+2 with the
+// asynchronous copies): those cells are not computed by this tower before they are used (the
+// band of τ+j excludes D(τ+j−1), and D(τ+j−2) lies outside W(τ+j)), so their values are final
+// when loaded. It stores late (a column's two levels when it leaves D): no sibling reads them and
+// successors start after the stage.
+//
+// Out-of-grid cells: device arrays carry zero x/y padding wide enough for every cell a tower
+// touches (PX ≥ 2R + 2r, PY ≥ 2R + r on each side) with c²dt² = 0 there, so the register tower
+// updates padding cells like any other and they stay exactly +0 (2·0 − 0 + 0·L = +0): no bounds
+// checks in the update. z: rows k ≥ Nz are zero (c²dt² = 0, never nonzero); above k = 0 the
+// shared-memory halo holds 0 or, with a free surface, the image −p[m] (m < Nz), as the CPU and
+// the stepwise kernel make it.
+//
+// Sources: a per-advance list of events (tower, step, column, k, S^n), sorted by tower; a tower
+// finds its range by binary search and adds S inside the cell's update (lap + S, as every kernel).
+// Receivers: at a sample level the values of the columns the tower computed are in the shared
+// exchange buffer of the next step (D ∩ D(τ+1) anyway, the columns that left D in extra slots), so
+// all threads gather them column-parallel through a per-column tap index: no per-cell cost.
+//
+// The host emulation used in development compiles this file as C++ with a shim (TW_DIAMOND_EMU):
+// OS threads with a barrier per CUDA block. It is not part of the build.
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <new>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "gpu_common.cuh"
+#include "schedule.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------------- portability
+
+#ifdef TW_DIAMOND_EMU
+#define DIA_DYN_SMEM(name) float *name = tw_emu_smem()
+__device__ inline void cp_async4(float *dst, const float *src) { *dst = *src; }
+__device__ inline void cp_async_commit() {}
+template <int N>
+__device__ inline void cp_async_wait() {}
+__device__ inline int ld_acquire(const int *p) { return *(volatile const int *)p; }
+__device__ inline void st_release(int *p, int v) { *(volatile int *)p = v; }
+__device__ inline void dia_nanosleep(unsigned) {}
+__device__ inline int opaque(int v) { return v; }
+#define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
+#else
+#define DIA_DYN_SMEM(name) extern __shared__ float name[]
+// Asynchronous 4-byte global → shared copy (sm_80+): the thread that issues it is the only one
+// that reads the word, after cp_async_wait, so no barrier is involved.
+__device__ __forceinline__ void cp_async4(float *dst, const float *src) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ int ld_acquire(const int *p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int *p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void dia_nanosleep(unsigned ns) { __nanosleep(ns); }
+// A copy the compiler cannot see through: per-step address arithmetic derived from it is not
+// hoisted out of the step loop (hoisted, each column offset would hold a register for the whole
+// tower: ~40 registers at R = 4, more than recomputing costs).
+__device__ __forceinline__ int opaque(int v) {
+  int o;
+  asm volatile("mov.b32 %0, %1;" : "=r"(o) : "r"(v));
+  return o;
+}
+#define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
+#endif
+
+// Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
+// are constant expressions and register arrays are only ever indexed by constants.
+template <int B, int E, typename Fn>
+__host__ __device__ __forceinline__ void sfor(Fn &&f) {
+  if constexpr (B < E) {
+    f(std::integral_constant<int, B>{});
+    sfor<B + 1, E>(f);
+  }
+}
+
+constexpr int odd_up(int n) { return n | 1; }
+
+// ---------------------------------------------------------------------------------- geometry
+
+// The register tower's tables for radius r and tile R = r·DTS, in tower-local (u, v) of one frame
+// (see the header). All of this is evaluated by the compiler.
+template <int r, int DTS>
+struct Geo {
+  static constexpr int R = r * DTS;
+  static constexpr int ND = 2 * R * R;  // columns of the diamond
+  static constexpr int BS = 2 * R + 2 * r;  // W lies in the box [−r, 2R + r)²
+  static constexpr int NWMAX = BS * BS;
+
+  int wid[BS][BS] = {};     // W index of (u, v) at [u + r][v + r], −1 if not in W
+  int NW = 0;
+  int wu[NWMAX] = {}, wv[NWMAX] = {};
+  int du[ND] = {}, dv[ND] = {};  // D column c: u = c / R, v = 2(c % R) + (u & 1)
+  int dw[ND] = {};               // its W index
+  int nb[ND][4][r] = {};         // W index of its x−m, x+m, y−m, y+m neighbour
+  // Shift to the next frame (u', v') = (u − r, v − r):
+  int fromG[NWMAX] = {}, fromB[NWMAX] = {};  // F'[w] = G[fromG] (computed) or BF[fromB] (loaded)
+  int NBF = 0;
+  int bfu[NWMAX] = {}, bfv[NWMAX] = {};      // band cells (next-frame coordinates)
+  int gsrc[ND] = {};                         // G'[c] = F[gsrc]
+  int cfromC[ND] = {}, cfromB[ND] = {};      // C'[c] = C[cfromC] or BC[cfromB]
+  int NBC = 0;
+  int bcu[ND] = {}, bcv[ND] = {};
+  // Columns that leave D after a step (u < r or v < r) and whether this tower computed their
+  // previous level too (they were in the previous frame's D: u, v < 2R − r).
+  int NL = 0;
+  int lc[ND] = {};
+  int lidx[ND] = {};
+  bool leaving[ND] = {}, prevIn[ND] = {};
+  int plw[ND] = {};  // W index, in the next frame, of leaving column j (for the tap exchange)
+
+  static constexpr bool inD(int u, int v) { return u >= 0 && u < 2 * R && v >= 0 && v < 2 * R && ((u - v) & 1) == 0; }
+  static constexpr int dIdx(int u, int v) { return u * R + (v >> 1); }
+  constexpr int W(int u, int v) const {
+    return (u >= -r && u < 2 * R + r && v >= -r && v < 2 * R + r) ? wid[u + r][v + r] : -1;
+  }
+
+  constexpr Geo() {
+    for (int u = -r; u < 2 * R + r; u++)
+      for (int v = -r; v < 2 * R + r; v++) {
+        wid[u + r][v + r] = -1;
+        if ((u - v) & 1) continue;
+        bool in = inD(u, v) || inD(u - r, v - r);
+        for (int m = 1; m <= r; m++)
+          in = in || inD(u - m, v - m) || inD(u + m, v + m) || inD(u - m, v + m) || inD(u + m, v - m);
+        if (in) {
+          wu[NW] = u, wv[NW] = v;
+          wid[u + r][v + r] = NW++;
+        }
+      }
+    for (int c = 0; c < ND; c++) {
+      const int u = c / R, v = 2 * (c % R) + (u & 1);
+      du[c] = u, dv[c] = v;
+      dw[c] = W(u, v);
+      for (int m = 1; m <= r; m++) {
+        nb[c][0][m - 1] = W(u - m, v - m);
+        nb[c][1][m - 1] = W(u + m, v + m);
+        nb[c][2][m - 1] = W(u - m, v + m);
+        nb[c][3][m - 1] = W(u + m, v - m);
+      }
+      gsrc[c] = W(u + r, v + r);
+      if (inD(u + r, v + r)) {
+        cfromC[c] = dIdx(u + r, v + r), cfromB[c] = -1;
+      } else {
+        cfromC[c] = -1, cfromB[c] = NBC;
+        bcu[NBC] = u, bcv[NBC] = v;
+        NBC++;
+      }
+      leaving[c] = u < r || v < r;
+      prevIn[c] = u < 2 * R - r && v < 2 * R - r;
+      if (leaving[c]) {
+        lidx[c] = NL;
+        lc[NL] = c;
+        plw[NL] = W(u - r, v - r);
+        NL++;
+      } else {
+        lidx[c] = -1;
+      }
+    }
+    for (int w = 0; w < NW; w++) {
+      const int u = wu[w], v = wv[w];
+      if (inD(u + r, v + r)) {
+        fromG[w] = dIdx(u + r, v + r), fromB[w] = -1;
+      } else {
+        fromG[w] = -1, fromB[w] = NBF;
+        bfu[NBF] = u, bfv[NBF] = v;
+        NBF++;
+      }
+    }
+  }
+};
+
+
+// ---------------------------------------------------------------------------------- kernel args
+
+struct dia_event {
+  int key;  // tower: (s_hi − s)·(kmax + 1) + k, increasing in launch/ticket order
+  int tau;  // local step
+  int col;  // diamond column c = u·R + (v >> 1) at that step
+  int k;
+  float S;  // S^n of the cell, n = t0 + tau
+};
+
+struct dia_args {
+  float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
+  const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
+  long long SX;                  // floats per x plane (NYd·NZp)
+  int NZp, N0, N1, N2, fs;
+  tw_stencil st;
+  long long t0;  // level at the start of the block
+  int h, R;      // block height; tile size (the generic tower's R is a run-time value)
+  int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
+  int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
+  const dia_event *ev;      // this block's events, sorted by (key, tau)
+  int nev;
+  const int2 *coltap;       // [N0·N1]: (first tap, count) of each column
+  const int *tapk;          // k of each tap
+  float *taps;              // [sample − first][ntap]
+  long long ntap, first;
+  int interval;
+  int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
+  int epoch, persistent, ntowers;
+};
+
+__device__ __forceinline__ float *lvl(const dia_args &A, long long m) { return (m & 1) ? A.p1 : A.p0; }
+
+// Steps [tlo, thi) in which a tower of stage s has columns inside the grid: X0 = R·s + τr must
+// satisfy X0 + 2R − 1 ≥ 0 and X0 ≤ N0 − 1.
+__host__ __device__ __forceinline__ void active_steps(int R, int r, int s, int N0, int h, int *tlo, int *thi) {
+  const int lo = -tw_floordiv(2 * R - 1 + R * s, r);  // ⌈(1 − 2R − Rs) / r⌉
+  const int hi = tw_floordiv(N0 - 1 - R * s, r) + 1;
+  *tlo = lo > 0 ? lo : 0;
+  *thi = hi < h ? hi : h;
+}
+
+// The events of one tower: [e0, e1) with ev.key == key.
+__device__ __forceinline__ void tower_events(const dia_args &A, int key, int *e0, int *e1) {
+  int lo = 0, hi = A.nev;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (A.ev[mid].key < key) lo = mid + 1;
+    else hi = mid;
+  }
+  int e = lo;
+  while (e < A.nev && A.ev[e].key == key) e++;
+  *e0 = lo;
+  *e1 = e;
+}
+
+// Row of the taps buffer for level L (a sample level).
+__device__ __forceinline__ long long tap_row(const dia_args &A, long long L) { return L / A.interval - A.first; }
+
+// Slot in the exchange buffer (frame τ+1 numbering, extra slots ND + j for the leaving columns)
+// where the value that column c of frame τ reached at step τ sits.
+template <int r, int R>
+__device__ __forceinline__ int gather_slot(int c) {
+  const int u = c / R, v = 2 * (c % R) + (u & 1);
+  if (u >= r && v >= r) return (u - r) * R + ((v - r) >> 1);
+  int j = 0;
+  for (int c2 = 0; c2 < c; c2++) {
+    const int u2 = c2 / R, v2 = 2 * (c2 % R) + (u2 & 1);
+    j += u2 < r || v2 < r;
+  }
+  return 2 * R * R + j;
+}
+
+// Record the taps of the columns of a frame (origin X0f, Y0) that reached sample level L, from
+// an exchange buffer laid out by gather_slot: column-parallel over the block's threads.
+template <int r, int R>
+__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int SS, int X0f, int Y0, long long L,
+                                            int myslot) {
+  constexpr int ND = 2 * R * R;
+  const long long row = tap_row(A, L);
+  for (int c = threadIdx.x; c < ND; c += blockDim.x) {
+    const int u = c / R, v = 2 * (c % R) + (u & 1);
+    const int x = X0f + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
+    if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
+    const int2 ct = A.coltap[(long long)x * A.N1 + y];
+    if (ct.y == 0) continue;
+    const int slot = c == (int)threadIdx.x ? myslot : gather_slot<r, R>(c);
+    for (int t = ct.x; t < ct.x + ct.y; t++) A.taps[row * A.ntap + t] = xbb[(A.tapk[t] + r) * SS + slot];
+  }
+}
+
+// ---------------------------------------------------------------------------------- register tower
+
+// Shared memory of the register tower, in floats: the double-buffered z exchange
+// [2][NZp + 2r][SS] (SS odd: thread k's row starts at bank k·SS mod 32, all distinct) and the
+// band copies in flight, [NZp][3·(NBF + NBC) | 1] (thread-private words, three steps' worth).
+template <int r, int DTS>
+struct Tab {
+  static constexpr Geo<r, DTS> T{};
+};
+template <int r, int DTS>
+__host__ __device__ constexpr int exch_stride() {
+  return odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
+}
+template <int r, int DTS>
+__host__ __device__ constexpr int band_stride() {
+  return odd_up(3 * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
+}
+template <int r, int DTS>
+__host__ __device__ size_t tower_smem_bytes(int NZp) {
+  const size_t f = 2 * (size_t)(NZp + 2 * r) * exch_stride<r, DTS>() + (size_t)NZp * band_stride<r, DTS>();
+  return (f + 1) * sizeof(float);  // + one word for the persistent ticket
+}
+
+// One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
+// block calls it (barriers inside). Register budget per thread: NW + 2·ND floats of tower state
+// (F, G, C) plus the band being moved in (NBF + NBC) and addressing: for R = 4, r = 1 that is
+// 50 + 64 + 25 ≈ 140 (ptxas -v: docs/performance.md). The band of step τ+2 is copied
+// asynchronously into shared memory during step τ (cp.async, two steps of latency hiding
+// without holding registers), and moved into registers at the end of step τ+1.
+template <int r, int DTS>
+__device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
+  using G = Geo<r, DTS>;
+  using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
+  constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
+  constexpr int SS = exch_stride<r, DTS>();
+  constexpr int SB = band_stride<r, DTS>();
+  const int k = threadIdx.x;
+  const int NZp = A.NZp;
+  const int SXi = (int)A.SX;  // create() checks that every in-tower offset fits 32 bits
+
+  int tlo, thi;
+  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
+  if (tlo >= thi) return;  // uniform over the block
+  const int Y0 = R * kk;
+  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
+  int ecur, eend;
+  tower_events(A, key, &ecur, &eend);
+
+  float *const xb = sm;                                         // [2][NZp + 2r][SS]
+  const int XBSZ = (NZp + 2 * r) * SS;
+  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [3][NBF + NBC] of thread k
+  const bool ghost = A.fs && k >= 1 && k <= r && k < A.N2;      // writes the image −p[k] to row −k
+  const float azk = A.az[k];
+  // Damping is zero in y for the whole tower? (x is checked per step.)
+  const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
+  const int myslot = k < ND ? gather_slot<r, R>(k) : 0;
+
+  // Offsets of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = k); inside the step
+  // loop from per-step opaque copies of the strides (see opaque()).
+  int SXs = SXi, NZs = NZp;
+  auto off = [&](int dx, int dy) { return dx * SXs + dy * NZs; };
+  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + k; };
+
+  float F[NW], Gv[ND], C[ND];
+  float BF[NBF > 0 ? NBF : 1], BC[NBC > 0 ? NBC : 1];
+
+  // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
+  // final: see the header), c²dt² of the entering columns; into buffer τ1 mod 3.
+  auto band_issue_async = [&](int tau1) {
+    if (tau1 < thi) {
+      float *dst = bandk + (tau1 % 3) * (NBF + NBC);
+      const float *src = lvl(A, A.t0 + tau1);
+      const long long b1 = base_of(R * s + tau1 * r);
+      sfor<0, NBF>([&](auto J) {
+        constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
+        cp_async4(dst + J, src + b1 + off((u + v) / 2, (u - v) / 2));
+      });
+      sfor<0, NBC>([&](auto J) {
+        constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
+        cp_async4(dst + NBF + J, A.c2 + b1 + off((u + v) / 2, (u - v) / 2));
+      });
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait counts uniform
+  };
+
+  // Zero the halo rows of both exchange buffers: rows [0, r) (above k = 0: zero, or the image
+  // written every step by the ghost threads) and [NZp + r, NZp + 2r) (below the padded column).
+  for (int e = threadIdx.x; e < 2 * 2 * r * SS; e += blockDim.x) {
+    const int b = e / (2 * r * SS), rem = e % (2 * r * SS), row = rem / SS, col = rem % SS;
+    xb[b * XBSZ + (row < r ? row : NZp + row) * SS + col] = 0.0f;
+  }
+  __syncthreads();  // before the ghost threads write the image rows
+
+  // The first active step: the whole working set from memory.
+  {
+    const long long n = A.t0 + tlo;
+    const float *cur = lvl(A, n), *old = lvl(A, n + 1);
+    const long long b0 = base_of(R * s + tlo * r);
+    sfor<0, NW>([&](auto I) {
+      constexpr int u = TB::T.wu[I], v = TB::T.wv[I];
+      F[I] = cur[b0 + off((u + v) / 2, (u - v) / 2)];
+    });
+    sfor<0, ND>([&](auto I) {
+      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+      Gv[I] = old[b0 + off((u + v) / 2, (u - v) / 2)];
+      C[I] = __ldg(&A.c2[b0 + off((u + v) / 2, (u - v) / 2)]);
+    });
+  }
+  band_issue_async(tlo + 1);
+
+#pragma unroll 1
+  for (int tau = tlo; tau < thi; tau++) {
+    const long long n = A.t0 + tau;  // this step computes level n + 1
+    const int X0 = R * s + tau * r;
+    SXs = opaque(SXi), NZs = opaque(NZp);
+    const long long b0 = base_of(X0);
+    float *const xbb = xb + (tau & 1) * XBSZ;
+    float *const row = xbb + (k + r) * SS;
+    const bool tap_prev = A.ntap && n % A.interval == 0 && tau > tlo;  // level n, computed at τ−1
+
+    // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
+    //    + the columns that left D last step when level n is a sample).
+    sfor<0, ND>([&](auto I) {
+      constexpr int w = TB::T.dw[I];
+      row[I] = F[w];
+    });
+    if (ghost) {
+      float *const grow = xbb + (r - k) * SS;
+      sfor<0, ND>([&](auto I) {
+        constexpr int w = TB::T.dw[I];
+        grow[I] = -F[w];
+      });
+    }
+    if (tap_prev) sfor<0, NL>([&](auto J) {
+        constexpr int w = TB::T.plw[J];
+        row[ND + J] = F[w];
+      });
+    __syncthreads();
+    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, n, myslot);
+
+    // 2. start the copies of the band of step τ+2.
+    band_issue_async(tau + 2);
+
+    // 3. the events (sources) of this step
+    int e1 = ecur;
+    while (e1 < eend && A.ev[e1].tau == tau) e1++;
+    const int e0 = ecur;
+    ecur = e1;
+
+    // 4. the update of the 2R² columns: p^{n+1} into G. FAST: no damping anywhere in this
+    //    thread's cells and no source (the interior); GENERAL: a = (ax + ay) + az per cell and the
+    //    step's sources. Same arithmetic, same order as tw_laplacian / tw_cell_update.
+    const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
+    const bool general = xdamp || ydamp || e1 > e0 || azk != 0.0f;
+    auto update = [&](auto gen) {
+      constexpr bool GEN = decltype(gen)::value;
+      float axv[GEN ? 2 * R : 1], ayv[GEN ? 2 * R - 1 : 1];
+      if constexpr (GEN) {
+        sfor<0, 2 * R>([&](auto D) { axv[D] = __ldg(&A.ax[X0 + D]); });
+        sfor<0, 2 * R - 1>([&](auto D) { ayv[D] = __ldg(&A.ay[Y0 + D - (R - 1)]); });
+      }
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I;
+        constexpr int wi = TB::T.dw[i];
+        const float p0 = F[wi];
+        float acc = A.st.wc * p0;
+        sfor<1, r + 1>([&](auto M) {
+          constexpr int m = M;
+          constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
+          constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
+          acc = TW_MADD(A.st.w[0][m], F[xm] + F[xp], acc);
+          acc = TW_MADD(A.st.w[1][m], F[ym] + F[yp], acc);
+          acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
+        });
+        if constexpr (GEN) {
+          for (int e = e0; e < e1; e++)
+            if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
+          constexpr int u = TB::T.du[i], v = TB::T.dv[i];
+          const float a = tw_damping(axv[(u + v) / 2], ayv[(u - v) / 2 + R - 1], azk);
+          Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], a);
+        } else {
+          Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], 0.0f);
+        }
+      });
+    };
+    if (general) update(std::true_type{});
+    else update(std::false_type{});
+
+    // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
+    float *const nxt = lvl(A, n + 1), *const curp = lvl(A, n);
+    sfor<0, NL>([&](auto J) {
+      constexpr int i = TB::T.lc[J], u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
+      constexpr bool prev = TB::T.prevIn[i];
+      nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
+      if constexpr (prev)
+        if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = F[wi];
+    });
+
+    if (tau + 1 < thi) {
+      // 6. shift to frame τ+1: what this tower computed, what it loaded.
+      cp_async_wait<1>();  // the group of τ+1 (the group of τ+2 may still be in flight)
+      const float *srcb = bandk + ((tau + 1) % 3) * (NBF + NBC);
+      sfor<0, NBF>([&](auto J) { BF[J] = srcb[J]; });
+      sfor<0, NBC>([&](auto J) { BC[J] = srcb[NBF + J]; });
+      float Fn[NW], Gn[ND], Cn[ND];
+      sfor<0, NW>([&](auto I) {
+        constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
+        if constexpr (g >= 0) Fn[I] = Gv[g];
+        else Fn[I] = BF[b];
+      });
+      sfor<0, ND>([&](auto I) {
+        constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
+        Gn[I] = F[w];
+        if constexpr (c >= 0) Cn[I] = C[c];
+        else Cn[I] = BC[b];
+      });
+      sfor<0, NW>([&](auto I) { F[I] = Fn[I]; });
+      sfor<0, ND>([&](auto I) {
+        Gv[I] = Gn[I];
+        C[I] = Cn[I];
+      });
+    } else {
+      // 7. the last step: store the rest of D (its last two levels), record its taps.
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
+        constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
+        if constexpr (!leave) {
+          nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
+          if constexpr (prev)
+            if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = F[wi];
+        }
+      });
+      if (A.ntap && (n + 1) % A.interval == 0) {
+        float *const xbn = xb + ((tau + 1) & 1) * XBSZ;
+        float *const rown = xbn + (k + r) * SS;
+        sfor<0, ND>([&](auto I) {
+          constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], li = TB::T.lidx[i];
+          constexpr bool leave = TB::T.leaving[i];
+          if constexpr (leave) rown[ND + li] = Gv[i];
+          else rown[G::dIdx(u - r, v - r)] = Gv[i];
+        });
+        __syncthreads();
+        gather_taps<r, R>(A, xbn, SS, X0, Y0, n + 1, myslot);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the exchange buffers are reused by the next tower (persistent mode)
+}
+
+// Decode a ticket of the persistent grid into (stage, tower centre): stages from s_hi down, each
+// with tw_stage_towers towers (two alternating counts).
+__device__ __forceinline__ void decode_ticket(const dia_args &A, int t, int *s, int *kk) {
+  const int par_hi = ((A.s_hi % 2) + 2) % 2;
+  const int c_hi = A.kmax >= par_hi ? (A.kmax - par_hi) / 2 + 1 : 0;
+  const int par_nx = 1 - par_hi;
+  const int c_nx = A.kmax >= par_nx ? (A.kmax - par_nx) / 2 + 1 : 0;
+  const int P = c_hi + c_nx;
+  const int pair = t / P, rem = t % P;
+  if (rem < c_hi) {
+    *s = A.s_hi - 2 * pair;
+    *kk = par_hi + 2 * rem;
+  } else {
+    *s = A.s_hi - 2 * pair - 1;
+    *kk = par_nx + 2 * (rem - c_hi);
+  }
+}
+
+__device__ __forceinline__ int flag_index(const dia_args &A, int s, int kk) { return (s - A.s_lo) * (A.kmax + 1) + kk; }
+
+// The register tower kernel. Stage mode: block b of a launch for stage A.s is its b-th tower.
+// Persistent mode: each block takes tickets (stage-major order), waits for the tower's two
+// predecessors T(p+1, q), T(p, q+1) = (s+1, k±1) to be done, runs it, and marks it done. A block
+// waits only for towers with smaller tickets, which running blocks took: no deadlock, whatever
+// the grid size.
+template <int r, int DTS>
+__global__ void tower_kernel(const dia_args A) {
+  DIA_DYN_SMEM(sm);
+  if (!A.persistent) {
+    const int s = A.s;
+    run_tower<r, DTS>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    return;
+  }
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS>(A.NZp) / sizeof(float) - 1));
+  for (;;) {
+    if (threadIdx.x == 0) sh_ticket[0] = atomicAdd(A.ticket, 1);
+    __syncthreads();
+    const int t = sh_ticket[0];
+    __syncthreads();
+    if (t >= A.ntowers) break;
+    int s, kk;
+    decode_ticket(A, t, &s, &kk);
+    if (threadIdx.x == 0 && s + 1 <= A.s_hi) {
+      if (kk + 1 <= A.kmax)
+        while (ld_acquire(&A.done[flag_index(A, s + 1, kk + 1)]) < A.epoch) dia_nanosleep(100);
+      if (kk - 1 >= 0)
+        while (ld_acquire(&A.done[flag_index(A, s + 1, kk - 1)]) < A.epoch) dia_nanosleep(100);
+      // Everything up-right of T(p, q) in the (p, q) lattice must be done; the two parents cover
+      // it through their own waits whenever one of them exists. With a single tower column
+      // (kmax = 0: only k = 0, on even stages) neither exists: wait for (s + 2, 0) instead.
+      if (A.kmax == 0 && s + 2 <= A.s_hi)
+        while (ld_acquire(&A.done[flag_index(A, s + 2, 0)]) < A.epoch) dia_nanosleep(100);
+      __threadfence();
+    }
+    __syncthreads();
+    run_tower<r, DTS>(A, s, kk, sm);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) st_release(&A.done[flag_index(A, s, kk)], A.epoch);
+  }
+}
+
+// ---------------------------------------------------------------------------------- generic tower
+
+// p^n at (column offset cb, z = kz + m) with DESIGN §1's rules in z (x/y padding is zero).
+__device__ __forceinline__ float zval(const dia_args &A, const float *cur, long long cb, int kz) {
+  if (kz >= A.N2) return 0.0f;
+  if (kz < 0) return (A.fs && -kz < A.N2) ? -cur[cb - kz] : 0.0f;
+  return cur[cb + kz];
+}
+
+// One tower per block, z looped over the threads; every value through global memory.
+template <int r>
+__global__ void generic_kernel(const dia_args A) {
+  const int s = A.s, R = A.R;
+  const int kk = ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x;
+  int tlo, thi;
+  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
+  if (tlo >= thi) return;
+  const int Y0 = R * kk;
+  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
+  int ecur, eend;
+  tower_events(A, key, &ecur, &eend);
+  for (int tau = tlo; tau < thi; tau++) {
+    const long long n = A.t0 + tau;
+    const float *cur = lvl(A, n);
+    float *nxt = lvl(A, n + 1);
+    const int X0 = R * s + tau * r;
+    int e1 = ecur;
+    while (e1 < eend && A.ev[e1].tau == tau) e1++;
+    const int e0 = ecur;
+    ecur = e1;
+    const bool tapstep = A.ntap && (n + 1) % A.interval == 0;
+    for (int u = 0; u < 2 * R; u++)
+      for (int v = u & 1; v < 2 * R; v += 2) {
+        const int x = X0 + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
+        if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
+        const int col = u * R + (v >> 1);
+        const long long cb = (long long)x * A.SX + (long long)y * A.NZp;
+        const float axv = A.ax[x], ayv = A.ay[y];
+        int2 ct = make_int2(0, 0);
+        if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
+        for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
+          const long long c = cb + kz;
+          const float p0 = cur[c];
+          float acc = A.st.wc * p0;
+#pragma unroll
+          for (int m = 1; m <= r; m++) {
+            acc = TW_MADD(A.st.w[0][m], cur[c - m * A.SX] + cur[c + m * A.SX], acc);
+            acc = TW_MADD(A.st.w[1][m], cur[c - m * A.NZp] + cur[c + m * A.NZp], acc);
+            acc = TW_MADD(A.st.w[2][m], zval(A, cur, cb, kz - m) + zval(A, cur, cb, kz + m), acc);
+          }
+          for (int e = e0; e < e1; e++)
+            if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
+          const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));
+          nxt[c] = val;
+          for (int t = ct.x; t < ct.x + ct.y; t++)
+            if (A.tapk[t] == kz) A.taps[tap_row(A, n + 1) * A.ntap + t] = val;
+        }
+      }
+    __syncthreads();
+  }
+}
+
+// ---------------------------------------------------------------------------------- snapshots
+
+__global__ void extract_kernel(const float *__restrict__ p, long long SX, int NZp, int lo0, int lo1, int lo2, int c0,
+                               int c1, int c2, int dec, float *__restrict__ out) {
+  const long long total = (long long)c0 * c1 * c2;
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const int c = (int)(e % c2);
+    const long long ab = e / c2;
+    const int b = (int)(ab % c1), a = (int)(ab / c1);
+    out[e] = p[(long long)(lo0 + a * dec) * SX + (long long)(lo1 + b * dec) * NZp + (lo2 + c * dec)];
+  }
+}
+
+// ---------------------------------------------------------------------------------- host side
+
+typedef void (*kernel_fn)(dia_args);
+
+enum { MODE_STAGE = 0, MODE_PERSISTENT = 1, MODE_GENERIC = 2 };
+
+struct reg_kernel {
+  int r, dts;
+  kernel_fn fn;
+  size_t (*smem)(int NZp);
+};
+
+#define DIA_REG(R_, D_) {R_, D_, tower_kernel<R_, D_>, tower_smem_bytes<R_, D_>}
+
+// Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
+// neighbours in the DTS table of docs/performance.md.
+const reg_kernel reg_kernels[] = {
+    DIA_REG(1, 1), DIA_REG(1, 2), DIA_REG(1, 3), DIA_REG(1, 4), DIA_REG(2, 1), DIA_REG(2, 2), DIA_REG(3, 1), DIA_REG(4, 1),
+};
+constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
+
+const kernel_fn generic_kernels[TW_GPU_RMAX] = {generic_kernel<1>, generic_kernel<2>, generic_kernel<3>,
+                                                generic_kernel<4>};
+
+struct dia_state {
+  const tw_problem *pb;
+  int r, dts, R, nt;
+  int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
+  int mode;
+  kernel_fn fn;
+  size_t smem;
+  int threads, regs, blocks_per_sm, sms;
+  // layout
+  int N0, N1, N2, NZp, PX, PY, NXd, NYd;
+  long long SX;
+  float *alloc[3];
+  float *p[2], *c2;
+  float *ax_a, *ay_a, *az_a;  // allocations
+  float *ax, *ay, *az;        // index 0 of the grid
+  int xz0, xz1, yz0, yz1;
+  // receivers
+  int2 *coltap;
+  int *tapk;
+  float *taps;
+  size_t taps_cap;
+  // sources: events of one advance call
+  std::vector<dia_event> hev;
+  std::vector<size_t> ev_block;  // first event of each block of the call
+  dia_event *ev;
+  size_t ev_cap;
+  // persistent mode
+  int *done, *ticket;
+  size_t done_cap;
+  int epoch;
+  float *stage;
+  size_t stage_cap;
+  cudaStream_t stream;
+  long level;
+  char why[160];  // why this implementation was chosen (report)
+};
+
+void dia_free(dia_state *s) {
+  if (!s) return;
+  // Errors are ignored: this also runs on error paths where the context may be broken.
+  for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
+  cudaFree(s->ax_a), cudaFree(s->ay_a), cudaFree(s->az_a);
+  cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
+  cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage);
+  if (s->stream) cudaStreamDestroy(s->stream);
+  cudaGetLastError();
+  delete s;
+}
+
+template <typename T>
+tw_status ensure_dev(T **buf, size_t *cap, size_t n, const char *what, tw_error *err) {
+  if (n <= *cap && *buf) return TW_OK;
+  if (*buf) TW_CUDA_TRY(err, cudaFree(*buf));
+  *buf = NULL;
+  *cap = 0;
+  cudaError_t e = cudaMalloc((void **)buf, (n ? n : 1) * sizeof(T));
+  if (e != cudaSuccess) {
+    tw_cuda_fail(err, e, "cudaMalloc", __FILE__, __LINE__);
+    return tw_error_prefix(err, "%s (%zu bytes)", what, (n ? n : 1) * sizeof(T));
+  }
+  *cap = n;
+  return TW_OK;
+}
+
+// The interval [z0, z1) where a damping profile is zero (the model's interior), or empty.
+void zero_range(const float *a, int n, int *z0, int *z1) {
+  int lo = 0;
+  while (lo < n && a[lo] != 0.0f) lo++;
+  int hi = lo;
+  while (hi < n && a[hi] == 0.0f) hi++;
+  for (int i = hi; i < n; i++)
+    if (a[i] == 0.0f) {  // not one interval: treat every column as damped (always correct)
+      lo = hi = 0;
+      break;
+    }
+  *z0 = lo;
+  *z1 = hi;
+}
+
+
+tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
+  const tw_grid *g = &pb->g;
+  s->pb = pb;
+  s->r = pb->st.r;
+  if (s->r < 1 || s->r > TW_GPU_RMAX)
+    return tw_error_set(err, TW_EUNSUPPORTED, "order %d is not supported (orders 2, 4, 6, 8; use kernel \"cpu\")",
+                        pb->order);
+  tw_status st = tw_schedule_params(pb->order, pb->dts, pb->tower_height, &s->dts, &s->nt, err);
+  if (st) return st;
+  s->R = s->r * s->dts;
+  s->N0 = g->N[0], s->N1 = g->N[1], s->N2 = g->N[2];
+  s->NZp = (s->N2 + TW_GPU_ZALIGN - 1) / TW_GPU_ZALIGN * TW_GPU_ZALIGN;
+  const int R = s->R, r = s->r;
+  // Padding: the register tower touches x ∈ (−2R − r, N0 + 2R + r) (its band one step ahead:
+  // + r more) and y ∈ [−R + 1 − r, N1 + 2R − 2 + r]; +1 for good measure.
+  s->PX = 2 * R + 2 * r + 1;
+  s->PY = 2 * R + r + 1;
+  s->NXd = s->N0 + 2 * s->PX;
+  s->NYd = s->N1 + 2 * s->PY;
+  s->SX = (long long)s->NYd * s->NZp;
+  if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
+    return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
+                        s->N1, s->N2);
+  const size_t cells = (size_t)s->NXd * (size_t)s->SX;
+  const double need = 3.0 * (double)cells * sizeof(float);
+  char b1[32], b2[32], b3[32];
+  if (pb->device_memory && need > (double)pb->device_memory)
+    return tw_error_set(err, TW_EUNSUPPORTED,
+                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells with padding), above "
+                        "solver.device_memory = %s; gpu-diamond keeps the whole grid resident (the sliding "
+                        "window of DESIGN §3 is not implemented in it yet: use cpu-diamond for a capped run)",
+                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
+  int dev = 0;
+  TW_CUDA_TRY(err, cudaGetDevice(&dev));
+  size_t fr = 0, tot = 0;
+  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
+  if (need > (double)fr)
+    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells with "
+                        "padding), %s of %s are free",
+                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
+  int smem_optin = 0;
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
+
+  // Which implementation: the register tower when (r, dts) is instantiated and one block of NZp
+  // threads fits (registers and shared memory); the generic tower otherwise. Environment
+  // TW_DIAMOND_MODE = persistent (default) | stage | generic: a tuning and test knob (the tests
+  // compare the implementations bitwise; docs/performance.md compares their speed).
+  const char *me = getenv("TW_DIAMOND_MODE");
+  int mode = MODE_PERSISTENT;
+  if (me && strcmp(me, "stage") == 0) mode = MODE_STAGE;
+  if (me && strcmp(me, "generic") == 0) mode = MODE_GENERIC;
+  s->fn = NULL;
+  s->dts_req = s->dts;
+  snprintf(s->why, sizeof s->why, "generic tower requested");
+  // The largest dts ≤ the requested one whose register tower fits: dts changes no bit of the
+  // result (the schedule is exact for any tile), only the speed, and a smaller register tower is
+  // far faster than the generic one.
+  for (int d = s->dts; mode != MODE_GENERIC && d >= 1 && !s->fn; d--) {
+    const reg_kernel *rk = NULL;
+    for (int i = 0; i < NREGK; i++)
+      if (reg_kernels[i].r == r && reg_kernels[i].dts == d) rk = &reg_kernels[i];
+    char why[160] = "";
+    if (!rk) {
+      snprintf(why, sizeof why, "no register tower for order %d with dts %d (R = %d: too many registers)", pb->order,
+               d, r * d);
+    } else {
+      cudaFuncAttributes fa;
+      TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)rk->fn));
+      const size_t smem = rk->smem(s->NZp);
+      if (s->NZp > fa.maxThreadsPerBlock) {
+        snprintf(why, sizeof why, "Nz = %d needs %d threads, the register tower of dts %d (%d registers) allows %d",
+                 s->N2, s->NZp, d, fa.numRegs, fa.maxThreadsPerBlock);
+      } else if (smem > (size_t)smem_optin) {
+        snprintf(why, sizeof why, "the register tower of dts %d needs %zu B of shared memory for Nz = %d, %d available",
+                 d, smem, s->N2, smem_optin);
+      } else {
+        TW_CUDA_TRY(err, cudaFuncSetAttribute((const void *)rk->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)smem));
+        TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)rk->fn,
+                                                                       s->NZp, smem));
+        if (s->blocks_per_sm >= 1) {
+          s->fn = rk->fn;
+          s->smem = smem;
+          s->threads = s->NZp;
+          s->regs = fa.numRegs;
+          s->mode = mode;
+          s->dts = d;
+          s->R = r * d;
+        } else {
+          snprintf(why, sizeof why, "the register tower of dts %d cannot be resident with %d threads", d, s->NZp);
+        }
+      }
+    }
+    if (d == s->dts_req) snprintf(s->why, sizeof s->why, "%s", why);
+  }
+  if (!s->fn) {
+    s->mode = MODE_GENERIC;
+    s->fn = generic_kernels[r - 1];
+    s->smem = 0;
+    s->threads = s->NZp < 256 ? s->NZp : 256;
+    cudaFuncAttributes fa;
+    TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)s->fn));
+    s->regs = fa.numRegs;
+    TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, s->threads, 0));
+  }
+
+
+  // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
+  const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
+  size_t cap = 0;
+  for (int a = 0; a < 3; a++) {
+    cap = 0;
+    if ((st = ensure_dev(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
+  }
+  s->p[0] = s->alloc[0] + org;
+  s->p[1] = s->alloc[1] + org;
+  s->c2 = s->alloc[2] + org;
+  cudaMemcpy3DParms cp;
+  memset(&cp, 0, sizeof cp);
+  cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
+  cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
+  cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
+  cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
+  cp.kind = cudaMemcpyHostToDevice;
+  TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+
+  // Damping tables over the padded index ranges (zero outside the grid).
+  cap = 0;
+  if ((st = ensure_dev(&s->ax_a, &cap, (size_t)s->NXd, "damping table", err))) return st;
+  cap = 0;
+  if ((st = ensure_dev(&s->ay_a, &cap, (size_t)s->NYd, "damping table", err))) return st;
+  cap = 0;
+  if ((st = ensure_dev(&s->az_a, &cap, (size_t)s->NZp, "damping table", err))) return st;
+  TW_CUDA_TRY(err, cudaMemsetAsync(s->ax_a, 0, (size_t)s->NXd * sizeof(float), s->stream));
+  TW_CUDA_TRY(err, cudaMemsetAsync(s->ay_a, 0, (size_t)s->NYd * sizeof(float), s->stream));
+  TW_CUDA_TRY(err, cudaMemsetAsync(s->az_a, 0, (size_t)s->NZp * sizeof(float), s->stream));
+  s->ax = s->ax_a + s->PX;
+  s->ay = s->ay_a + s->PY;
+  s->az = s->az_a;
+  TW_CUDA_TRY(err, cudaMemcpyAsync(s->ax, pb->a[0], (size_t)s->N0 * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+  TW_CUDA_TRY(err, cudaMemcpyAsync(s->ay, pb->a[1], (size_t)s->N1 * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+  TW_CUDA_TRY(err, cudaMemcpyAsync(s->az, pb->a[2], (size_t)s->N2 * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+  zero_range(pb->a[0], s->N0, &s->xz0, &s->xz1);
+  zero_range(pb->a[1], s->N1, &s->yz0, &s->yz1);
+
+  // Receivers: per column (first tap, count) over the sorted tap list, and each tap's k.
+  if (pb->ntap) {
+    std::vector<int2> ct((size_t)s->N0 * (size_t)s->N1, make_int2(0, 0));
+    std::vector<int> tk((size_t)pb->ntap);
+    for (long t = 0; t < pb->ntap; t++) {
+      const size_t col = (size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1];
+      if (ct[col].y == 0) ct[col].x = (int)t;
+      if (ct[col].x + ct[col].y != t)
+        return tw_error_set(err, TW_EINTERNAL, "receiver taps are not sorted by cell (tap %ld)", t);
+      ct[col].y++;
+      tk[(size_t)t] = pb->tap[t][2];
+    }
+    cap = 0;
+    if ((st = ensure_dev(&s->coltap, &cap, ct.size(), "receiver index", err))) return st;
+    cap = 0;
+    if ((st = ensure_dev(&s->tapk, &cap, tk.size(), "receiver index", err))) return st;
+    TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(int2), cudaMemcpyHostToDevice, s->stream));
+    TW_CUDA_TRY(err, cudaMemcpyAsync(s->tapk, tk.data(), tk.size() * sizeof(int), cudaMemcpyHostToDevice, s->stream));
+    // The vectors go out of scope: make sure the copies are done.
+    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  }
+
+  // Persistent mode: done flags for the tallest block, the ticket counter.
+  if (s->mode == MODE_PERSISTENT) {
+    tw_schedule sc;
+    tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
+    const size_t nflags = (size_t)(sc.s_hi - sc.s_lo + 1) * (size_t)(sc.kmax + 1);
+    if ((st = ensure_dev(&s->done, &s->done_cap, nflags, "tower flags", err))) return st;
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->done, 0, nflags * sizeof(int), s->stream));
+    cap = 0;
+    if ((st = ensure_dev(&s->ticket, &cap, (size_t)1, "tower tickets", err))) return st;
+  }
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  s->level = 0;
+  return TW_OK;
+}
+
+// Sources of one block: for every injection cell and step, the tower that updates it then and
+// the column inside that tower (the same integer geometry as schedule.h).
+void block_events(dia_state *s, const tw_schedule *sc, long t0b) {
+  const tw_problem *pb = s->pb;
+  const int R = s->R, r = s->r;
+  const size_t first = s->hev.size();
+  for (int c = 0; c < pb->ninj; c++) {
+    const int x = pb->inj[c][0], y = pb->inj[c][1];
+    const int a = x + y, b = x - y;
+    for (int tau = 0; tau < sc->nt; tau++) {
+      const int p = tw_floordiv(a - tau * r, 2 * R), q = tw_floordiv(b - tau * r, 2 * R);
+      const int u = a - tau * r - 2 * R * p, v = b - tau * r - 2 * R * q;
+      dia_event e;
+      e.key = (sc->s_hi - (p + q)) * (sc->kmax + 1) + (p - q);
+      e.tau = tau;
+      e.col = u * R + (v >> 1);
+      e.k = pb->inj[c][2];
+      e.S = pb->S[(size_t)c * (size_t)pb->steps + (size_t)(t0b + tau)];
+      s->hev.push_back(e);
+    }
+  }
+  std::sort(s->hev.begin() + (long)first, s->hev.end(), [](const dia_event &x, const dia_event &y) {
+    if (x.key != y.key) return x.key < y.key;
+    if (x.tau != y.tau) return x.tau < y.tau;
+    if (x.col != y.col) return x.col < y.col;
+    return x.k < y.k;
+  });
+}
+
+dia_args base_args(const dia_state *s) {
+  const tw_problem *pb = s->pb;
+  dia_args A;
+  memset(&A, 0, sizeof A);
+  A.p0 = s->p[0], A.p1 = s->p[1];
+  A.c2 = s->c2, A.ax = s->ax, A.ay = s->ay, A.az = s->az;
+  A.SX = s->SX;
+  A.NZp = s->NZp, A.N0 = s->N0, A.N1 = s->N1, A.N2 = s->N2, A.fs = pb->free_surface;
+  A.st = pb->st;
+  A.R = s->R;
+  A.xz0 = s->xz0, A.xz1 = s->xz1, A.yz0 = s->yz0, A.yz1 = s->yz1;
+  A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
+  A.ntap = pb->ntap, A.interval = pb->interval;
+  A.done = s->done, A.ticket = s->ticket;
+  return A;
+}
+
+tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
+  const tw_problem *pb = s->pb;
+  if (t0 != s->level)
+    return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, s->level);
+  if (n < 0 || t0 + n > pb->steps)
+    return tw_error_set(err, TW_EINTERNAL, "advance %ld steps from level %ld: past the last step %ld", n, t0,
+                        pb->steps);
+  long first, count;
+  tw_samples_in(pb, t0, n, &first, &count);
+  tw_status st = ensure_dev(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver samples", err);
+  if (st) return st;
+
+  // The blocks of this call and their source events, uploaded once.
+  s->hev.clear();
+  s->ev_block.clear();
+  std::vector<tw_schedule> blocks;
+  for (long done = 0; done < n;) {
+    tw_schedule sc;
+    tw_schedule_init(&sc, s->N0, s->N1, s->r, s->dts, tw_block_height(done, n, s->nt));
+    s->ev_block.push_back(s->hev.size());
+    block_events(s, &sc, t0 + done);
+    blocks.push_back(sc);
+    done += sc.nt;
+  }
+  s->ev_block.push_back(s->hev.size());
+  if (!s->hev.empty()) {
+    if ((st = ensure_dev(&s->ev, &s->ev_cap, s->hev.size(), "source events", err))) return st;
+    TW_CUDA_TRY(err, cudaMemcpyAsync(s->ev, s->hev.data(), s->hev.size() * sizeof(dia_event), cudaMemcpyHostToDevice,
+                                     s->stream));
+  }
+
+  dia_args A = base_args(s);
+  A.taps = s->taps;
+  A.first = first;
+  long tb = t0;
+  for (size_t b = 0; b < blocks.size(); b++) {
+    const tw_schedule &sc = blocks[b];
+    A.t0 = tb;
+    A.h = sc.nt;
+    A.s_hi = sc.s_hi, A.s_lo = sc.s_lo, A.kmax = sc.kmax;
+    A.ev = s->ev + s->ev_block[b];
+    A.nev = (int)(s->ev_block[b + 1] - s->ev_block[b]);
+    if (s->mode == MODE_PERSISTENT) {
+      long ntow = 0;
+      for (int stg = sc.s_hi; stg >= sc.s_lo; stg--) ntow += tw_stage_towers(&sc, stg);
+      A.persistent = 1;
+      A.ntowers = (int)ntow;
+      A.epoch = ++s->epoch;
+      TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, sizeof(int), s->stream));
+      long grid = (long)s->blocks_per_sm * s->sms;
+      if (grid > ntow) grid = ntow;
+      if (grid > 0) {
+        DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, s->stream, A);
+        TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
+      }
+    } else {
+      for (int stg = sc.s_hi; stg >= sc.s_lo; stg--) {
+        const int ntow = tw_stage_towers(&sc, stg);
+        if (!ntow) continue;
+        A.s = stg;
+        DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, s->stream, A);
+        TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (one stage)");
+      }
+    }
+    tb += sc.nt;
+  }
+  if (count && pb->ntap)
+    TW_CUDA_TRY(err, cudaMemcpyAsync(taps, s->taps, (size_t)count * (size_t)pb->ntap * sizeof(float),
+                                     cudaMemcpyDeviceToHost, s->stream));
+  // The block boundary: a fault of any kernel above surfaces here, in this call.
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  s->level = t0 + n;
+  return TW_OK;
+}
+
+tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  const int N[3] = {s->N0, s->N1, s->N2};
+  if (dec < 1) return tw_error_set(err, TW_EINVAL, "snapshot decimation %d < 1", dec);
+  for (int a = 0; a < 3; a++)
+    if (cnt[a] < 1 || lo[a] < 0 || lo[a] + (long)(cnt[a] - 1) * dec >= N[a])
+      return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
+                          lo[a], cnt[a], dec, N[a] - 1);
+  const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  tw_status st = ensure_dev(&s->stage, &s->stage_cap, total, "snapshot staging", err);
+  if (st) return st;
+  size_t blocks = (total + 255) / 256;
+  if (blocks > (size_t)s->sms * 32) blocks = (size_t)s->sms * 32;
+  DIA_LAUNCH(extract_kernel, dim3((unsigned)blocks), dim3(256), 0, s->stream, (const float *)s->p[s->level % 2], s->SX,
+             s->NZp, lo[0], lo[1], lo[2], cnt[0], cnt[1], cnt[2], dec, s->stage);
+  TW_CUDA_LAUNCHED(err, "gpu-diamond extract_kernel");
+  TW_CUDA_TRY(err, cudaMemcpyAsync(out, s->stage, total * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  return TW_OK;
+}
+
+// ------------------------------------------------------------------ backend interface
+
+tw_status dd_create(const tw_problem *pb, void **state, tw_error *err) {
+  dia_state *s = new (std::nothrow) dia_state();
+  if (!s) return tw_error_set(err, TW_ENOMEM, "gpu-diamond: out of memory");
+  tw_status st = dia_init(s, pb, err);
+  if (st) {
+    tw_error_prefix(err, "gpu-diamond");
+    dia_free(s);
+    return st;
+  }
+  *state = s;
+  return TW_OK;
+}
+
+tw_status dd_advance(void *state, long t0, long n, float *taps, tw_error *err) {
+  tw_status st = dia_advance_impl((dia_state *)state, t0, n, taps, err);
+  if (st) tw_error_prefix(err, "gpu-diamond: advancing steps %ld..%ld", t0, t0 + n);
+  return st;
+}
+
+tw_status dd_extract(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  tw_status st = dia_extract_impl((dia_state *)state, lo, cnt, dec, out, err);
+  if (st) tw_error_prefix(err, "gpu-diamond: snapshot");
+  return st;
+}
+
+long dd_block_steps(void *state) { return ((dia_state *)state)->nt; }
+
+void dd_report(void *state, tw_run_report *rep) {
+  const dia_state *s = (const dia_state *)state;
+  if (s->mode == MODE_GENERIC) {
+    snprintf(rep->note, sizeof rep->note, "gpu-diamond generic tower (%s): order %d, dts %d (R = %d), tower height %d, "
+             "%d threads, %d registers", s->why, s->pb->order, s->dts, s->R, s->nt, s->threads, s->regs);
+    return;
+  }
+  char lowered[200] = "";
+  if (s->dts != s->dts_req) snprintf(lowered, sizeof lowered, " (dts %d asked: %s)", s->dts_req, s->why);
+  snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d%s (R = %d), tower height %d, "
+           "%d threads, %d registers, %d blocks/SM on %d SMs",
+           s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, lowered, s->R, s->nt,
+           s->threads, s->regs, s->blocks_per_sm, s->sms);
+}
+
+void dd_destroy(void *state) { dia_free((dia_state *)state); }
+
+}  // namespace
+
+extern "C" {
+extern const tw_backend_ops tw_backend_gpu_diamond;  // registered in backends.c
+const tw_backend_ops tw_backend_gpu_diamond = {
+    "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_report, dd_destroy,
+};
+}

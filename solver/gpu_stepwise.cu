@@ -1,0 +1,602 @@
+// gpu_stepwise.cu — kernel "gpu-stepwise": one time step per launch, the classic 2.5D design
+// (Micikevicius): 2D thread blocks over (y, z) with z fastest (one warp = 32 consecutive z cells of
+// one row: 128 B coalesced), the slowest axis x looped inside the block, the x-neighbours of each
+// cell in a register queue, the (y, z) plane tile with its halo in shared memory.
+//
+// What must hold (DESIGN §1):
+//  * every cell is computed with tw_laplacian / tw_damping / tw_cell_update of tw_stencil.h, with
+//    the same values in the same order as every other kernel: x-neighbours come from the register
+//    queue, y- and z-neighbours from shared memory; outside the padded grid they are 0, above a
+//    free surface they are the image −p[−k] (put into the z halo, as the CPU puts it into its
+//    ghost cells);
+//  * source cells add S^n inside their own update: the main kernel updates every cell without S,
+//    then tw_dev_inject_kernel recomputes the (few) source cells with S from p^n, which the step
+//    leaves untouched, and the saved p^{n−1} (gpu_common.cuh);
+//  * receivers are gathered on the device at sample levels and copied to the host once per
+//    advance call; nothing crosses to the host per step.
+//
+// Speed (DESIGN §6): 16 B per update move through DRAM (read p^n, p^{n−1}, c²dt², write p^{n+1});
+// halo re-reads should hit L2. One __syncthreads per x plane: the shared tile is double-buffered.
+// Loads for plane x + D are issued before the barrier of plane x (software prefetch, D = 1 or 2
+// iterations ahead, with the loop unrolled by 2 so that the prefetch registers never move).
+// Variants (rows per thread, prefetch distance, occupancy, async halos) are compiled side by side, timed
+// against each other by `torrewave bench` ("gpu-stepwise@VARIANT"); each order has its default.
+#include <cuda_pipeline.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu_common.cuh"
+
+namespace {
+
+constexpr int BZ = 32;  // z cells per tile: one warp
+
+// Values for one x plane, loaded D iterations before they are used.
+template <int NY>
+struct Pre {
+  float lead[NY];  // p^n at plane x + R: enters the register queue at plane x
+  float pm[NY];    // p^{n−1} at plane x
+  float c2[NY];    // c²dt² at plane x
+  float hz[NY];    // the z-halo value of each of the thread's rows (lanes tx < 2R)
+  float hyt, hyb;  // the y-halo rows above and below the tile (threads ty < R)
+  float ax;        // damping a of plane x
+};
+
+// One launch advances the whole grid one step: p^{n+1} = update(p^n, p^{n−1}) into pio (which
+// holds p^{n−1} on entry). Block (TY × 32 threads) = a tile of BY = TY·NY rows × 32 z cells; each
+// thread owns NY cells (rows ty, ty + TY, ...) in every x plane of its chunk [xb, xe).
+// AH (async halo): the y and z halos of plane x + 1 go straight from global to the other shared
+// buffer with cp.async (no registers held for them), issued after plane x's barrier; the lanes
+// of the free-surface image negate their own copies after waiting for them. Halo cells outside
+// the grid are zeroed once: no one else ever writes them.
+template <int R, int TY, int NY, int D, int MINB, bool AH>
+__global__ void __launch_bounds__(BZ *TY, MINB)
+    stepwise_kernel(const float *__restrict__ pn, float *__restrict__ pio, const float *__restrict__ c2,
+                    const float *__restrict__ ax, const float *__restrict__ ay, const float *__restrict__ az,
+                    const tw_dev_layout L, const int xchunk, const __grid_constant__ tw_stencil st) {
+  constexpr int BY = TY * NY;     // rows per tile
+  constexpr int SW = BZ + 2 * R;  // shared row: R halo + 32 + R halo
+  constexpr int SH = BY + 2 * R;
+  static_assert(TY >= R, "the y halo is loaded by threads ty < R");
+  static_assert(BZ >= 2 * R, "the z halo is loaded by lanes tx < 2R");
+  __shared__ float sm[2][SH][SW];
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int k0 = blockIdx.x * BZ, k = k0 + tx;
+  const int j0 = blockIdx.y * BY;
+  const int N0 = L.N[0], N1 = L.N[1], N2 = L.N[2];
+  const int xb = blockIdx.z * xchunk;
+  const int xe = min(xb + xchunk, N0);
+  const long long sx = L.sx;
+
+  // Offsets inside an x plane are 32-bit (create() checks that a plane has < 2^31 floats); every
+  // offset of the thread derives from o0 and the row pitch, which keeps the register count down.
+  const int Nzp = L.Nzp;
+  const int o0 = (j0 + ty) * Nzp + k;  // row q is at o0 + q·TY·Nzp
+  // Rows beyond N1 and cells beyond N2 read zero padding and are never written.
+  bool wr[NY];
+  float ayq[NY];
+#pragma unroll
+  for (int q = 0; q < NY; q++) {
+    const int j = j0 + ty + q * TY;
+    wr[q] = j < N1 && k < N2;
+    ayq[q] = j < N1 ? ay[j] : 0.0f;
+  }
+  const float azk = k < N2 ? az[k] : 0.0f;
+
+  // z halo: lanes 0..R−1 hold cells k0 − R + tx (left), lanes R..2R−1 cells k0 + 32 + tx − R.
+  // mode 0: zero (outside the grid), 1: copy, 2: free-surface image −p[−k].
+  const int kk = tx < R ? k0 - R + tx : k0 + BZ + tx - R;
+  int zmode = 0, ksrc = 0;
+  if (tx < 2 * R) {
+    if (kk < 0) {
+      if (L.fs && -kk < N2) zmode = 2, ksrc = -kk;
+    } else if (kk < N2) {
+      zmode = 1, ksrc = kk;
+    }
+  }
+  const int zcol = tx < R ? tx : BZ + tx;  // = kk − k0 + R
+  const int dz = ksrc - k;                 // z-halo source of row q: o0 + q·TY·Nzp + dz
+
+  // y halo: rows j0 − R + ty above (o0 − R·Nzp), j0 + BY + ty below (o0 + BY·Nzp); they exist in
+  // memory (TW_GPU_YPAD zero rows, N1 rounded up to 32 ≥ BY), so no bounds check.
+  const bool yh = ty < R;
+
+  auto load = [&](int x, Pre<NY> &P) {
+    const float *pnx = pn + (long long)x * sx;
+    const float *pmx = pio + (long long)x * sx;
+    const float *c2x = c2 + (long long)x * sx;
+    const bool lead_in = x + R < N0;  // planes beyond the grid are zero
+    const float *pnl = pnx + (long long)R * sx;
+#pragma unroll
+    for (int q = 0; q < NY; q++) {
+      const int oq = o0 + q * TY * Nzp;
+      P.lead[q] = lead_in ? pnl[oq] : 0.0f;
+      P.pm[q] = pmx[oq];
+      P.c2[q] = c2x[oq];
+      if (!AH) {
+        const float v = zmode ? pnx[oq + dz] : 0.0f;
+        P.hz[q] = zmode == 2 ? -v : v;
+      }
+    }
+    if (!AH && yh) {
+      P.hyt = pnx[o0 - R * Nzp];
+      P.hyb = pnx[o0 + BY * Nzp];
+    }
+    P.ax = ax[x];
+  };
+
+  // AH: the halos of plane x into shared buffer b, asynchronously (one commit group per plane).
+  auto halo_async = [&](int x, int b) {
+    const float *pnx = pn + (long long)x * sx;
+#pragma unroll
+    for (int q = 0; q < NY; q++)
+      if (zmode) __pipeline_memcpy_async(&sm[b][R + ty + q * TY][zcol], pnx + (o0 + q * TY * Nzp + dz), 4);
+    if (yh) {
+      __pipeline_memcpy_async(&sm[b][ty][R + tx], pnx + (o0 - R * Nzp), 4);
+      __pipeline_memcpy_async(&sm[b][R + BY + ty][R + tx], pnx + (o0 + BY * Nzp), 4);
+    }
+    __pipeline_commit();
+  };
+
+  // Register queue: qv[q][m] = p^n at plane x − R + m of row q.
+  float qv[NY][2 * R + 1];
+#pragma unroll
+  for (int m = 0; m < 2 * R; m++) {
+    const int xp = xb - R + m;
+    const bool in = xp >= 0 && xp < N0;
+#pragma unroll
+    for (int q = 0; q < NY; q++) qv[q][m] = in ? pn[(long long)xp * sx + o0 + q * TY * Nzp] : 0.0f;
+  }
+  Pre<NY> P[D];
+#pragma unroll
+  for (int d = 0; d < D; d++)
+    if (xb + d < xe) load(xb + d, P[d]);
+  if (AH) {
+    if (tx < 2 * R && zmode == 0)
+#pragma unroll
+      for (int q = 0; q < NY; q++) sm[0][R + ty + q * TY][zcol] = sm[1][R + ty + q * TY][zcol] = 0.0f;
+    if (xb < xe) halo_async(xb, 0);
+  }
+
+  auto body = [&](int x, Pre<NY> &Q, int buf) {
+    float pmc[NY], c2c[NY];
+#pragma unroll
+    for (int q = 0; q < NY; q++) {
+      qv[q][2 * R] = Q.lead[q];
+      pmc[q] = Q.pm[q];
+      c2c[q] = Q.c2[q];
+      sm[buf][R + ty + q * TY][R + tx] = qv[q][R];
+      if (!AH && tx < 2 * R) sm[buf][R + ty + q * TY][zcol] = Q.hz[q];
+    }
+    if (!AH && yh) {
+      sm[buf][ty][R + tx] = Q.hyt;
+      sm[buf][R + BY + ty][R + tx] = Q.hyb;
+    }
+    if (AH) {
+      __pipeline_wait_prior(0);  // this thread's halo copies for plane x have landed
+      if (zmode == 2)
+#pragma unroll
+        for (int q = 0; q < NY; q++) sm[buf][R + ty + q * TY][zcol] = -sm[buf][R + ty + q * TY][zcol];
+    }
+    const float axv = Q.ax;
+    if (x + D < xe) load(x + D, Q);  // prefetch: in flight across the barrier and the update
+    __syncthreads();
+    // Buffer buf ^ 1 was last read by plane x − 1, which every thread has finished (barrier above).
+    if (AH && x + 1 < xe) halo_async(x + 1, buf ^ 1);
+    float *outx = pio + (long long)x * sx;
+#pragma unroll
+    for (int q = 0; q < NY; q++) {
+      const float *s0 = &sm[buf][R + ty + q * TY][R + tx];
+      const float lap = tw_laplacian(R, &st, &qv[q][R], 1, s0, SW, s0, 1);
+      const float v = tw_cell_update(qv[q][R], pmc[q], lap, c2c[q], tw_damping(axv, ayq[q], azk));
+      if (wr[q]) outx[o0 + q * TY * Nzp] = v;
+    }
+#pragma unroll
+    for (int q = 0; q < NY; q++)
+#pragma unroll
+      for (int m = 0; m < 2 * R; m++) qv[q][m] = qv[q][m + 1];
+  };
+
+  // Unrolled by 2: shared buffer and prefetch set are compile-time per half (buffer x & 1 of the
+  // chunk; set (x − xb) mod D). One barrier per plane suffices: a thread writes buffer b again only
+  // after the next plane's barrier, which every reader of b has passed.
+  int x = xb;
+  for (; x + 1 < xe; x += 2) {
+    body(x, P[0], 0);
+    body(x + 1, P[1 % D], 1);
+  }
+  if (x < xe) body(x, P[0], 0);
+}
+
+// Bench only: small random values in every cell of the grid (padding stays zero), so that timings
+// never run on zeros. A hash of (cell, seed): reproducible.
+__global__ void randomize_kernel(float *p, tw_dev_layout L, unsigned long long seed) {
+  const long long total = (long long)L.N[0] * L.N[1] * L.N[2];
+  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
+       e += (long long)gridDim.x * blockDim.x) {
+    const int k = (int)(e % L.N[2]);
+    const long long ij = e / L.N[2];
+    const int j = (int)(ij % L.N[1]), i = (int)(ij / L.N[1]);
+    unsigned long long z = (unsigned long long)e + seed * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[tw_dev_off(L, i, j, k)] = 1e-3f * ((float)(z >> 40) * (1.0f / 16777216.0f) - 0.5f);
+  }
+}
+
+// save[s] = p at injection cell s (after randomizing: the saved p^{−1} of the source cells).
+__global__ void gather_inj_kernel(const float *p, tw_dev_layout L, const int *inj, int ninj, float *save) {
+  const int s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s < ninj) save[s] = p[tw_dev_off(L, inj[3 * s], inj[3 * s + 1], inj[3 * s + 2])];
+}
+
+typedef void (*kernel_fn)(const float *, float *, const float *, const float *, const float *, const float *,
+                          tw_dev_layout, int, tw_stencil);
+
+struct variant {
+  const char *name;
+  int ty, ny, d, minb, ah;
+  kernel_fn fn[TW_GPU_RMAX];  // radius 1..4
+};
+
+#define TW_SW_VARIANT(NAME, TY, NY, D, MINB, AH)                                                      \
+  {                                                                                                 \
+    NAME, TY, NY, D, MINB, AH, {                                                                    \
+      stepwise_kernel<1, TY, NY, D, MINB, AH>, stepwise_kernel<2, TY, NY, D, MINB, AH>,             \
+          stepwise_kernel<3, TY, NY, D, MINB, AH>, stepwise_kernel<4, TY, NY, D, MINB, AH>          \
+    }                                                                                               \
+  }
+
+// Names: tTY = threads in y, nNY = rows per thread, dD = prefetch distance (planes), bMINB =
+// blocks per SM the register budget is set for (65536 / (32·TY·MINB)), a = async halos (AH).
+// Measured on an H100, 1024 x 1024 x 512 (2 GiB per level), % of the copy ceiling (186.7 Gcell/s;
+// docs/performance.md):     order 2   4     6     8
+//   t8n2d1b4a                     90.3  88.1  85.7  70.2
+//   t16n2d1b2a                    88.1  86.3  84.4  72.5  (order 8: 20 B spilled, still the best)
+//   t8n2d1b4                      87.8  85.4  83.5  64.2  (order 8 spills)
+//   t16n2d1b2                     84.5  81.5  80.2  64.0
+//   t8n2d1b3                      85.0  73.2  72.1  66.2
+//   t8n1d1b4a                     74.3  70.7  69.5  69.0
+//   t16n1d1b2                     72.2  71.4  69.1  69.4
+//   t16n1d2b2                     73.0  71.8  65.1  63.8
+// Two rows per thread (twice the loads in flight per thread at the same occupancy), 8-warp blocks
+// (less waiting at the barrier: the top stall with 16 warps) and halos by cp.async (no registers
+// held for them) pay; a second plane of prefetch and lower occupancy with more registers do not.
+const variant variants[] = {
+    TW_SW_VARIANT("t8n2d1b4a", 8, 2, 1, 4, true),     TW_SW_VARIANT("t16n2d1b2a", 16, 2, 1, 2, true),
+    TW_SW_VARIANT("t8n2d1b4", 8, 2, 1, 4, false),     TW_SW_VARIANT("t16n2d1b2", 16, 2, 1, 2, false),
+    TW_SW_VARIANT("t8n2d1b3", 8, 2, 1, 3, false),     TW_SW_VARIANT("t8n1d1b4a", 8, 1, 1, 4, true),
+    TW_SW_VARIANT("t16n1d1b2", 16, 1, 1, 2, false),   TW_SW_VARIANT("t16n1d2b2", 16, 1, 2, 2, false),
+};
+constexpr int NVARIANT = (int)(sizeof variants / sizeof variants[0]);
+// The default variant per radius 1..4 (orders 2..8): the fastest measured (docs/performance.md).
+const char *const default_variant[TW_GPU_RMAX] = {"t8n2d1b4a", "t8n2d1b4a", "t8n2d1b4a", "t16n2d1b2a"};
+
+struct gs_state {
+  const tw_problem *pb;
+  const variant *var;
+  kernel_fn fn;
+  tw_dev_layout L;
+  cudaStream_t stream;
+  float *alloc[3];     // p0, p1, c2 allocations
+  float *p[2], *c2;    // at cell (0, 0, 0)
+  float *ax, *ay, *az;
+  int *inj;
+  float *S, *save;
+  int *tap;
+  float *taps;
+  size_t taps_cap;     // floats
+  float *stage;
+  size_t stage_cap;    // floats
+  int sms, blocks_per_sm, nchunk, xchunk;
+  dim3 grid, block;
+  long level;
+};
+
+void gs_free(gs_state *s) {
+  if (!s) return;
+  // Errors are ignored here: this runs on error paths too, where the context may be broken.
+  for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
+  cudaFree(s->ax), cudaFree(s->ay), cudaFree(s->az);
+  cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
+  cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage);
+  if (s->stream) cudaStreamDestroy(s->stream);
+  cudaGetLastError();
+  free(s);
+}
+
+template <typename T>
+tw_status dev_upload(T **dst, const T *src, size_t n, cudaStream_t stream, tw_error *err) {
+  TW_CUDA_TRY(err, cudaMalloc((void **)dst, (n ? n : 1) * sizeof(T)));
+  if (n && src) TW_CUDA_TRY(err, cudaMemcpyAsync(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+  if (n && !src) TW_CUDA_TRY(err, cudaMemsetAsync(*dst, 0, n * sizeof(T), stream));
+  return TW_OK;
+}
+
+// Split x into chunks so that the blocks fill whole waves of the GPU: cost ∝ waves × planes per
+// chunk (+ R/2 for the queue warm-up, which reads 2R planes of p^n: about R/2 planes' traffic).
+void choose_split(gs_state *s, long tiles) {
+  const int N0 = s->L.N[0], R = s->pb->st.r;
+  const long slots = (long)s->sms * (s->blocks_per_sm > 0 ? s->blocks_per_sm : 1);
+  double best = 1e300;
+  int best_n = 1;
+  for (int n = 1; n <= 64 && n <= N0; n++) {
+    const long per = (N0 + n - 1) / n;
+    const long waves = (tiles * n + slots - 1) / slots;
+    const double cost = (double)waves * ((double)per + 0.5 * R);
+    if (cost < best * (1 - 1e-9)) best = cost, best_n = n;
+  }
+  s->xchunk = (N0 + best_n - 1) / best_n;
+  s->nchunk = (N0 + s->xchunk - 1) / s->xchunk;
+}
+
+tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_error *err) {
+  const tw_grid *g = &pb->g;
+  const int R = pb->st.r;
+  s->pb = pb;
+  s->var = var;
+  if (R < 1 || R > TW_GPU_RMAX)
+    return tw_error_set(err, TW_EUNSUPPORTED, "order %d is not supported (orders 2, 4, 6, 8; use kernel \"cpu\")",
+                        pb->order);
+  s->fn = var->fn[R - 1];
+  s->L = tw_dev_layout_make(g, 32, pb->free_surface);
+  if (s->L.sx > 0x7fffffffLL)  // the kernel indexes inside a plane with 32-bit offsets
+    return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large (at most 2^31 cells with "
+                        "padding)", g->N[1], g->N[2]);
+  const size_t cells = (size_t)g->N[0] * (size_t)s->L.sx;  // per array, padding included
+  const double need = 3.0 * (double)cells * sizeof(float);
+  char b1[32], b2[32], b3[32];
+  if (pb->device_memory && need > (double)pb->device_memory)
+    return tw_error_set(err, TW_EUNSUPPORTED,
+                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells), above "
+                        "solver.device_memory = %s; gpu-stepwise keeps the whole grid resident (gpu-diamond "
+                        "streams it through a window)",
+                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
+  int dev = 0;
+  TW_CUDA_TRY(err, cudaGetDevice(&dev));
+  size_t fr = 0, tot = 0;
+  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
+  if (need > (double)fr)
+    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells), "
+                        "%s of %s are free; reduce the grid or use gpu-diamond (window)",
+                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
+  // A blocking stream: it is ordered with the legacy default stream, so `torrewave bench` can
+  // bracket an advance call with events on stream 0.
+  TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
+
+  const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
+  for (int a = 0; a < 3; a++) {
+    TW_CUDA_TRY(err, cudaMalloc((void **)&s->alloc[a], cells * sizeof(float)));
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
+  }
+  s->p[0] = s->alloc[0] + yoff;
+  s->p[1] = s->alloc[1] + yoff;
+  s->c2 = s->alloc[2] + yoff;
+  // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows. When the
+  // pitch is N2 a plane's rows are contiguous on both sides: one plain copy per plane (a pitched
+  // copy from pageable memory can go row by row).
+  if (s->L.Nzp == g->N[2]) {
+    const size_t plane = (size_t)g->N[1] * (size_t)g->N[2];
+    for (int i = 0; i < g->N[0]; i++)
+      TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->L.sx, pb->c2dt2 + (size_t)i * plane,
+                                       plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+  } else {
+    cudaMemcpy3DParms cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)g->N[2] * sizeof(float), (size_t)g->N[2],
+                                    (size_t)g->N[1]);
+    cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->L.Nzp * sizeof(float), (size_t)s->L.Nzp,
+                                    (size_t)s->L.Nyp);
+    cp.dstPos = make_cudaPos(0, TW_GPU_YPAD, 0);
+    cp.extent = make_cudaExtent((size_t)g->N[2] * sizeof(float), (size_t)g->N[1], (size_t)g->N[0]);
+    cp.kind = cudaMemcpyHostToDevice;
+    TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+  }
+
+  tw_status st;
+  if ((st = dev_upload(&s->ax, pb->a[0], (size_t)g->N[0], s->stream, err))) return st;
+  if ((st = dev_upload(&s->ay, pb->a[1], (size_t)g->N[1], s->stream, err))) return st;
+  if ((st = dev_upload(&s->az, pb->a[2], (size_t)g->N[2], s->stream, err))) return st;
+  if ((st = dev_upload(&s->inj, pb->ninj ? &pb->inj[0][0] : (const int *)NULL, 3 * (size_t)pb->ninj, s->stream, err)))
+    return st;
+  if ((st = dev_upload(&s->S, (const float *)pb->S, (size_t)pb->ninj * (size_t)pb->steps, s->stream, err))) return st;
+  // p^{−1} = 0 at the source cells: the first step's saved level.
+  if ((st = dev_upload(&s->save, (const float *)NULL, (size_t)pb->ninj, s->stream, err))) return st;
+  if ((st = dev_upload(&s->tap, pb->ntap ? &pb->tap[0][0] : (const int *)NULL, 3 * (size_t)pb->ntap, s->stream, err)))
+    return st;
+
+  const int threads = BZ * var->ty;
+  TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, threads, 0));
+  if (s->blocks_per_sm < 1)
+    return tw_error_set(err, TW_EINTERNAL, "kernel variant %s (order %d) cannot be resident on GPU %d", var->name,
+                        pb->order, dev);
+  const int by = var->ty * var->ny;
+  const long tz = s->L.Nzp / BZ, tyy = (g->N[1] + by - 1) / by;
+  choose_split(s, tz * tyy);
+  s->block = dim3(BZ, (unsigned)var->ty, 1);
+  s->grid = dim3((unsigned)tz, (unsigned)tyy, (unsigned)s->nchunk);
+  if (tyy > 65535)
+    return tw_error_set(err, TW_EUNSUPPORTED, "N1 = %d is too large for one launch (at most %ld rows)", g->N[1],
+                        65535L * by);
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  s->level = 0;
+  return TW_OK;
+}
+
+tw_status ensure(float **buf, size_t *cap, size_t n, tw_error *err) {
+  if (n <= *cap) return TW_OK;
+  TW_CUDA_TRY(err, cudaFree(*buf));
+  *buf = NULL;
+  *cap = 0;
+  TW_CUDA_TRY(err, cudaMalloc((void **)buf, n * sizeof(float)));
+  *cap = n;
+  return TW_OK;
+}
+
+template <int R>
+void launch_inject(gs_state *s, const float *cur, float *nxt, long m) {
+  const tw_problem *pb = s->pb;
+  tw_dev_inject_kernel<R><<<(pb->ninj + 127) / 128, 128, 0, s->stream>>>(
+      cur, nxt, s->c2, s->ax, s->ay, s->az, s->L, pb->st, s->inj, pb->ninj, s->S, pb->steps, m, s->save);
+}
+
+tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *err) {
+  const tw_problem *pb = s->pb;
+  if (t0 != s->level)
+    return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, s->level);
+  if (n < 0 || t0 + n > pb->steps)
+    return tw_error_set(err, TW_EINTERNAL, "advance %ld steps from level %ld: past the last step %ld", n, t0,
+                        pb->steps);
+  long first, count;
+  tw_samples_in(pb, t0, n, &first, &count);
+  tw_status st = ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, err);
+  if (st) return st;
+  for (long m = t0; m < t0 + n; m++) {
+    const float *cur = s->p[m % 2];
+    float *nxt = s->p[(m + 1) % 2];
+    s->fn<<<s->grid, s->block, 0, s->stream>>>(cur, nxt, s->c2, s->ax, s->ay, s->az, s->L, s->xchunk, pb->st);
+    TW_CUDA_LAUNCHED(err, "stepwise_kernel");
+    if (pb->ninj) {
+      switch (pb->st.r) {
+        case 1: launch_inject<1>(s, cur, nxt, m); break;
+        case 2: launch_inject<2>(s, cur, nxt, m); break;
+        case 3: launch_inject<3>(s, cur, nxt, m); break;
+        default: launch_inject<4>(s, cur, nxt, m); break;
+      }
+      TW_CUDA_LAUNCHED(err, "tw_dev_inject_kernel");
+    }
+    if (pb->ntap && (m + 1) % pb->interval == 0) {
+      float *row = s->taps + (size_t)((m + 1) / pb->interval - first) * (size_t)pb->ntap;
+      tw_dev_taps_kernel<<<(unsigned)((pb->ntap + 255) / 256), 256, 0, s->stream>>>(nxt, s->L, s->tap, pb->ntap, row);
+      TW_CUDA_LAUNCHED(err, "tw_dev_taps_kernel");
+    }
+  }
+  if (count && pb->ntap)
+    TW_CUDA_TRY(err, cudaMemcpyAsync(taps, s->taps, (size_t)count * (size_t)pb->ntap * sizeof(float),
+                                     cudaMemcpyDeviceToHost, s->stream));
+  // The block boundary: the whole field is at level t0 + n, and a fault of any kernel above
+  // surfaces here, in this call.
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  s->level = t0 + n;
+  return TW_OK;
+}
+
+tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  const tw_dev_layout *L = &s->L;
+  if (dec < 1) return tw_error_set(err, TW_EINVAL, "snapshot decimation %d < 1", dec);
+  for (int a = 0; a < 3; a++)
+    if (cnt[a] < 1 || lo[a] < 0 || lo[a] + (long)(cnt[a] - 1) * dec >= L->N[a])
+      return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
+                          lo[a], cnt[a], dec, L->N[a] - 1);
+  const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  tw_status st = ensure(&s->stage, &s->stage_cap, total, err);
+  if (st) return st;
+  const float *p = s->p[s->level % 2];
+  size_t blocks = (total + 255) / 256;
+  if (blocks > (size_t)s->sms * 32) blocks = (size_t)s->sms * 32;
+  tw_dev_extract_kernel<<<(unsigned)blocks, 256, 0, s->stream>>>(p, *L, lo[0], lo[1], lo[2], cnt[0], cnt[1], cnt[2],
+                                                                 dec, s->stage);
+  TW_CUDA_LAUNCHED(err, "tw_dev_extract_kernel");
+  TW_CUDA_TRY(err, cudaMemcpyAsync(out, s->stage, total * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  return TW_OK;
+}
+
+const variant *find_variant(const char *name, int r) {
+  if (!name || !*name || strcmp(name, "default") == 0)
+    name = default_variant[(r >= 1 && r <= TW_GPU_RMAX ? r : 1) - 1];
+  for (int i = 0; i < NVARIANT; i++)
+    if (strcmp(variants[i].name, name) == 0) return &variants[i];
+  return NULL;
+}
+
+// ------------------------------------------------------------------ backend interface
+
+tw_status gs_create(const tw_problem *pb, void **state, tw_error *err) {
+  return tw_gpu_stepwise_create_variant(pb, NULL, state, err);
+}
+
+tw_status gs_advance(void *state, long t0, long n, float *taps, tw_error *err) {
+  tw_status st = gs_advance_impl((gs_state *)state, t0, n, taps, err);
+  if (st) tw_error_prefix(err, "gpu-stepwise: advancing steps %ld..%ld", t0, t0 + n);
+  return st;
+}
+
+tw_status gs_extract(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  tw_status st = gs_extract_impl((gs_state *)state, lo, cnt, dec, out, err);
+  if (st) tw_error_prefix(err, "gpu-stepwise: snapshot");
+  return st;
+}
+
+long gs_block_steps(void *state) {
+  (void)state;
+  return 1;
+}
+
+void gs_report(void *state, tw_run_report *rep) {
+  const gs_state *s = (const gs_state *)state;
+  snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs, x in %d chunks of %d",
+           s->var->name, s->blocks_per_sm, s->sms, s->nchunk, s->xchunk);
+}
+
+void gs_destroy(void *state) { gs_free((gs_state *)state); }
+
+}  // namespace
+
+extern "C" {
+
+int tw_gpu_stepwise_variant_count(void) { return NVARIANT; }
+const char *tw_gpu_stepwise_default_variant(int order) {
+  return order >= 2 && order <= 2 * TW_GPU_RMAX ? default_variant[order / 2 - 1] : NULL;
+}
+const char *tw_gpu_stepwise_variant_name(int i) { return i >= 0 && i < NVARIANT ? variants[i].name : NULL; }
+
+tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *variant_name, void **state, tw_error *err) {
+  const variant *v = find_variant(variant_name, pb->st.r);
+  if (!v) {
+    char list[256] = "";
+    for (int i = 0; i < NVARIANT; i++) {
+      strncat(list, i ? ", " : "", sizeof list - strlen(list) - 1);
+      strncat(list, variants[i].name, sizeof list - strlen(list) - 1);
+    }
+    return tw_error_set(err, TW_EINVAL, "gpu-stepwise: unknown variant \"%s\"; known: %s", variant_name, list);
+  }
+  gs_state *s = (gs_state *)calloc(1, sizeof *s);
+  if (!s) return tw_error_set(err, TW_ENOMEM, "gpu-stepwise: out of memory");
+  tw_status st = gs_init(s, pb, v, err);
+  if (st) {
+    tw_error_prefix(err, "gpu-stepwise");
+    gs_free(s);
+    return st;
+  }
+  *state = s;
+  return TW_OK;
+}
+
+tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
+  gs_state *s = (gs_state *)state;
+  const unsigned blocks = (unsigned)s->sms * 8;
+  // Level 0 is in p[0], level −1 in p[1] (level m lives in array m mod 2).
+  for (int a = 0; a < 2; a++) {
+    randomize_kernel<<<blocks, 256, 0, s->stream>>>(s->p[a], s->L, seed * 2 + a + 1);
+    TW_CUDA_LAUNCHED(err, "randomize_kernel");
+  }
+  if (s->pb->ninj) {
+    gather_inj_kernel<<<(s->pb->ninj + 127) / 128, 128, 0, s->stream>>>(s->p[1], s->L, s->inj, s->pb->ninj, s->save);
+    TW_CUDA_LAUNCHED(err, "gather_inj_kernel");
+  }
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  return TW_OK;
+}
+
+const tw_backend_ops tw_backend_gpu_stepwise = {
+    "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_report, gs_destroy,
+};
+}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# `torrewave reference` and `torrewave compare` end to end: a run against its analytic reference
+# and against itself and another kernel, --rtol, --json, and every exit status (0 within rtol,
+# 1 above, 2 incompatible / unreadable / usage; reference: 1 for a job it cannot solve).
+set -uo pipefail
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+fail=0
+expect() { # expect STATUS PATTERN -- command...   (PATTERN: grep -E on stdout + stderr)
+  local want=$1 pat=$2; shift 3
+  "$@" > "$tmp/out" 2>&1; local got=$?
+  if [ "$got" != "$want" ] || ! grep -Eq -- "$pat" "$tmp/out"; then
+    echo "FAIL: $* -> status $got (want $want, pattern '$pat'), output:"; cat "$tmp/out"; fail=1
+  else echo "ok: $* -> $got: $(grep -E -- "$pat" "$tmp/out" | head -n 1 | cut -c1-160)"; fi
+}
+cat > "$tmp/hom.cfg" <<'CFG'
+grid = { n = [24, 24, 24]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 100; };
+model = { type = "constant"; vp = 2000.0; };
+scheme = { order = 8; };
+boundary = { absorbing = 6; };
+sources = ( { position = [110.0, 120.0, 120.0]; wavelet = { type = "ricker"; frequency = 20.0; }; } );
+receivers = { interval = 2; points = ( [190.0, 120.0, 120.0], [110.0, 200.0, 120.0] );
+              lines = ( { from = [150.0, 60.0, 60.0]; to = [150.0, 180.0, 60.0]; count = 4; } ); };
+snapshots = { every = 50; decimate = 2; };
+output = { file = "hom.h5"; };
+solver = { kernel = "cpu"; };
+CFG
+cd "$tmp"
+T=$TORREWAVE
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q
+expect 0 'analytic reference, 6 receivers' -- "$T" reference hom.cfg
+test -f hom-reference.h5 || { echo "FAIL: default reference name hom-reference.h5 not written"; fail=1; }
+expect 0 '-> ref\.h5' -- "$T" reference hom.cfg -o ref.h5
+
+# Against itself: identical; against the reference: the discretization error (~1e-2) is above the
+# default rtol 1e-5 and below 0.5.
+expect 0 '^PASS' -- "$T" compare hom.h5 hom.h5
+expect 1 'receivers/traces .*ABOVE rtol' -- "$T" compare hom.h5 ref.h5
+expect 1 '^FAIL: 1 of 1 dataset' -- "$T" compare hom.h5 ref.h5
+expect 0 '6 paired by coordinates' -- "$T" compare hom.h5 ref.h5 --rtol 0.5
+expect 0 'snapshots: 0 common steps \(A has 2, B 0\)' -- "$T" compare hom.h5 ref.h5 --rtol 0.5
+expect 0 'snapshots/p step 100' -- "$T" compare hom.h5 hom.h5
+
+# --json: valid JSON with the documented keys.
+"$T" compare hom.h5 ref.h5 --json > cmp.json; st=$?
+[ "$st" = 1 ] || { echo "FAIL: --json exit status $st, want 1"; fail=1; }
+py=${PYTHON:-python3}
+if command -v "$py" >/dev/null 2>&1; then
+  if "$py" - cmp.json <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "fail", r["status"]
+assert r["receivers"]["pairs"] == 6 and r["failed"] == 1, r["receivers"]
+d = r["datasets"][0]
+assert d["dataset"] == "receivers/traces" and 1e-4 < d["rel_l2"] < 0.5 and d["pass"] is False, d
+assert 0 <= d["worst"]["receiver_a"] < 6 and len(d["worst"]["position"]) == 3, d["worst"]
+assert r["a"]["kernel"] == "cpu" and r["b"]["kernel"] == "reference", (r["a"], r["b"])
+print(f"ok: --json: rel L2 {d['rel_l2']:.3e}, worst receiver {d['worst']['receiver_a']} at t = {d['worst']['time']:.4f} s")
+PY
+  then :; else echo "FAIL: --json output:"; cat cmp.json; fail=1; fi
+else
+  grep -q '"status": "fail"' cmp.json || { echo "FAIL: --json output:"; cat cmp.json; fail=1; }
+fi
+
+# Another kernel (bitwise equal on the CPU), when this build has it.
+if "$T" run hom.cfg -q -o diamond.h5 --set solver.kernel=cpu-diamond > /dev/null 2>&1; then
+  expect 0 '^PASS' -- "$T" compare hom.h5 diamond.h5 --rtol 1e-7
+else
+  echo "note: no cpu-diamond kernel in this build: kernel-to-kernel comparison skipped"
+fi
+
+# Incompatible files: exit 2 with the reason.
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o n.h5 --set 'grid.n=[26,24,24]'
+expect 2 'grid n differs: A \[24, 24, 24\], B \[26, 24, 24\]' -- "$T" compare hom.h5 n.h5
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o dt.h5 --set time.dt=0.001
+expect 2 'dt differs' -- "$T" compare hom.h5 dt.h5
+expect 2 '"status": "incompatible"' -- "$T" compare hom.h5 dt.h5 --json
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o moved.h5 --set 'receivers.points=([190.0,130.0,120.0])' --set 'receivers.lines=()'
+expect 2 'no common receivers' -- "$T" compare hom.h5 moved.h5 --traces-only
+expect 2 'cannot open: No such file' -- "$T" compare hom.h5 missing.h5
+expect 2 'needs two result files' -- "$T" compare hom.h5
+expect 2 'unknown option' -- "$T" compare hom.h5 ref.h5 --frobnicate
+expect 2 '--rtol takes a positive number' -- "$T" compare hom.h5 ref.h5 --rtol -1
+
+# Jobs the reference cannot solve: refused with the reason, nothing written.
+expect 1 'free_surface' -- "$T" reference hom.cfg -o fs.h5 --set boundary.free_surface=true
+test ! -e fs.h5 || { echo "FAIL: refused reference left fs.h5"; fail=1; }
+expect 1 'model.type is "gradient"' -- "$T" reference hom.cfg -o g.h5 --set 'model={type="gradient";vp0=2000.0;gradient=0.5;}'
+expect 1 'singular' -- "$T" reference hom.cfg -o s.h5 --set 'receivers.points=([113.0,120.0,120.0])'
+expect 0 'usage: torrewave compare' -- "$T" compare --help
+expect 0 'usage: torrewave reference' -- "$T" help reference
+exit $fail

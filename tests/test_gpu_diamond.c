@@ -1,0 +1,475 @@
+/* test_gpu_diamond — gpu-diamond against gpu-stepwise, BITWISE (memcmp of receiver taps and of
+ * snapshot boxes), and against the cpu reference within relative L2 1e-5 (DESIGN §1), over a
+ * randomized matrix of problems built directly as tw_problem (no job file): orders 2/4/6/8,
+ * DTS 1–3, tower heights from 1 to more than the grid's x length, odd grid sizes, Nz from 1 to
+ * more than one warp (and one case beyond a block, which takes the generic tower), sources and
+ * receiver taps in corners, on edges and on the free surface (random S per step), trilinear
+ * 8-cell groups, a full surface grid of taps, absorbing layers on and off, free surface on and
+ * off, advance calls of random lengths (as the driver makes them end at snapshots) with a full
+ * snapshot and a decimated box after each. Each case runs the three implementations of
+ * gpu-diamond (TW_DIAMOND_MODE = persistent, stage, generic): all must be bitwise equal to
+ * gpu-stepwise.
+ *
+ * Environment: TW_TEST_SEED, TW_TEST_CASES (cases per order, default 12),
+ * TW_DIAMOND_BITWISE_REF (the kernel the results must equal bitwise, default gpu-stepwise; the
+ * host emulation of the kernel used in development sets it to cpu).
+ *
+ * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS and tower heights, the three modes,
+ * receivers on and off) against gpu-stepwise on one large grid and prints the table of
+ * docs/performance.md. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem.h"
+#include "tw_boundary.h"
+#include "tw_test.h"
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+static uint64_t rnd64(void) { /* splitmix64 */
+  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+static int rnd_in(int lo, int hi) { return lo + (int)(rnd64() % (uint64_t)(hi - lo + 1)); } /* [lo, hi] */
+static double rnd_unit(void) { return (double)(rnd64() >> 11) * (1.0 / 9007199254740992.0); }
+
+typedef struct {
+  int order, n[3], absorb[3], fs;
+  long steps;
+  int interval, trilinear, surface_grid;
+  int dts, height;
+} spec;
+
+static int cmp3(const void *a, const void *b) {
+  const int *x = a, *y = b;
+  for (int e = 0; e < 3; e++)
+    if (x[e] != y[e]) return x[e] < y[e] ? -1 : 1;
+  return 0;
+}
+static long uniq(int (*c)[3], long n) {
+  qsort(c, (size_t)n, sizeof *c, cmp3);
+  long u = 0;
+  for (long k = 0; k < n; k++)
+    if (!u || cmp3(c[u - 1], c[k])) memcpy(c[u++], c[k], sizeof c[k]);
+  return u;
+}
+
+/* Interesting cells: the 8 corners, edges and faces, the free surface (k = 0, 1), random ones;
+ * with trilinear, 8-cell groups. */
+static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], long room) {
+  const int *N = g->N;
+  long n = 0;
+  for (int c = 0; c < 8 && n < room; c++, n++)
+    for (int a = 0; a < 3; a++) out[n][a] = (c >> a) & 1 ? N[a] - 1 : 0;
+  for (int e = 0; e < 8 && n < room; e++, n++)
+    for (int a = 0; a < 3; a++) out[n][a] = rnd64() % 3 == 0 ? (rnd64() % 2 ? N[a] - 1 : 0) : rnd_in(0, N[a] - 1);
+  for (int e = 0; e < 6 && n < room; e++, n++)
+    out[n][0] = rnd_in(0, N[0] - 1), out[n][1] = rnd_in(0, N[1] - 1), out[n][2] = e % 3 == 2 ? rnd_in(0, N[2] - 1) : e % 3;
+  for (int e = 0; trilinear && e < 3 && n + 8 <= room; e++) {
+    int lo[3];
+    for (int a = 0; a < 3; a++) lo[a] = N[a] > 1 ? rnd_in(0, N[a] - 2) : 0;
+    if (e == 0) lo[2] = 0; /* one group at the free surface */
+    for (int c = 0; c < 8; c++, n++)
+      for (int a = 0; a < 3; a++) out[n][a] = lo[a] + ((c >> a) & 1 && N[a] > 1);
+  }
+  for (long i = 0; i < n; i++) /* clamp (thin grids) */
+    for (int a = 0; a < 3; a++) out[i][a] = out[i][a] >= N[a] ? N[a] - 1 : out[i][a];
+  return uniq(out, n);
+}
+
+/* A problem as the solver builds it (tw_problem_destroy frees it): random c²dt² in [0.3, 0.95]
+ * of the stable range, damping profiles, injection cells with random S, tap cells, one
+ * receiver per tap (so traces are the raw tap values) plus trilinear receivers over groups. */
+static tw_problem *make_problem(const spec *sp, int full_surface_taps) {
+  tw_problem *pb = calloc(1, sizeof *pb);
+  REQUIRE(pb, "alloc");
+  const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
+  tw_grid_setup(&pb->g, sp->n, d, origin, sp->absorb, sp->fs);
+  pb->order = sp->order;
+  REQUIRE(tw_stencil_setup(sp->order, d, &pb->st) == sp->order / 2, "stencil for order %d", sp->order);
+  pb->dt = 1e-3;
+  pb->steps = sp->steps;
+  pb->free_surface = sp->fs;
+  pb->dts = sp->dts;
+  pb->tower_height = sp->height;
+  const size_t cells = tw_grid_cells(&pb->g);
+  const double c2max = 4.0 / (3.0 * tw_fd_lambda(sp->order) / (d[0] * d[0]));
+  pb->c2dt2 = malloc(cells * sizeof(float));
+  REQUIRE(pb->c2dt2, "alloc c2");
+  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * rnd_unit()));
+  for (int a = 0; a < 3; a++) {
+    pb->a[a] = malloc((size_t)pb->g.N[a] * sizeof(float));
+    tw_damping_profile(&pb->g, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
+  }
+  const int *N = pb->g.N;
+  const long room = 64 + (full_surface_taps ? 2L * N[0] * N[1] : 0);
+  int(*buf)[3] = malloc((size_t)room * sizeof *buf);
+  REQUIRE(buf, "alloc cells");
+  pb->ninj = (int)pick_cells(&pb->g, sp->trilinear, buf, 64);
+  pb->inj = malloc((size_t)pb->ninj * sizeof *pb->inj);
+  memcpy(pb->inj, buf, (size_t)pb->ninj * sizeof *buf);
+  pb->S = malloc((size_t)pb->ninj * (size_t)pb->steps * sizeof(float));
+  for (long e = 0; e < pb->ninj * pb->steps; e++) pb->S[e] = (float)(2.0 * rnd_unit() - 1.0);
+  long nt = pick_cells(&pb->g, sp->trilinear, buf, 64);
+  if (full_surface_taps) /* every column at the two top layers: a surface receiver grid */
+    for (int i = 0; i < N[0]; i++)
+      for (int j = 0; j < N[1]; j++)
+        for (int k = 0; k < 2 && k < N[2]; k++) buf[nt][0] = i, buf[nt][1] = j, buf[nt][2] = k, nt++;
+  pb->ntap = uniq(buf, nt);
+  pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
+  memcpy(pb->tap, buf, (size_t)pb->ntap * sizeof *buf);
+  free(buf);
+  pb->interval = sp->interval;
+  pb->nsamples = pb->steps / pb->interval + 1;
+  pb->nrec = pb->ntap;
+  pb->rec_ntap = malloc((size_t)pb->nrec * sizeof *pb->rec_ntap);
+  pb->rec_tap = malloc((size_t)pb->nrec * sizeof *pb->rec_tap);
+  pb->rec_w = malloc((size_t)pb->nrec * sizeof *pb->rec_w);
+  for (long r = 0; r < pb->nrec; r++) {
+    pb->rec_ntap[r] = 1;
+    pb->rec_tap[r][0] = r;
+    pb->rec_w[r][0] = 1.0f;
+  }
+  return pb;
+}
+
+/* One run of a backend through random advance calls; taps[nsamples][ntap] and the snapshots. */
+typedef struct {
+  float *taps;
+  float *snaps;
+  size_t nsnap;
+  double seconds;
+} run_out;
+
+typedef struct {
+  int nblocks;
+  long len[4096];
+  int lo[4096][3], cnt[4096][3], dec[4096];
+} schedule;
+
+static void make_schedule(const tw_problem *pb, long nt, schedule *sc) {
+  sc->nblocks = 0;
+  for (long t = 0; t < pb->steps && sc->nblocks < 4096;) {
+    /* like the driver: multiples of the kernel's block, or ending early at a "snapshot" */
+    long n = rnd64() % 3 ? nt * rnd_in(1, 3) : rnd_in(1, (int)nt + 2);
+    if (t + n > pb->steps || sc->nblocks == 4095) n = pb->steps - t;
+    const int b = sc->nblocks++;
+    sc->len[b] = n;
+    t += n;
+    sc->dec[b] = rnd_in(1, 2);
+    for (int a = 0; a < 3; a++) {
+      const int Na = pb->g.N[a];
+      sc->lo[b][a] = rnd_in(0, Na - 1);
+      sc->cnt[b][a] = rnd_in(1, (Na - 1 - sc->lo[b][a]) / sc->dec[b] + 1);
+    }
+  }
+}
+
+static tw_status run_backend(const tw_problem *pb, const char *kernel, const char *mode, const schedule *sc,
+                             run_out *out, tw_error *err) {
+  memset(out, 0, sizeof *out);
+  const tw_backend_ops *be = tw_backend_find(kernel);
+  if (!be) return tw_error_set(err, TW_EUNSUPPORTED, "kernel %s is not in this build", kernel);
+  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  void *st = NULL;
+  tw_status rc = be->create(pb, &st, err);
+  unsetenv("TW_DIAMOND_MODE");
+  if (rc) return rc;
+  const int *N = pb->g.N;
+  const size_t cells = tw_grid_cells(&pb->g);
+  size_t nsnap = 0;
+  for (int b = 0; b < sc->nblocks; b++) nsnap += cells + (size_t)sc->cnt[b][0] * sc->cnt[b][1] * sc->cnt[b][2];
+  out->nsnap = nsnap;
+  out->snaps = malloc(nsnap * sizeof(float));
+  out->taps = malloc((size_t)(pb->ntap + 1) * (size_t)pb->nsamples * sizeof(float));
+  if (!out->snaps || !out->taps) {
+    be->destroy(st);
+    return tw_error_set(err, TW_ENOMEM, "run buffers");
+  }
+  /* Poison: every tap of every sample must be written. */
+  memset(out->taps, 0xFF, (size_t)(pb->ntap + 1) * (size_t)pb->nsamples * sizeof(float));
+  memset(out->taps, 0, (size_t)pb->ntap * sizeof(float)); /* sample 0: p⁰ = 0 */
+  size_t o = 0;
+  long t = 0;
+  for (int b = 0; b < sc->nblocks && !rc; b++) {
+    long first, count;
+    tw_samples_in(pb, t, sc->len[b], &first, &count);
+    const double t0 = tw_wall_seconds();
+    rc = be->advance(st, t, sc->len[b], out->taps + (size_t)first * (size_t)pb->ntap, err);
+    out->seconds += tw_wall_seconds() - t0;
+    t += sc->len[b];
+    const int lo[3] = {0, 0, 0};
+    if (!rc) rc = be->extract(st, lo, N, 1, out->snaps + o, err);
+    o += cells;
+    if (!rc) rc = be->extract(st, sc->lo[b], sc->cnt[b], sc->dec[b], out->snaps + o, err);
+    o += (size_t)sc->cnt[b][0] * sc->cnt[b][1] * sc->cnt[b][2];
+  }
+  be->destroy(st);
+  return rc;
+}
+
+static void free_run(run_out *r) {
+  free(r->taps), free(r->snaps);
+  memset(r, 0, sizeof *r);
+}
+
+/* First differing element of two float arrays, or −1. */
+static long first_diff(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(a + i, b + i, sizeof(float))) return (long)i;
+  return -1;
+}
+
+static int nonfinite(const float *a, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isfinite(a[i])) return 1;
+  return 0;
+}
+
+static void random_spec(spec *sp, int order, int i) {
+  memset(sp, 0, sizeof *sp);
+  sp->order = order;
+  for (int a = 0; a < 3; a++) sp->n[a] = 2 * rnd_in(2, 12) + 1; /* odd, 5 .. 25 */
+  if (i % 5 == 1) sp->n[2] = rnd_in(33, 70);                     /* several warps in z */
+  if (i % 7 == 3) sp->n[rnd_in(0, 2)] = rnd_in(1, 3);            /* very thin */
+  if (i % 6 == 4) sp->n[0] = 2 * rnd_in(15, 30) + 1;             /* long in x: many stages */
+  const int ab = rnd64() % 3 ? rnd_in(1, 5) : 0;
+  for (int a = 0; a < 3; a++) sp->absorb[a] = rnd64() % 4 ? ab : rnd_in(0, 3);
+  sp->fs = (i / 2) % 2;
+  sp->interval = rnd_in(1, 3);
+  sp->trilinear = rnd64() % 2;
+  sp->surface_grid = i % 4 == 2;
+  int Nmax = 0;
+  for (int a = 0; a < 3; a++) Nmax = sp->n[a] + 2 * sp->absorb[a] > Nmax ? sp->n[a] + 2 * sp->absorb[a] : Nmax;
+  sp->steps = Nmax + rnd_in(4, 24);
+  sp->dts = 1 + i % 3;
+  const int r = order / 2;
+  const int N0 = sp->n[0] + 2 * sp->absorb[0];
+  const int heights[4] = {1, rnd_in(2, 7), rnd_in(8, 24), N0 / r + rnd_in(1, 8)};
+  sp->height = heights[(i / 3) % 4];
+}
+
+static void matrix(const char *bitref, int ncases) {
+  static const char *modes[3] = {"persistent", "stage", "generic"};
+  const int have_ref = tw_backend_find(bitref) != NULL;
+  if (!have_ref) printf("NOTE: %s is not in this build: bitwise comparison skipped, cpu within 1e-5 only\n", bitref);
+  int total = 0;
+  for (int order = 2; order <= 8; order += 2)
+    for (int i = 0; i < ncases; i++) {
+      spec sp;
+      random_spec(&sp, order, i);
+      tw_problem *pb = make_problem(&sp, sp.surface_grid);
+      char what[320];
+      snprintf(what, sizeof what, "order %d dts %d height %d grid %dx%dx%d absorb %d/%d/%d fs %d interval %d tri %d "
+               "taps %ld inj %d", order, sp.dts, sp.height, pb->g.N[0], pb->g.N[1], pb->g.N[2], sp.absorb[0],
+               sp.absorb[1], sp.absorb[2], sp.fs, sp.interval, sp.trilinear, pb->ntap, pb->ninj);
+      schedule *sc = malloc(sizeof *sc);
+      REQUIRE(sc, "alloc");
+      make_schedule(pb, sp.height, sc);
+      tw_error err = {0};
+      run_out cpu, ref, dia;
+      REQUIRE(run_backend(pb, "cpu", NULL, sc, &cpu, &err) == TW_OK, "%s: cpu: %s", what, err.msg);
+      const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
+      int ref_ok = 0;
+      if (have_ref) {
+        tw_status rc = run_backend(pb, bitref, NULL, sc, &ref, &err);
+        CHECK(rc == TW_OK, "%s: %s: %s", what, bitref, err.msg);
+        ref_ok = rc == TW_OK;
+      }
+      for (int m = 0; m < 3; m++) {
+        tw_status rc = run_backend(pb, "gpu-diamond", modes[m], sc, &dia, &err);
+        CHECK(rc == TW_OK, "%s [%s]: gpu-diamond: %s", what, modes[m], err.msg);
+        if (rc) continue;
+        CHECK(!nonfinite(dia.taps, ntaps), "%s [%s]: taps not all written (NaN poison left)", what, modes[m]);
+        if (ref_ok) {
+          const long dt = first_diff(dia.taps, ref.taps, ntaps), ds = first_diff(dia.snaps, ref.snaps, dia.nsnap);
+          CHECK(dt < 0, "%s [%s]: taps differ from %s first at sample %ld tap %ld (%d,%d,%d): %.9g vs %.9g", what,
+                modes[m], bitref, dt / (pb->ntap ? pb->ntap : 1), dt % (pb->ntap ? pb->ntap : 1),
+                dt >= 0 ? pb->tap[dt % pb->ntap][0] : 0, dt >= 0 ? pb->tap[dt % pb->ntap][1] : 0,
+                dt >= 0 ? pb->tap[dt % pb->ntap][2] : 0, dt >= 0 ? dia.taps[dt] : 0.0, dt >= 0 ? ref.taps[dt] : 0.0);
+          CHECK(ds < 0, "%s [%s]: snapshots differ from %s first at element %ld: %.9g vs %.9g", what, modes[m], bitref,
+                ds, ds >= 0 ? dia.snaps[ds] : 0.0, ds >= 0 ? ref.snaps[ds] : 0.0);
+        }
+        const double et = tw_rel_l2(dia.taps, cpu.taps, ntaps), es = tw_rel_l2(dia.snaps, cpu.snaps, dia.nsnap);
+        CHECK(et <= 1e-5 && es <= 1e-5, "%s [%s]: against cpu: taps rel L2 %.3g, snapshots %.3g", what, modes[m], et, es);
+        if (m == 0) printf("%-150s cpu rel L2: taps %.2e snapshots %.2e\n", what, et, es);
+        free_run(&dia);
+      }
+      /* the case means something only if the waves reached most of the grid: the last full
+       * snapshot (a box follows it) */
+      const size_t cells = tw_grid_cells(&pb->g);
+      const size_t last_box = (size_t)sc->cnt[sc->nblocks - 1][0] * sc->cnt[sc->nblocks - 1][1] * sc->cnt[sc->nblocks - 1][2];
+      const float *last = cpu.snaps + cpu.nsnap - last_box - cells;
+      size_t nonzero = 0;
+      for (size_t c = 0; c < cells; c++) nonzero += last[c] != 0.0f;
+      CHECK(nonzero * 2 >= cells, "%s: only %zu of %zu cells reached by the waves", what, nonzero, cells);
+      if (have_ref) free_run(&ref);
+      free_run(&cpu);
+      free(sc);
+      tw_problem_destroy(pb);
+      total++;
+    }
+  printf("%d cases\n", total);
+}
+
+/* A column of z > one block: the generic tower (z looped over the threads) must agree too. */
+static void tall_column(const char *bitref) {
+  spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.order = 4, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = 1100, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
+  sp.absorb[2] = 3, sp.steps = 40, sp.dts = 2, sp.height = 7;
+  tw_problem *pb = make_problem(&sp, 0);
+  schedule *sc = malloc(sizeof *sc);
+  make_schedule(pb, sp.height, sc);
+  tw_error err = {0};
+  run_out a, b;
+  REQUIRE(run_backend(pb, "cpu", NULL, sc, &a, &err) == TW_OK, "tall: cpu: %s", err.msg);
+  tw_status rc = run_backend(pb, "gpu-diamond", NULL, sc, &b, &err);
+  CHECK(rc == TW_OK, "tall column: gpu-diamond: %s", err.msg);
+  if (!rc) {
+    const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
+    const double et = tw_rel_l2(b.taps, a.taps, ntaps), es = tw_rel_l2(b.snaps, a.snaps, b.nsnap);
+    CHECK(et <= 1e-5 && es <= 1e-5, "tall column (Nz 1100): against cpu: taps %.3g, snapshots %.3g", et, es);
+    if (tw_backend_find(bitref)) {
+      run_out c;
+      if (run_backend(pb, bitref, NULL, sc, &c, &err) == TW_OK) {
+        CHECK(first_diff(b.taps, c.taps, ntaps) < 0 && first_diff(b.snaps, c.snaps, b.nsnap) < 0,
+              "tall column (Nz 1100): not bitwise equal to %s", bitref);
+        free_run(&c);
+      }
+    }
+    printf("tall column Nz 1100: cpu rel L2 taps %.2e snapshots %.2e\n", et, es);
+    free_run(&b);
+  }
+  free_run(&a);
+  free(sc);
+  tw_problem_destroy(pb);
+}
+
+/* ------------------------------------------------------------------ timing (docs/performance.md) */
+
+/* Gcell/s of one configuration: a warm-up advance, then `reps` advances of `steps`. */
+static double time_kernel(const tw_problem *pb, const char *kernel, const char *mode, long steps, char *note,
+                          size_t notelen) {
+  const tw_backend_ops *be = tw_backend_find(kernel);
+  if (!be) return 0;
+  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  void *st = NULL;
+  tw_error err = {0};
+  tw_status rc = be->create(pb, &st, &err);
+  unsetenv("TW_DIAMOND_MODE");
+  if (rc) {
+    printf("  %s: %s\n", kernel, err.msg);
+    return 0;
+  }
+  float *taps = malloc((size_t)(pb->ntap + 1) * (size_t)(steps / pb->interval + 2) * sizeof(float));
+  const long warm = be->block_steps(st);
+  double best = 1e30;
+  long t = 0;
+  if (be->advance(st, t, warm, taps, &err) != TW_OK) printf("  %s: %s\n", kernel, err.msg);
+  t += warm;
+  for (int rep = 0; rep < 3; rep++) {
+    const double t0 = tw_wall_seconds();
+    rc = be->advance(st, t, steps, taps, &err);
+    const double dt = tw_wall_seconds() - t0;
+    t += steps;
+    if (rc) {
+      printf("  %s: %s\n", kernel, err.msg);
+      break;
+    }
+    if (dt < best) best = dt;
+  }
+  tw_run_report rep;
+  memset(&rep, 0, sizeof rep);
+  if (be->report) be->report(st, &rep);
+  snprintf(note, notelen, "%s", rep.note);
+  be->destroy(st);
+  free(taps);
+  return rc ? 0 : (double)tw_grid_cells(&pb->g) * (double)steps / best / 1e9;
+}
+
+static void bench(double gb) {
+  /* Ny large (towers per stage ≈ Ny / 2R ≥ 2 per SM at R = 4), Nz = 256 (one block of 256 threads
+   * per tower), Nx from the size: 12 B per cell (two levels and c²dt²). */
+  const int nz = 256, ny = 2176;
+  int nx = (int)(gb * 1e9 / 12.0 / ((double)ny * nz));
+  if (nx < 400) nx = 400;
+  printf("bench grid %d x %d x %d = %.0f M cells (%.2f GB of fields)\n", nx, ny, nz, (double)nx * ny * nz / 1e6,
+         12.0 * nx * ny * nz / 1e9);
+  for (int order = 2; order <= 8; order += 2) {
+    spec sp;
+    memset(&sp, 0, sizeof sp);
+    sp.order = order, sp.n[0] = nx, sp.n[1] = ny, sp.n[2] = nz, sp.interval = 2;
+    sp.steps = 100000;
+    tw_problem *pb = calloc(1, sizeof *pb);
+    const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
+    tw_grid_setup(&pb->g, sp.n, d, origin, sp.absorb, 0);
+    pb->order = order;
+    tw_stencil_setup(order, d, &pb->st);
+    pb->dt = 1e-3;
+    pb->steps = sp.steps;
+    const size_t cells = tw_grid_cells(&pb->g);
+    const double c2max = 4.0 / (3.0 * tw_fd_lambda(order) / 100.0);
+    pb->c2dt2 = malloc(cells * sizeof(float));
+    for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * (double)((c * 2654435761u) % 1000) / 1000.0));
+    for (int a = 0; a < 3; a++) pb->a[a] = calloc((size_t)pb->g.N[a], sizeof(float));
+    pb->interval = 2;
+    pb->nsamples = pb->steps / 2 + 1;
+    char note[256];
+    const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
+    printf("order %d  gpu-stepwise            %7.1f Gcell/s   %s\n", order, sw, note);
+    const int r = order / 2;
+    const int dts_list[3] = {r == 1 ? 2 : 1, r == 1 ? 3 : 2, r == 1 ? 4 : 2};
+    for (int di = 0; di < 3; di++) {
+      if (di == 2 && r != 1) break;
+      const int heights[3] = {32, 64, 128};
+      for (int hi = 0; hi < 3; hi++) {
+        pb->dts = dts_list[di];
+        pb->tower_height = heights[hi];
+        const double g = time_kernel(pb, "gpu-diamond", NULL, 2L * heights[hi], note, sizeof note);
+        printf("order %d  gpu-diamond dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
+               sw > 0 ? g / sw : 0, note);
+      }
+    }
+    /* the defaults: the three modes; receivers: a 400 x 250 surface grid (10^5 taps) at interval 2 */
+    pb->dts = 0, pb->tower_height = 0;
+    static const char *modes[3] = {"persistent", "stage", "generic"};
+    double base = 0;
+    for (int m = 0; m < 3; m++) {
+      const double g = time_kernel(pb, "gpu-diamond", modes[m], 256, note, sizeof note);
+      if (m == 0) base = g;
+      printf("order %d  gpu-diamond default %-10s %7.1f Gcell/s   %s\n", order, modes[m], g, note);
+    }
+    pb->ntap = 400L * 250L; /* sorted, unique: nx ≥ 400 and ny ≥ 2000 here */
+    pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
+    for (long t = 0; t < pb->ntap; t++) pb->tap[t][0] = (int)(t / 250) * nx / 400, pb->tap[t][1] = (int)(t % 250) * 8, pb->tap[t][2] = 2;
+    const double g = time_kernel(pb, "gpu-diamond", NULL, 256, note, sizeof note);
+    printf("order %d  gpu-diamond + 1e5 receivers  %7.1f Gcell/s  (%.1f %% slower)\n", order, g,
+           base > 0 ? 100.0 * (1.0 - g / base) : 0);
+    tw_problem_destroy(pb);
+  }
+}
+
+int main(int argc, char **argv) {
+  if (!tw_backend_find("gpu-diamond")) TW_SKIP("no GPU: gpu-diamond is not in this build (built without CUDA)");
+  if (tw_gpu_count() == 0) TW_SKIP("no GPU: gpu-diamond needs one and none is present");
+  if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
+    bench(argc > 2 ? atof(argv[2]) : 4.3);
+    return 0;
+  }
+  const char *e = getenv("TW_TEST_SEED");
+  rng_state = e ? strtoull(e, NULL, 10) : 20251122u;
+  e = getenv("TW_TEST_CASES");
+  const int ncases = e ? atoi(e) : 12;
+  const char *bitref = getenv("TW_DIAMOND_BITWISE_REF");
+  if (!bitref || !*bitref) bitref = "gpu-stepwise";
+  printf("gpu-diamond against %s (bitwise) and cpu (relative L2 <= 1e-5), %d cases per order\n", bitref, ncases);
+  matrix(bitref, ncases);
+  tall_column(bitref);
+  return tw_test_exit();
+}

@@ -1,0 +1,187 @@
+/* test_window — the sliding-window plan (solver/window.h) and its CPU executor.
+ * Plan, replayed on random schedules with copies `prefetch` stages ahead (0, 1, 2) and a ring of
+ * the smallest size it reports (and larger ones):
+ *   - every plane of [−r, N0 + r) comes in exactly once and goes back exactly once per block;
+ *   - a plane is in the ring whenever a stage touches it: every row a tower updates and the r
+ *     planes it reads on each side (cross-checked against the schedule's own rows);
+ *   - no two live planes share a ring slot (x mod W), and the smallest ring is reached;
+ * Executor: planes copied in equal the host's (both levels and c²dt², and the mirrors of the
+ * edge slots), virtual planes are zeros, copies back change only the levels, the counters count
+ * grid planes only. (The backend-level totals — N0 planes each way per block — are checked in
+ * test_cpu_diamond over the randomized matrix.) */
+#include <string.h>
+
+#include "problem.h"
+#include "tw_boundary.h"
+#include "tw_test.h"
+#include "window.h"
+
+static unsigned long long rng_state = 0xD1B54A32D192ED03ull;
+static unsigned rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return (unsigned)(rng_state >> 11);
+}
+static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (unsigned)(hi - lo + 1)); }
+static int mod(int a, int W) { return ((a % W) + W) % W; }
+
+typedef struct {
+  int r, N0, W;
+  int *resident, *count_in, *count_out, *slot; /* per plane x + r; slot: occupant + r, −1 free */
+  int live, most;
+  long bad;
+} ring_model;
+
+static void bring_in(ring_model *m, int lo, int hi) {
+  for (int x = lo; x < hi; x++) {
+    const int e = x + m->r, sl = mod(x, m->W);
+    if (m->resident[e]) m->bad++;
+    if (m->slot[sl] >= 0) m->bad++; /* slot still taken by a live plane */
+    m->slot[sl] = e;
+    m->resident[e] = 1;
+    m->count_in[e]++;
+    if (++m->live > m->most) m->most = m->live;
+  }
+}
+
+static void write_back(ring_model *m, int lo, int hi) {
+  for (int x = lo; x < hi; x++) {
+    const int e = x + m->r, sl = mod(x, m->W);
+    if (!m->resident[e] || m->slot[sl] != e) m->bad++;
+    m->slot[sl] = -1;
+    m->resident[e] = 0;
+    m->count_out[e]++;
+    m->live--;
+  }
+}
+
+/* Every plane stage s reads or writes, from the schedule's rows, must be resident. */
+static void check_stage_resident(ring_model *m, const tw_schedule *sc, int s) {
+  for (int tau = 0; tau < sc->nt; tau++) {
+    int x0, x1;
+    tw_tower_rows(sc, s, tau, &x0, &x1);
+    for (int x = x0; x < x1; x++)
+      for (int dx = -sc->r; dx <= sc->r; dx++)
+        if (!m->resident[x + dx + m->r]) m->bad++;
+  }
+}
+
+static void plan_case(int N0, int r, int dts, int nt, int prefetch, int extra) {
+  tw_schedule sc;
+  tw_schedule_init(&sc, N0, 7, r, dts, nt);
+  const int need = tw_window_min_planes(&sc, prefetch);
+  ring_model m = {.r = r, .N0 = N0, .W = need + extra};
+  const int np = N0 + 2 * r;
+  m.resident = calloc((size_t)np, sizeof(int));
+  m.count_in = calloc((size_t)np, sizeof(int));
+  m.count_out = calloc((size_t)np, sizeof(int));
+  m.slot = malloc((size_t)m.W * sizeof(int));
+  for (int e = 0; e < m.W; e++) m.slot[e] = -1;
+  for (int s = sc.s_hi; s >= sc.s_lo; s--) {
+    int lo, hi;
+    /* planes arrive `prefetch` stages ahead: before the first stage, those of the first
+     * prefetch + 1 stages; before stage s, those of stage s − prefetch */
+    for (int a = s == sc.s_hi ? s : s - prefetch; a >= s - prefetch && a >= sc.s_lo; a--) {
+      tw_window_in_planes(&sc, a, &lo, &hi);
+      bring_in(&m, lo, hi);
+    }
+    int tl, th;
+    tw_window_touched(&sc, s, &tl, &th);
+    for (int x = tl; x < th; x++) m.bad += !m.resident[x + r];
+    check_stage_resident(&m, &sc, s);
+    tw_window_out_planes(&sc, s, &lo, &hi);
+    write_back(&m, lo, hi);
+  }
+  long wrong = 0;
+  for (int e = 0; e < np; e++) wrong += m.count_in[e] != 1 || m.count_out[e] != 1 || m.resident[e];
+  CHECK(wrong == 0, "N0 %d r %d dts %d nt %d prefetch %d: %ld planes not in and out exactly once", N0, r, dts, nt,
+        prefetch, wrong);
+  CHECK(m.bad == 0, "N0 %d r %d dts %d nt %d prefetch %d W %d: %ld residency or slot violations", N0, r, dts, nt,
+        prefetch, m.W, m.bad);
+  CHECK(m.most == need, "N0 %d r %d dts %d nt %d prefetch %d: %d planes live at most, min_planes says %d", N0, r,
+        dts, nt, prefetch, m.most, need);
+  const int model = (nt + 1) * r + 2 * r * dts + prefetch * r * dts; /* DESIGN §3, unclipped */
+  /* clipped to the grid's planes, and the interval moves by R per stage, so it may miss by < R */
+  const int cap = model < np ? model : np;
+  CHECK(need <= cap && need > cap - r * dts, "N0 %d r %d dts %d nt %d prefetch %d: %d planes, model %d", N0, r,
+        dts, nt, prefetch, need, model);
+  free(m.resident), free(m.count_in), free(m.count_out), free(m.slot);
+}
+
+/* The executor on a small problem: copies in, mirrors, virtual planes, copies back, counters. */
+static void executor_case(int order, int N0, int W) {
+  tw_problem pb;
+  memset(&pb, 0, sizeof pb);
+  const int n[3] = {N0, 5, 4}, absorb[3] = {0, 0, 0};
+  const double d[3] = {1, 1, 1};
+  tw_grid_setup(&pb.g, n, d, NULL, absorb, 0);
+  REQUIRE(tw_stencil_setup(order, d, &pb.st), "stencil");
+  pb.order = order;
+  const size_t cells = tw_grid_cells(&pb.g);
+  pb.c2dt2 = malloc(cells * sizeof(float));
+  for (size_t c = 0; c < cells; c++) pb.c2dt2[c] = (float)(rnd() % 1000) / 1000.0f;
+  tw_cpu_fields host;
+  tw_error err = {0};
+  REQUIRE(tw_cpu_fields_create(&pb, 0, N0, &host, &err) == TW_OK, "host: %s", err.msg);
+  for (int i = 0; i < N0; i++)
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 4; k++)
+        for (int a = 0; a < 2; a++) host.p[a][tw_cpu_off(&host, i, j, k)] = (float)(rnd() % 997) + 0.5f * a;
+  tw_window w;
+  REQUIRE(tw_window_create(&pb, &host, W, &w, &err) == TW_OK, "window: %s", err.msg);
+  tw_schedule sc;
+  tw_schedule_init(&sc, N0, 5, order / 2, 1, 1);
+  const int h = order / 2;
+  long bad = 0;
+  for (int x = -h; x < N0 + h; x++) {
+    tw_window_copy_in(&w, &sc, x);
+    const int sl = tw_cpu_slot(&w.ring, x);
+    int msl = sl, has_mirror = tw_cpu_ring_mirror(&w.ring, sl, &msl);
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 4; k++) {
+        const size_t o = tw_cpu_off(&w.ring, x, j, k);
+        const ptrdiff_t mo = (ptrdiff_t)o + (ptrdiff_t)(msl - sl) * w.ring.sx;
+        for (int a = 0; a < 3; a++) {
+          const float *ring = a < 2 ? w.ring.p[a] : w.ring.c2, *hst = a < 2 ? host.p[a] : host.c2;
+          const float want = x >= 0 && x < N0 ? hst[tw_cpu_off(&host, x, j, k)] : 0.0f;
+          bad += ring[o] != want;
+          if (has_mirror && a < 2) bad += ring[mo] != want;
+        }
+        w.ring.p[0][o] += 1.0f, w.ring.p[1][o] += 2.0f; /* the "update" */
+        w.ring.c2[o] = -1.0f;                            /* must not go back */
+      }
+    const float c2_before = x >= 0 && x < N0 ? host.c2[tw_cpu_off(&host, x, 0, 0)] : 0.0f;
+    const float p0_before = x >= 0 && x < N0 ? host.p[0][tw_cpu_off(&host, x, 0, 0)] : 0.0f;
+    tw_window_copy_out(&w, &sc, x);
+    if (x >= 0 && x < N0) {
+      bad += host.p[0][tw_cpu_off(&host, x, 0, 0)] != p0_before + 1.0f;
+      bad += host.c2[tw_cpu_off(&host, x, 0, 0)] != c2_before;
+    }
+  }
+  CHECK(bad == 0, "executor order %d N0 %d W %d: %ld wrong values", order, N0, W, bad);
+  CHECK(w.planes_in == N0 && w.planes_out == N0, "executor: %ld in, %ld out, want %d (grid planes only)",
+        w.planes_in, w.planes_out, N0);
+  CHECK(w.bytes_in == 12.0 * N0 * 5 * 4 && w.bytes_out == 8.0 * N0 * 5 * 4, "executor bytes %g in, %g out",
+        w.bytes_in, w.bytes_out);
+  tw_window_destroy(&w);
+  tw_cpu_fields_destroy(&host);
+  free(pb.c2dt2);
+}
+
+int main(void) {
+  int cases = 0;
+  for (int rep = 0; rep < 600; rep++) {
+    const int rs[] = {1, 2, 3, 4};
+    const int r = rs[rnd() % 4], dts = rnd_in(1, 3), N0 = rnd_in(1, 80);
+    const int nt = rnd() % 5 == 0 ? N0 / r + rnd_in(1, 5) : rnd_in(1, 16);
+    plan_case(N0, r, dts, nt, rnd_in(0, 2), rnd() % 2 ? 0 : rnd_in(1, 9));
+    cases++;
+  }
+  printf("%d window plans replayed\n", cases);
+  executor_case(2, 9, 4);
+  executor_case(8, 23, 8);
+  executor_case(8, 23, 11);
+  executor_case(4, 3, 5);
+  return tw_test_exit();
+}
