@@ -41,4 +41,9 @@ typedef struct tw_job_args {
 int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a);
 void tw_app_job_args_free(tw_job_args *a);
 
+struct tw_job;
+/* Parse the job arguments and load the job (overrides applied). Returns 0 with *job set, or the
+ * exit status after printing the usage or job-file error (a is freed then). */
+int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, struct tw_job **job);
+
 #endif

@@ -53,10 +53,7 @@ static int report(const tw_job *job, const tw_velocity *v, const char *kernel, c
   if (est.device_bytes > 0) printf(", device %s", tw_format_bytes(est.device_bytes, db, sizeof db));
   if (est.window_planes) printf(", window of %d x-planes", est.window_planes);
   printf("\n");
-  if (host_avail > 0 && est.host_bytes > host_avail) {
-    tw_error_set(&err, TW_ENOMEM, "%s: the job needs %s of host memory and %s is available", job->path, hb, ab);
-    return tw_app_fail(&err);
-  }
+  if (tw_estimate_fits(job, kernel, &est, &err)) return tw_app_fail(&err);
   if (check_writable(out, &err)) return tw_app_fail(&err);
   printf("output       %s (writable)\nok\n", out);
   return TW_EXIT_OK;
@@ -64,14 +61,17 @@ static int report(const tw_job *job, const tw_velocity *v, const char *kernel, c
 
 static int run_check(int argc, char **argv) {
   tw_job_args a;
-  int rc = tw_app_job_args("check", argc, argv, &a);
+  tw_job *job = NULL;
+  int rc = tw_app_load_job("check", argc, argv, &a, &job);
   if (rc) return rc;
   tw_error err = {0};
-  tw_job *job = NULL;
   tw_velocity *v = NULL;
   char kernel[32];
-  tw_status st = tw_job_load(a.job, a.sets, a.nsets, &job, &err);
-  if (!st && (st = tw_kernel_resolve(job->kernel, kernel, sizeof kernel, &err))) tw_error_prefix(&err, "%s", a.job);
+  tw_status st = tw_kernel_resolve(job->kernel, kernel, sizeof kernel, &err);
+  if (st) tw_error_prefix(&err, "%s", a.job);
+  tw_estimate est;
+  if (!st) st = tw_estimate_job(job, kernel, &est, &err);
+  if (!st) st = tw_estimate_fits(job, kernel, &est, &err); /* before the model is read */
   if (!st) st = tw_velocity_load(job, &v, &err);
   if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, &err);
   rc = st ? tw_app_fail(&err) : report(job, v, kernel, a.output ? a.output : job->output);

@@ -22,14 +22,10 @@ static char *default_output(const char *run_output) {
 
 static int run_reference(int argc, char **argv) {
   tw_job_args a;
-  int rc = tw_app_job_args("reference", argc, argv, &a);
+  tw_job *job = NULL;
+  int rc = tw_app_load_job("reference", argc, argv, &a, &job);
   if (rc) return rc;
   tw_error err = {0};
-  tw_job *job = NULL;
-  if (tw_job_load(a.job, a.sets, a.nsets, &job, &err)) {
-    tw_app_job_args_free(&a);
-    return tw_app_fail(&err);
-  }
   char *def = a.output ? NULL : default_output(job->output);
   const char *out = a.output ? a.output : def;
   const double t0 = tw_wall_seconds();

@@ -48,14 +48,10 @@ static int should_stop(void *user) {
 
 static int run_run(int argc, char **argv) {
   tw_job_args a;
-  int rc = tw_app_job_args("run", argc, argv, &a);
+  tw_job *job = NULL;
+  int rc = tw_app_load_job("run", argc, argv, &a, &job);
   if (rc) return rc;
   tw_error err = {0};
-  tw_job *job = NULL;
-  if (tw_job_load(a.job, a.sets, a.nsets, &job, &err)) {
-    tw_app_job_args_free(&a);
-    return tw_app_fail(&err);
-  }
   const char *out = a.output ? a.output : job->output;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);

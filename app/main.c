@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "app.h"
+#include "tw_io.h"
 
 static const tw_command *const commands[] = {&tw_cmd_run,     &tw_cmd_check,   &tw_cmd_compare,
                                              &tw_cmd_reference, &tw_cmd_bench, &tw_cmd_info};
@@ -65,6 +66,17 @@ int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
 }
 
 void tw_app_job_args_free(tw_job_args *a) { free(a->sets); }
+
+int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_job **job) {
+  int rc = tw_app_job_args(cmd, argc, argv, a);
+  if (rc) return rc;
+  tw_error err = {0};
+  if (tw_job_load(a->job, a->sets, a->nsets, job, &err)) {
+    tw_app_job_args_free(a);
+    return tw_app_fail(&err);
+  }
+  return 0;
+}
 
 int main(int argc, char **argv) {
   if (argc < 2) {

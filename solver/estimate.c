@@ -24,3 +24,20 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   }
   return TW_OK;
 }
+
+tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err) {
+  char need[32], have[32];
+  const double host = (double)tw_host_memory_available();
+  if (host > 0 && est->host_bytes > host)
+    return tw_error_set(err, TW_ENOMEM, "%s: the job needs %s of host memory and %s is available", job->path,
+                        tw_format_bytes(est->host_bytes, need, sizeof need), tw_format_bytes(host, have, sizeof have));
+  if (est->device_bytes > 0 && tw_kernel_is_gpu(kernel) && tw_gpu_count() > 0) {
+    tw_gpu_props p;
+    if (tw_gpu_props_get(0, &p, err)) return err->code;
+    if (est->device_bytes > (double)p.mem_free)
+      return tw_error_set(err, TW_ENOMEM, "%s: kernel %s needs %s of GPU memory and %s is free on %s", job->path, kernel,
+                          tw_format_bytes(est->device_bytes, need, sizeof need),
+                          tw_format_bytes((double)p.mem_free, have, sizeof have), p.name);
+  }
+  return TW_OK;
+}

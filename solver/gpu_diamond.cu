@@ -375,6 +375,18 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
   float F[NW], Gv[ND], C[ND];
   float BF[NBF > 0 ? NBF : 1], BC[NBC > 0 ? NBC : 1];
+  // HS ("halo in shared memory"): the cells of W that this tower did not compute (fromB ≥ 0) stay
+  // in the band buffer they were copied into and are read from there at each use; only the
+  // computed ones (ND of them) are registers. Chosen where the state NW + 2·ND would not fit the
+  // 255 registers next to everything else (high orders: W is mostly the cross-stencil halo).
+  constexpr bool HS = NW + 2 * ND > 130;
+  const float *bcur = bandk;  // the band buffer of the current frame (HS reads)
+  auto fget = [&](auto Wc) -> float {
+    constexpr int w = Wc;
+    constexpr int b = TB::T.fromB[w];
+    if constexpr (HS && b >= 0) return bcur[b];
+    else return F[w];
+  };
 
   // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
   // final: see the header), c²dt² of the entering columns; into buffer τ1 mod 3.
@@ -408,14 +420,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long n = A.t0 + tlo;
     const float *cur = lvl(A, n), *old = lvl(A, n + 1);
     const long long b0 = base_of(R * s + tlo * r);
+    float *const bfirst = bandk + (tlo % 3) * (NBF + NBC);
     sfor<0, NW>([&](auto I) {
-      constexpr int u = TB::T.wu[I], v = TB::T.wv[I];
-      F[I] = cur[b0 + off((u + v) / 2, (u - v) / 2)];
+      constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
+      const float val = cur[b0 + off((u + v) / 2, (u - v) / 2)];
+      if constexpr (HS && b >= 0) bfirst[b] = val;
+      else F[I] = val;
+      // a one-time phase, but its register peak would set the whole kernel's count: in chunks
+      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
     sfor<0, ND>([&](auto I) {
       constexpr int u = TB::T.du[I], v = TB::T.dv[I];
       Gv[I] = old[b0 + off((u + v) / 2, (u - v) / 2)];
       C[I] = __ldg(&A.c2[b0 + off((u + v) / 2, (u - v) / 2)]);
+      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
   }
   band_issue_async(tlo + 1);
@@ -428,25 +446,17 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long b0 = base_of(X0);
     float *const xbb = xb + (tau & 1) * XBSZ;
     float *const row = xbb + (k + r) * SS;
+    bcur = bandk + (tau % 3) * (NBF + NBC);
     const bool tap_prev = A.ntap && n % A.interval == 0 && tau > tlo;  // level n, computed at τ−1
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
-    sfor<0, ND>([&](auto I) {
-      constexpr int w = TB::T.dw[I];
-      row[I] = F[w];
-    });
+    sfor<0, ND>([&](auto I) { row[I] = fget(std::integral_constant<int, TB::T.dw[I]>{}); });
     if (ghost) {
       float *const grow = xbb + (r - k) * SS;
-      sfor<0, ND>([&](auto I) {
-        constexpr int w = TB::T.dw[I];
-        grow[I] = -F[w];
-      });
+      sfor<0, ND>([&](auto I) { grow[I] = -fget(std::integral_constant<int, TB::T.dw[I]>{}); });
     }
-    if (tap_prev) sfor<0, NL>([&](auto J) {
-        constexpr int w = TB::T.plw[J];
-        row[ND + J] = F[w];
-      });
+    if (tap_prev) sfor<0, NL>([&](auto J) { row[ND + J] = fget(std::integral_constant<int, TB::T.plw[J]>{}); });
     __syncthreads();
     if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, n, myslot);
 
@@ -466,33 +476,33 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const bool general = xdamp || ydamp || e1 > e0 || azk != 0.0f;
     auto update = [&](auto gen) {
       constexpr bool GEN = decltype(gen)::value;
-      float axv[GEN ? 2 * R : 1], ayv[GEN ? 2 * R - 1 : 1];
-      if constexpr (GEN) {
-        sfor<0, 2 * R>([&](auto D) { axv[D] = __ldg(&A.ax[X0 + D]); });
-        sfor<0, 2 * R - 1>([&](auto D) { ayv[D] = __ldg(&A.ay[Y0 + D - (R - 1)]); });
-      }
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
         constexpr int wi = TB::T.dw[i];
-        const float p0 = F[wi];
+        const float p0 = fget(std::integral_constant<int, wi>{});
         float acc = A.st.wc * p0;
         sfor<1, r + 1>([&](auto M) {
           constexpr int m = M;
           constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
           constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
-          acc = TW_MADD(A.st.w[0][m], F[xm] + F[xp], acc);
-          acc = TW_MADD(A.st.w[1][m], F[ym] + F[yp], acc);
+          acc = TW_MADD(A.st.w[0][m], fget(std::integral_constant<int, xm>{}) + fget(std::integral_constant<int, xp>{}), acc);
+          acc = TW_MADD(A.st.w[1][m], fget(std::integral_constant<int, ym>{}) + fget(std::integral_constant<int, yp>{}), acc);
           acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
         });
         if constexpr (GEN) {
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
           constexpr int u = TB::T.du[i], v = TB::T.dv[i];
-          const float a = tw_damping(axv[(u + v) / 2], ayv[(u - v) / 2 + R - 1], azk);
+          // per cell, uniform across the block (L1 hits): holding the 4R − 1 values in registers
+          // costs more than the loads in these (rare) steps
+          const float a = tw_damping(__ldg(&A.ax[X0 + (u + v) / 2]), __ldg(&A.ay[Y0 + (u - v) / 2]), azk);
           Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], a);
         } else {
           Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], 0.0f);
         }
+        // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
+        // arithmetic (it would, and run out of registers at high order): a fence every 8 cells.
+        if constexpr (i % 8 == 7) asm volatile("" ::: "memory");
       });
     };
     if (general) update(std::true_type{});
@@ -505,28 +515,30 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       constexpr bool prev = TB::T.prevIn[i];
       nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
       if constexpr (prev)
-        if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = F[wi];
+        if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = fget(std::integral_constant<int, wi>{});
     });
 
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
       cp_async_wait<1>();  // the group of τ+1 (the group of τ+2 may still be in flight)
       const float *srcb = bandk + ((tau + 1) % 3) * (NBF + NBC);
-      sfor<0, NBF>([&](auto J) { BF[J] = srcb[J]; });
+      if constexpr (!HS) sfor<0, NBF>([&](auto J) { BF[J] = srcb[J]; });
       sfor<0, NBC>([&](auto J) { BC[J] = srcb[NBF + J]; });
       float Fn[NW], Gn[ND], Cn[ND];
       sfor<0, NW>([&](auto I) {
         constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
         if constexpr (g >= 0) Fn[I] = Gv[g];
-        else Fn[I] = BF[b];
+        else if constexpr (!HS) Fn[I] = BF[b];  // HS: stays in the band buffer of frame τ+1
       });
       sfor<0, ND>([&](auto I) {
         constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
-        Gn[I] = F[w];
+        Gn[I] = fget(std::integral_constant<int, w>{});
         if constexpr (c >= 0) Cn[I] = C[c];
         else Cn[I] = BC[b];
       });
-      sfor<0, NW>([&](auto I) { F[I] = Fn[I]; });
+      sfor<0, NW>([&](auto I) {
+        if constexpr (!HS || TB::T.fromG[I] >= 0) F[I] = Fn[I];
+      });
       sfor<0, ND>([&](auto I) {
         Gv[I] = Gn[I];
         C[I] = Cn[I];
@@ -539,7 +551,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         if constexpr (!leave) {
           nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
           if constexpr (prev)
-            if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = F[wi];
+            if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = fget(std::integral_constant<int, wi>{});
         }
       });
       if (A.ntap && (n + 1) % A.interval == 0) {

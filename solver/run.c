@@ -157,6 +157,10 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   tw_velocity *v = NULL;
   tw_status st = tw_kernel_resolve(job->kernel, rep->kernel, sizeof rep->kernel, err);
   if (st) tw_error_prefix(err, "%s", job->path);
+  /* Memory is checked from the grid alone, before the model or any field is allocated. */
+  tw_estimate est;
+  if (!st) st = tw_estimate_job(job, rep->kernel, &est, err);
+  if (!st) st = tw_estimate_fits(job, rep->kernel, &est, err);
   if (!st) st = tw_velocity_load(job, &v, err);
   if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, err);
   if (!st) st = tw_problem_create(job, v, &c.pb, err);

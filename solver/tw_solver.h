@@ -69,6 +69,10 @@ typedef struct tw_estimate {
   int window_planes;         /* planes in the window if one is needed, 0 = whole grid */
 } tw_estimate;
 tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *est, tw_error *err);
+/* The estimate against the machine: host need over MemAvailable, or a GPU kernel's device need
+ * over the GPU's free memory, is TW_ENOMEM naming both sizes. Called by `run` before anything is
+ * allocated, and by `check`. */
+tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err);
 
 #ifdef __cplusplus
 }
