@@ -38,10 +38,8 @@ int tw_app_usage(const char *cmd, const char *fmt, ...) {
 
 int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
-int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
-  memset(a, 0, sizeof *a);
-  a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
-  if (!a->sets) return tw_app_usage(cmd, "out of memory");
+/* The option loop of tw_app_job_args: returns 0 or a usage status (a->sets still owned). */
+static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     if ((strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0) && i + 1 < argc) {
@@ -61,11 +59,22 @@ int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
       return tw_app_usage(cmd, "more than one job file (\"%s\" and \"%s\")", a->job, s);
     }
   }
-  if (!a->job) return tw_app_usage(cmd, "no job file given");
-  return 0;
+  return a->job ? 0 : tw_app_usage(cmd, "no job file given");
 }
 
-void tw_app_job_args_free(tw_job_args *a) { free(a->sets); }
+int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
+  memset(a, 0, sizeof *a);
+  a->sets = calloc((size_t)argc + 1, sizeof *a->sets);
+  if (!a->sets) return tw_app_usage(cmd, "out of memory");
+  int rc = parse_job_args(cmd, argc, argv, a);
+  if (rc) tw_app_job_args_free(a);
+  return rc;
+}
+
+void tw_app_job_args_free(tw_job_args *a) {
+  free(a->sets);
+  a->sets = NULL;
+}
 
 int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_job **job) {
   int rc = tw_app_job_args(cmd, argc, argv, a);

@@ -122,12 +122,41 @@ if [ $build_ok = 1 ] && [ "${NCU:-0}" = 1 ]; then
   fi
 fi
 
+# ---------------------------------------------------------------- end to end (job files)
+# The quick start through every kernel, and the layered job at order 2 (where gpu-diamond runs
+# its register towers) through both GPU kernels; `torrewave compare` against 1e-5 between CPU and
+# GPU, and exactly (rtol 1e-30) between the GPU kernels.
+e2e_line="not run"
+if [ $build_ok = 1 ] && [ "${SKIP_E2E:-0}" != 1 ]; then
+  E=$B/e2e
+  mkdir -p "$E"
+  : >"$LOG/e2e.txt"
+  for k in cpu gpu-stepwise gpu-diamond; do
+    "$TW" run "$ROOT/configs/quickstart.cfg" --set solver.kernel=$k -o "$E/q-$k.h5" -q 2>>"$LOG/e2e.txt"
+  done
+  for k in gpu-stepwise gpu-diamond; do
+    "$TW" run "$ROOT/configs/layered.cfg" --set solver.kernel=$k --set scheme.order=2 -o "$E/l-$k.h5" -q \
+      2>>"$LOG/e2e.txt"
+  done
+  n=0 ok=0
+  for pair in "q-cpu q-gpu-stepwise 1e-5" "q-cpu q-gpu-diamond 1e-5" "q-gpu-stepwise q-gpu-diamond 1e-30" \
+              "l-gpu-stepwise l-gpu-diamond 1e-30"; do
+    set -- $pair
+    n=$((n + 1))
+    echo "== compare $1 $2 --rtol $3" >>"$LOG/e2e.txt"
+    "$TW" compare "$E/$1.h5" "$E/$2.h5" --rtol "$3" >>"$LOG/e2e.txt" 2>&1 && ok=$((ok + 1))
+  done
+  e2e_line="$ok/$n comparisons within tolerance (e2e.txt)"
+  grep -E "^torrewave:|^== compare|relative|L2" "$LOG/e2e.txt" | cut -c1-160
+fi
+
 # ---------------------------------------------------------------- one summary table
 {
   echo
   echo "== summary ($(($(date +%s) - t_start)) s)"
   echo "build:  $([ $build_ok = 1 ] && echo ok || echo FAILED, see build.log)"
   echo "tests:  ${tests_line}"
+  echo "e2e:    ${e2e_line}"
   if [ -s "$LOG/bench.json" ]; then
     python3 - "$LOG/bench.json" <<'EOF'
 import json, sys

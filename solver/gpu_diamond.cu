@@ -9,29 +9,34 @@
 // (r, r) in (u, v), i.e. +r in x, per step. Stages run in decreasing s, one CUDA block per tower
 // (or a persistent grid that starts a tower when its two predecessors are done).
 //
-// Two implementations behind one backend, bitwise equal to each other and to gpu-stepwise:
+// Implementations behind one backend, bitwise equal to each other and to gpu-stepwise:
 //  * the register tower (tower_kernel<r, DTS>): one thread per z cell (blockDim = Nz rounded up
 //    to 32); each thread keeps, for its z, the tower's working set in registers across the
 //    tower's steps: F = p^n on the window W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every
 //    x/y neighbour its stencil reads, and the cells that enter the diamond next step, whose p^n
 //    is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
 //    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
-//    entering columns) and only the columns that leave D are stored (their last two levels).
-//    z-neighbours: each thread writes its p^n of the 2R² columns to shared memory, one barrier,
-//    then reads z ± m from there (double-buffered: one barrier per step). All table indices are
-//    compile-time (Geo<r, DTS> below, unrolled with sfor), so the arrays live in registers.
+//    entering columns; cp.async into shared memory one or two steps ahead) and only the columns
+//    that leave D are stored (their last two levels). z-neighbours: each thread writes its p^n of
+//    the 2R² columns to shared memory, one barrier, then reads z ± m from there (double-buffered:
+//    one barrier per step). All table indices are compile-time (Geo<r, DTS> below, unrolled with
+//    sfor), so the arrays live in registers; at high order the halo part of W stays in the shared
+//    band buffer instead (HS). Launched per stage, or (default) as a persistent grid that takes
+//    towers by ticket and starts one when its two predecessors have set their done flags.
 //  * the generic tower (generic_kernel<r>): any R, any Nz (z looped inside the block); reads every
-//    neighbour from global memory (L1/L2), writes every update back, one barrier per step. The
-//    fallback when the register tower does not fit (DTS too large for the register file, Nz too
-//    large for one block) and a second opinion in the tests.
+//    neighbour from global memory (L1/L2), writes every update back, one barrier per step. Slower
+//    than gpu-stepwise (docs/performance.md): a second opinion for the tests, run on request only.
+//  * the stepwise kernel itself: by default gpu-diamond runs a register tower only where its
+//    locality model moves clearly fewer bytes per update than gpu-stepwise's 16 and one block of
+//    Nz threads fits (the DTS is lowered until it does); elsewhere (orders 6 and 8, very large Nz)
+//    it delegates to gpu-stepwise — the same numbers, the better speed — and report() says why.
 //
 // Why the stages need no other synchronization (schedule.h has the argument): every value a tower
 // reads from memory was written by a tower of a larger stage (finished: earlier launch, or a done
 // flag in persistent mode) or by itself; a sibling of the same stage never writes what it reads.
-// The register tower reads early (prefetch of step τ+1's band during step τ, or τ+2 with the
-// asynchronous copies): those cells are not computed by this tower before they are used (the
-// band of τ+j excludes D(τ+j−1), and D(τ+j−2) lies outside W(τ+j)), so their values are final
-// when loaded. It stores late (a column's two levels when it leaves D): no sibling reads them and
+// The register tower reads early (the band of step τ+1 or τ+2 is copied during step τ): those
+// cells are not computed by this tower before they are used (the band of τ+j excludes D(τ+j−1),
+// and D(τ+j−2) lies outside W(τ+j)), so their values are final when loaded. It stores late (a column's two levels when it leaves D): no sibling reads them and
 // successors start after the stage.
 //
 // Out-of-grid cells: device arrays carry zero x/y padding wide enough for every cell a tower
@@ -229,6 +234,13 @@ struct dia_event {
   float S;  // S^n of the cell, n = t0 + tau
 };
 
+// Receiver index of one column: its taps [first, first + count) of the sorted tap list, and the k
+// of the first two (a nearest receiver has one tap per column, a trilinear one two), so that the
+// common cases need one 16-byte load.
+struct alignas(16) colrec {
+  int first, count, k0, k1;
+};
+
 struct dia_args {
   float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
   const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
@@ -241,7 +253,7 @@ struct dia_args {
   int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
   const dia_event *ev;      // this block's events, sorted by (key, tau)
   int nev;
-  const int2 *coltap;       // [N0·N1]: (first tap, count) of each column
+  const colrec *coltap;     // [N0·N1]
   const int *tapk;          // k of each tap
   float *taps;              // [sample − first][ntap]
   long long ntap, first;
@@ -292,29 +304,42 @@ __device__ __forceinline__ int gather_slot(int c) {
   return 2 * R * R + j;
 }
 
+// The receiver record of column c of a frame (origin X0f, Y0); empty outside the grid.
+template <int R>
+__device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f, int Y0) {
+  const int u = c / R, v = 2 * (c % R) + (u & 1);
+  const int x = X0f + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
+  colrec z = {0, 0, 0, 0};
+  if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) return z;
+  return A.coltap[(long long)x * A.N1 + y];
+}
+
 // Record the taps of the columns of a frame (origin X0f, Y0) that reached sample level L, from
-// an exchange buffer laid out by gather_slot: column-parallel over the block's threads.
+// an exchange buffer laid out by gather_slot: column-parallel over the block's threads. `mine` is
+// the record of column threadIdx.x, loaded before the barrier so that its latency is hidden.
 template <int r, int R>
 __device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int SS, int X0f, int Y0, long long L,
-                                            int myslot) {
+                                            int myslot, const colrec &mine) {
   constexpr int ND = 2 * R * R;
   const long long row = tap_row(A, L);
   for (int c = threadIdx.x; c < ND; c += blockDim.x) {
-    const int u = c / R, v = 2 * (c % R) + (u & 1);
-    const int x = X0f + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
-    if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
-    const int2 ct = A.coltap[(long long)x * A.N1 + y];
-    if (ct.y == 0) continue;
+    const colrec ct = c == (int)threadIdx.x ? mine : load_colrec<R>(A, c, X0f, Y0);
+    if (ct.count == 0) continue;
     const int slot = c == (int)threadIdx.x ? myslot : gather_slot<r, R>(c);
-    for (int t = ct.x; t < ct.x + ct.y; t++) A.taps[row * A.ntap + t] = xbb[(A.tapk[t] + r) * SS + slot];
+    for (int j = 0; j < ct.count; j++) {
+      const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
+      A.taps[row * A.ntap + ct.first + j] = xbb[(kz + r) * SS + slot];
+    }
   }
 }
 
 // ---------------------------------------------------------------------------------- register tower
 
 // Shared memory of the register tower, in floats: the double-buffered z exchange
-// [2][NZp + 2r][SS] (SS odd: thread k's row starts at bank k·SS mod 32, all distinct) and the
-// band copies in flight, [NZp][3·(NBF + NBC) | 1] (thread-private words, three steps' worth).
+// [2][NZp + 2r][SS] (SS odd: thread k's row starts at bank k·SS mod 32, all distinct), the band
+// buffers [NZp][NB·(NBF + NBC) | 1] (thread-private words: the current frame's, read by HS, and
+// the next NB − 1 frames', in flight), the damping of the current frame [2][4R] (x then y), and
+// one word for the persistent ticket.
 template <int r, int DTS>
 struct Tab {
   static constexpr Geo<r, DTS> T{};
@@ -323,22 +348,31 @@ template <int r, int DTS>
 __host__ __device__ constexpr int exch_stride() {
   return odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
 }
+// Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
+// short against the DRAM latency) when that still fits 227 KB at Nz = 256, else 2 (one step
+// ahead: orders 4 and 6, whose bands are 2–4 times larger).
+template <int r, int DTS>
+__host__ __device__ constexpr int band_buffers() {
+  constexpr int nb = Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC;
+  return 2 * (256 + 2 * r) * exch_stride<r, DTS>() + 256 * odd_up(3 * nb) + 8 * r * DTS + 1 <= 227 * 1024 / 4 ? 3 : 2;
+}
 template <int r, int DTS>
 __host__ __device__ constexpr int band_stride() {
-  return odd_up(3 * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
+  return odd_up(band_buffers<r, DTS>() * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
 }
 template <int r, int DTS>
 __host__ __device__ size_t tower_smem_bytes(int NZp) {
-  const size_t f = 2 * (size_t)(NZp + 2 * r) * exch_stride<r, DTS>() + (size_t)NZp * band_stride<r, DTS>();
-  return (f + 1) * sizeof(float);  // + one word for the persistent ticket
+  const size_t f = 2 * (size_t)(NZp + 2 * r) * exch_stride<r, DTS>() + (size_t)NZp * band_stride<r, DTS>() +
+                   2 * 4 * (size_t)(r * DTS);
+  return (f + 1) * sizeof(float);
 }
 
 // One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
 // block calls it (barriers inside). Register budget per thread: NW + 2·ND floats of tower state
 // (F, G, C) plus the band being moved in (NBF + NBC) and addressing: for R = 4, r = 1 that is
-// 50 + 64 + 25 ≈ 140 (ptxas -v: docs/performance.md). The band of step τ+2 is copied
-// asynchronously into shared memory during step τ (cp.async, two steps of latency hiding
-// without holding registers), and moved into registers at the end of step τ+1.
+// 50 + 64 + 25 ≈ 140 (ptxas -v: docs/performance.md). The band of step τ+1 is copied
+// asynchronously into shared memory during step τ (cp.async: a step of latency hiding without
+// holding registers) and moved into registers at the end of step τ.
 template <int r, int DTS>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
   using G = Geo<r, DTS>;
@@ -346,6 +380,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
   constexpr int SS = exch_stride<r, DTS>();
   constexpr int SB = band_stride<r, DTS>();
+  constexpr int NB = band_buffers<r, DTS>(), PD = NB - 1;  // buffers, prefetch distance in steps
   const int k = threadIdx.x;
   const int NZp = A.NZp;
   const int SXi = (int)A.SX;  // create() checks that every in-tower offset fits 32 bits
@@ -360,9 +395,14 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
   float *const xb = sm;                                         // [2][NZp + 2r][SS]
   const int XBSZ = (NZp + 2 * r) * SS;
-  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [3][NBF + NBC] of thread k
+  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBF + NBC] of thread k
+  float *const sdamp = sm + 2 * XBSZ + NZp * SB;                // [2][4R]: ax of the frame, ay
   const bool ghost = A.fs && k >= 1 && k <= r && k < A.N2;      // writes the image −p[k] to row −k
   const float azk = A.az[k];
+  // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
+  // so that a warp straddling a layer's edge runs one path, not both.
+  bool wz = false;
+  for (int j = 0; j < 32; j++) wz = wz || A.az[(k & ~31) + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
   const int myslot = k < ND ? gather_slot<r, R>(k) : 0;
@@ -389,10 +429,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   };
 
   // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
-  // final: see the header), c²dt² of the entering columns; into buffer τ1 mod 3.
+  // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
   auto band_issue_async = [&](int tau1) {
     if (tau1 < thi) {
-      float *dst = bandk + (tau1 % 3) * (NBF + NBC);
+      float *dst = bandk + (tau1 % NB) * (NBF + NBC);
       const float *src = lvl(A, A.t0 + tau1);
       const long long b1 = base_of(R * s + tau1 * r);
       sfor<0, NBF>([&](auto J) {
@@ -420,7 +460,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long n = A.t0 + tlo;
     const float *cur = lvl(A, n), *old = lvl(A, n + 1);
     const long long b0 = base_of(R * s + tlo * r);
-    float *const bfirst = bandk + (tlo % 3) * (NBF + NBC);
+    float *const bfirst = bandk + (tlo % NB) * (NBF + NBC);
     sfor<0, NW>([&](auto I) {
       constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
       const float val = cur[b0 + off((u + v) / 2, (u - v) / 2)];
@@ -436,7 +476,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
   }
-  band_issue_async(tlo + 1);
+  for (int j = 1; j < PD; j++) band_issue_async(tlo + j);
+  colrec nextrec = {0, 0, 0, 0};
 
 #pragma unroll 1
   for (int tau = tlo; tau < thi; tau++) {
@@ -446,8 +487,13 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long b0 = base_of(X0);
     float *const xbb = xb + (tau & 1) * XBSZ;
     float *const row = xbb + (k + r) * SS;
-    bcur = bandk + (tau % 3) * (NBF + NBC);
+    bcur = bandk + (tau % NB) * (NBF + NBC);
     const bool tap_prev = A.ntap && n % A.interval == 0 && tau > tlo;  // level n, computed at τ−1
+    const bool tap_next = A.ntap && (n + 1) % A.interval == 0;          // level n + 1, computed now
+    // Receiver records: the columns whose taps are gathered at the start of step τ+1 (or in the
+    // flush) are this frame's: load them a whole step ahead of their use.
+    const colrec mine = nextrec;
+    if (tap_next && k < ND) nextrec = load_colrec<R>(A, k, X0, Y0);
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
@@ -457,11 +503,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       sfor<0, ND>([&](auto I) { grow[I] = -fget(std::integral_constant<int, TB::T.dw[I]>{}); });
     }
     if (tap_prev) sfor<0, NL>([&](auto J) { row[ND + J] = fget(std::integral_constant<int, TB::T.plw[J]>{}); });
+    // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
+    // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
+    const bool xydamp = ydamp || !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
+    float *const sd = sdamp + (tau & 1) * 4 * R;
+    if (xydamp) {
+      if (k < 2 * R) sd[k] = __ldg(&A.ax[X0 + k]);
+      else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
+    }
     __syncthreads();
-    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, n, myslot);
+    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, n, myslot, mine);
 
-    // 2. start the copies of the band of step τ+2.
-    band_issue_async(tau + 2);
+    // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
+    //    τ − 1, before the barrier above.
+    band_issue_async(tau + PD);
 
     // 3. the events (sources) of this step
     int e1 = ecur;
@@ -472,8 +527,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     // 4. the update of the 2R² columns: p^{n+1} into G. FAST: no damping anywhere in this
     //    thread's cells and no source (the interior); GENERAL: a = (ax + ay) + az per cell and the
     //    step's sources. Same arithmetic, same order as tw_laplacian / tw_cell_update.
-    const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
-    const bool general = xdamp || ydamp || e1 > e0 || azk != 0.0f;
+    const bool general = xydamp || e1 > e0 || wz;  // uniform per warp
     auto update = [&](auto gen) {
       constexpr bool GEN = decltype(gen)::value;
       sfor<0, ND>([&](auto I) {
@@ -490,13 +544,17 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
         });
         if constexpr (GEN) {
+#pragma unroll 1
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
           constexpr int u = TB::T.du[i], v = TB::T.dv[i];
-          // per cell, uniform across the block (L1 hits): holding the 4R − 1 values in registers
-          // costs more than the loads in these (rare) steps
-          const float a = tw_damping(__ldg(&A.ax[X0 + (u + v) / 2]), __ldg(&A.ay[Y0 + (u - v) / 2]), azk);
-          Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], a);
+          const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk)
+                                 : tw_damping(0.0f, 0.0f, azk);
+          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
+          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
+          // straddles a layer's edge takes one path instead of both.
+          const float t = TW_MADD(C[i], acc, 2.0f * p0);
+          Gv[i] = (t - (1.0f - a) * Gv[i]) / (1.0f + a);
         } else {
           Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], 0.0f);
         }
@@ -520,8 +578,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
-      cp_async_wait<1>();  // the group of τ+1 (the group of τ+2 may still be in flight)
-      const float *srcb = bandk + ((tau + 1) % 3) * (NBF + NBC);
+      cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
+      const float *srcb = bandk + ((tau + 1) % NB) * (NBF + NBC);
       if constexpr (!HS) sfor<0, NBF>([&](auto J) { BF[J] = srcb[J]; });
       sfor<0, NBC>([&](auto J) { BC[J] = srcb[NBF + J]; });
       float Fn[NW], Gn[ND], Cn[ND];
@@ -554,7 +612,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
             if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = fget(std::integral_constant<int, wi>{});
         }
       });
-      if (A.ntap && (n + 1) % A.interval == 0) {
+      if (tap_next) {
         float *const xbn = xb + ((tau + 1) & 1) * XBSZ;
         float *const rown = xbn + (k + r) * SS;
         sfor<0, ND>([&](auto I) {
@@ -564,7 +622,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           else rown[G::dIdx(u - r, v - r)] = Gv[i];
         });
         __syncthreads();
-        gather_taps<r, R>(A, xbn, SS, X0, Y0, n + 1, myslot);
+        gather_taps<r, R>(A, xbn, SS, X0, Y0, n + 1, myslot, nextrec);
       }
     }
   }
@@ -672,7 +730,7 @@ __global__ void generic_kernel(const dia_args A) {
         const int col = u * R + (v >> 1);
         const long long cb = (long long)x * A.SX + (long long)y * A.NZp;
         const float axv = A.ax[x], ayv = A.ay[y];
-        int2 ct = make_int2(0, 0);
+        colrec ct = {0, 0, 0, 0};
         if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
         for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
           const long long c = cb + kz;
@@ -688,7 +746,7 @@ __global__ void generic_kernel(const dia_args A) {
             if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
           const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));
           nxt[c] = val;
-          for (int t = ct.x; t < ct.x + ct.y; t++)
+          for (int t = ct.first; t < ct.first + ct.count; t++)
             if (A.tapk[t] == kz) A.taps[tap_row(A, n + 1) * A.ntap + t] = val;
         }
       }
@@ -720,9 +778,25 @@ struct reg_kernel {
   int r, dts;
   kernel_fn fn;
   size_t (*smem)(int NZp);
+  double bpu;  // the locality model: DRAM bytes per cell update in steady state
 };
 
-#define DIA_REG(R_, D_) {R_, D_, tower_kernel<R_, D_>, tower_smem_bytes<R_, D_>}
+// Bytes per update a register tower moves when nothing hits in L2: per step it loads its band
+// (NBF values of p, NBC of c²dt²) and stores the columns leaving D (one or two levels each), for
+// ND updates. (The tower's first load and last store add (NW + 4·ND)·4 / (ND·height).)
+template <int r, int DTS>
+constexpr double model_bpu() {
+  int prev = 0;
+  for (int c = 0; c < Tab<r, DTS>::T.ND; c++) prev += Tab<r, DTS>::T.leaving[c] && Tab<r, DTS>::T.prevIn[c];
+  return 4.0 * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC + Tab<r, DTS>::T.NL + prev) / Tab<r, DTS>::T.ND;
+}
+
+// gpu-stepwise moves 16 B per update (read p^n, p^{n−1}, c²dt², write p^{n+1}): a register tower
+// that cannot beat it by this margin in the model (the DTS-1 towers of orders 4–8 move 19 B) is
+// not used by default; gpu-diamond then runs the stepwise kernel (docs/performance.md).
+constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85;
+
+#define DIA_REG(R_, D_) {R_, D_, tower_kernel<R_, D_>, tower_smem_bytes<R_, D_>, model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md.
@@ -739,6 +813,8 @@ struct dia_state {
   int r, dts, R, nt;
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
+  double bpu;     // the chosen register tower's model bytes per update
+  void *sw;       // delegate: the stepwise kernel's state, when DiamondTorre cannot win here
   kernel_fn fn;
   size_t smem;
   int threads, regs, blocks_per_sm, sms;
@@ -751,7 +827,7 @@ struct dia_state {
   float *ax, *ay, *az;        // index 0 of the grid
   int xz0, xz1, yz0, yz1;
   // receivers
-  int2 *coltap;
+  colrec *coltap;
   int *tapk;
   float *taps;
   size_t taps_cap;
@@ -773,6 +849,7 @@ struct dia_state {
 
 void dia_free(dia_state *s) {
   if (!s) return;
+  if (s->sw) tw_backend_gpu_stepwise.destroy(s->sw);
   // Errors are ignored: this also runs on error paths where the context may be broken.
   for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
   cudaFree(s->ax_a), cudaFree(s->ay_a), cudaFree(s->az_a);
@@ -837,25 +914,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
     return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
                         s->N1, s->N2);
-  const size_t cells = (size_t)s->NXd * (size_t)s->SX;
-  const double need = 3.0 * (double)cells * sizeof(float);
-  char b1[32], b2[32], b3[32];
-  if (pb->device_memory && need > (double)pb->device_memory)
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells with padding), above "
-                        "solver.device_memory = %s; gpu-diamond keeps the whole grid resident (the sliding "
-                        "window of DESIGN §3 is not implemented in it yet: use cpu-diamond for a capped run)",
-                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
   int dev = 0;
   TW_CUDA_TRY(err, cudaGetDevice(&dev));
-  size_t fr = 0, tot = 0;
-  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
-  if (need > (double)fr)
-    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells with "
-                        "padding), %s of %s are free",
-                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
   int smem_optin = 0;
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
@@ -906,12 +966,30 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
           s->mode = mode;
           s->dts = d;
           s->R = r * d;
+          s->bpu = rk->bpu;
         } else {
           snprintf(why, sizeof why, "the register tower of dts %d cannot be resident with %d threads", d, s->NZp);
         }
       }
     }
     if (d == s->dts_req) snprintf(s->why, sizeof s->why, "%s", why);
+  }
+  // Without a request (TW_DIAMOND_MODE), DiamondTorre runs where it wins: a register tower that
+  // fits and moves clearly fewer bytes than gpu-stepwise. Otherwise (no tower fits this Nz, or
+  // only a DTS-1 tower of order ≥ 4, which moves more) the stepwise kernel does the work: the
+  // same numbers bitwise, at the better speed; report() says so. The generic tower is slower
+  // than either (docs/performance.md) and runs only on request.
+  if (!(me && *me) && (!s->fn || s->bpu > MODEL_MARGIN * STEPWISE_BPU)) {
+    char why[sizeof s->why];
+    if (s->fn)
+      snprintf(why, sizeof why, "the register tower of order %d with dts %d moves %.1f B per update in the model, "
+               "gpu-stepwise 16", pb->order, s->dts, s->bpu);
+    else
+      snprintf(why, sizeof why, "%s", s->why);
+    snprintf(s->why, sizeof s->why, "%s", why);
+    tw_status st2 = tw_backend_gpu_stepwise.create(pb, &s->sw, err);
+    if (st2) return tw_error_prefix(err, "running the stepwise kernel (%s)", s->why);
+    return TW_OK;
   }
   if (!s->fn) {
     s->mode = MODE_GENERIC;
@@ -923,6 +1001,24 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     s->regs = fa.numRegs;
     TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, s->threads, 0));
   }
+
+  const size_t cells = (size_t)s->NXd * (size_t)s->SX;
+  const double need = 3.0 * (double)cells * sizeof(float);
+  char b1[32], b2[32], b3[32];
+  if (pb->device_memory && need > (double)pb->device_memory)
+    return tw_error_set(err, TW_EUNSUPPORTED,
+                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells with padding), above "
+                        "solver.device_memory = %s; gpu-diamond keeps the whole grid resident (the sliding "
+                        "window of DESIGN §3 is not implemented in it yet: use cpu-diamond for a capped run)",
+                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
+  size_t fr = 0, tot = 0;
+  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
+  if (need > (double)fr)
+    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells with "
+                        "padding), %s of %s are free",
+                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
+                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
 
 
   // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
@@ -966,21 +1062,24 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
 
   // Receivers: per column (first tap, count) over the sorted tap list, and each tap's k.
   if (pb->ntap) {
-    std::vector<int2> ct((size_t)s->N0 * (size_t)s->N1, make_int2(0, 0));
+    const colrec empty = {0, 0, 0, 0};
+    std::vector<colrec> ct((size_t)s->N0 * (size_t)s->N1, empty);
     std::vector<int> tk((size_t)pb->ntap);
     for (long t = 0; t < pb->ntap; t++) {
-      const size_t col = (size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1];
-      if (ct[col].y == 0) ct[col].x = (int)t;
-      if (ct[col].x + ct[col].y != t)
+      colrec &c = ct[(size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1]];
+      if (c.count == 0) c.first = (int)t;
+      if (c.first + c.count != t)
         return tw_error_set(err, TW_EINTERNAL, "receiver taps are not sorted by cell (tap %ld)", t);
-      ct[col].y++;
+      if (c.count == 0) c.k0 = pb->tap[t][2];
+      if (c.count == 1) c.k1 = pb->tap[t][2];
+      c.count++;
       tk[(size_t)t] = pb->tap[t][2];
     }
     cap = 0;
     if ((st = ensure_dev(&s->coltap, &cap, ct.size(), "receiver index", err))) return st;
     cap = 0;
     if ((st = ensure_dev(&s->tapk, &cap, tk.size(), "receiver index", err))) return st;
-    TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(int2), cudaMemcpyHostToDevice, s->stream));
+    TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(colrec), cudaMemcpyHostToDevice, s->stream));
     TW_CUDA_TRY(err, cudaMemcpyAsync(s->tapk, tk.data(), tk.size() * sizeof(int), cudaMemcpyHostToDevice, s->stream));
     // The vectors go out of scope: make sure the copies are done.
     TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
@@ -1158,21 +1257,34 @@ tw_status dd_create(const tw_problem *pb, void **state, tw_error *err) {
 }
 
 tw_status dd_advance(void *state, long t0, long n, float *taps, tw_error *err) {
-  tw_status st = dia_advance_impl((dia_state *)state, t0, n, taps, err);
+  dia_state *s = (dia_state *)state;
+  tw_status st = s->sw ? tw_backend_gpu_stepwise.advance(s->sw, t0, n, taps, err) : dia_advance_impl(s, t0, n, taps, err);
   if (st) tw_error_prefix(err, "gpu-diamond: advancing steps %ld..%ld", t0, t0 + n);
   return st;
 }
 
 tw_status dd_extract(void *state, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
-  tw_status st = dia_extract_impl((dia_state *)state, lo, cnt, dec, out, err);
+  dia_state *s = (dia_state *)state;
+  tw_status st = s->sw ? tw_backend_gpu_stepwise.extract(s->sw, lo, cnt, dec, out, err)
+                       : dia_extract_impl(s, lo, cnt, dec, out, err);
   if (st) tw_error_prefix(err, "gpu-diamond: snapshot");
   return st;
 }
 
-long dd_block_steps(void *state) { return ((dia_state *)state)->nt; }
+long dd_block_steps(void *state) {
+  const dia_state *s = (const dia_state *)state;
+  return s->sw ? tw_backend_gpu_stepwise.block_steps(s->sw) : s->nt;
+}
 
 void dd_report(void *state, tw_run_report *rep) {
   const dia_state *s = (const dia_state *)state;
+  if (s->sw) {
+    tw_run_report sub;
+    memset(&sub, 0, sizeof sub);
+    if (tw_backend_gpu_stepwise.report) tw_backend_gpu_stepwise.report(s->sw, &sub);
+    snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.110s); %.100s", s->why, sub.note);
+    return;
+  }
   if (s->mode == MODE_GENERIC) {
     snprintf(rep->note, sizeof rep->note, "gpu-diamond generic tower (%s): order %d, dts %d (R = %d), tower height %d, "
              "%d threads, %d registers", s->why, s->pb->order, s->dts, s->R, s->nt, s->threads, s->regs);
