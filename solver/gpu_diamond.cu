@@ -979,9 +979,17 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // only a DTS-1 tower of order ≥ 4, which moves more) the stepwise kernel does the work: the
   // same numbers bitwise, at the better speed; report() says so. The generic tower is slower
   // than either (docs/performance.md) and runs only on request.
-  if (!(me && *me) && (!s->fn || s->bpu > MODEL_MARGIN * STEPWISE_BPU)) {
+  // Absorbing layers on the z faces put damped cells in every column, so every tower carries a
+  // warp on the damped path and the step barrier paces the whole tower by it: measured on an H200
+  // (2026-11-21, docs/performance.md) the register tower then ran at 0.71x (order 2) and 0.58x
+  // (order 4) of gpu-stepwise. Such grids run the stepwise kernel too.
+  const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
+  if (!(me && *me) && (!s->fn || s->bpu > MODEL_MARGIN * STEPWISE_BPU || z_damped)) {
     char why[sizeof s->why];
-    if (s->fn)
+    if (s->fn && z_damped)
+      snprintf(why, sizeof why, "absorbing layers on the z faces (%d/%d cells) damp every tower's column; the "
+               "register tower measured 0.6-0.7x gpu-stepwise there", pb->g.lo[2], pb->g.hi[2]);
+    else if (s->fn)
       snprintf(why, sizeof why, "the register tower of order %d with dts %d moves %.1f B per update in the model, "
                "gpu-stepwise 16", pb->order, s->dts, s->bpu);
     else
@@ -1301,6 +1309,12 @@ void dd_report(void *state, tw_run_report *rep) {
 void dd_destroy(void *state) { dia_free((dia_state *)state); }
 
 }  // namespace
+
+extern "C" tw_status tw_gpu_diamond_randomize(void *state, uint64_t seed, tw_error *err) {
+  dia_state *s = (dia_state *)state;
+  if (!s->sw) return tw_error_set(err, TW_EUNSUPPORTED, "gpu-diamond: random fields only in the stepwise fallback");
+  return tw_gpu_stepwise_randomize(s->sw, seed, err);
+}
 
 extern "C" {
 extern const tw_backend_ops tw_backend_gpu_diamond;  // registered in backends.c

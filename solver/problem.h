@@ -103,6 +103,9 @@ const char *tw_gpu_stepwise_default_variant(int order);   /* NULL for an order i
 tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *variant, void **state, tw_error *err);
 /* Bench only: fill levels 0 and −1 with small random values (timing never runs on zeros). */
 tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err);
+/* The same for a gpu-diamond state that runs the stepwise kernel (TW_EUNSUPPORTED when it runs
+ * its own towers: the bench then starts it from rest and says so). */
+tw_status tw_gpu_diamond_randomize(void *state, uint64_t seed, tw_error *err);
 /* Time fn(arg) between two CUDA events recorded on the legacy default stream (gpu_bench.cu). */
 tw_status tw_gpu_time_call(tw_status (*fn)(void *arg, tw_error *err), void *arg, double *seconds, tw_error *err);
 #ifdef __cplusplus
