@@ -35,6 +35,24 @@ static inline tw_status tw_cuda_fail(tw_error *err, cudaError_t e, const char *c
     if (tw_e_ != cudaSuccess) return tw_cuda_fail((err), tw_e_, "launch of " what, __FILE__, __LINE__); \
   } while (0)
 
+// A device buffer that only grows: reallocated when n elements exceed its capacity *cap (the
+// old contents are not kept). Called per advance call, so it allocates only when a call needs
+// more than any before it. `what` names the buffer in the error.
+template <typename T>
+static tw_status tw_dev_ensure(T **buf, size_t *cap, size_t n, const char *what, tw_error *err) {
+  if (n <= *cap && *buf) return TW_OK;
+  if (*buf) TW_CUDA_TRY(err, cudaFree(*buf));
+  *buf = NULL;
+  *cap = 0;
+  const cudaError_t e = cudaMalloc((void **)buf, (n ? n : 1) * sizeof(T));
+  if (e != cudaSuccess) {
+    tw_cuda_fail(err, e, "cudaMalloc", __FILE__, __LINE__);
+    return tw_error_prefix(err, "%s (%zu bytes)", what, (n ? n : 1) * sizeof(T));
+  }
+  *cap = n;
+  return TW_OK;
+}
+
 // ---------------------------------------------------------------------------------- layout
 
 // Largest stencil radius the GPU kernels instantiate (order 8).

@@ -860,21 +860,6 @@ void dia_free(dia_state *s) {
   delete s;
 }
 
-template <typename T>
-tw_status ensure_dev(T **buf, size_t *cap, size_t n, const char *what, tw_error *err) {
-  if (n <= *cap && *buf) return TW_OK;
-  if (*buf) TW_CUDA_TRY(err, cudaFree(*buf));
-  *buf = NULL;
-  *cap = 0;
-  cudaError_t e = cudaMalloc((void **)buf, (n ? n : 1) * sizeof(T));
-  if (e != cudaSuccess) {
-    tw_cuda_fail(err, e, "cudaMalloc", __FILE__, __LINE__);
-    return tw_error_prefix(err, "%s (%zu bytes)", what, (n ? n : 1) * sizeof(T));
-  }
-  *cap = n;
-  return TW_OK;
-}
-
 // The interval [z0, z1) where a damping profile is zero (the model's interior), or empty.
 void zero_range(const float *a, int n, int *z0, int *z1) {
   int lo = 0;
@@ -1034,7 +1019,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   size_t cap = 0;
   for (int a = 0; a < 3; a++) {
     cap = 0;
-    if ((st = ensure_dev(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
+    if ((st = tw_dev_ensure(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
     TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
   }
   s->p[0] = s->alloc[0] + org;
@@ -1051,11 +1036,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
 
   // Damping tables over the padded index ranges (zero outside the grid).
   cap = 0;
-  if ((st = ensure_dev(&s->ax_a, &cap, (size_t)s->NXd, "damping table", err))) return st;
+  if ((st = tw_dev_ensure(&s->ax_a, &cap, (size_t)s->NXd, "damping table", err))) return st;
   cap = 0;
-  if ((st = ensure_dev(&s->ay_a, &cap, (size_t)s->NYd, "damping table", err))) return st;
+  if ((st = tw_dev_ensure(&s->ay_a, &cap, (size_t)s->NYd, "damping table", err))) return st;
   cap = 0;
-  if ((st = ensure_dev(&s->az_a, &cap, (size_t)s->NZp, "damping table", err))) return st;
+  if ((st = tw_dev_ensure(&s->az_a, &cap, (size_t)s->NZp, "damping table", err))) return st;
   TW_CUDA_TRY(err, cudaMemsetAsync(s->ax_a, 0, (size_t)s->NXd * sizeof(float), s->stream));
   TW_CUDA_TRY(err, cudaMemsetAsync(s->ay_a, 0, (size_t)s->NYd * sizeof(float), s->stream));
   TW_CUDA_TRY(err, cudaMemsetAsync(s->az_a, 0, (size_t)s->NZp * sizeof(float), s->stream));
@@ -1084,9 +1069,9 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       tk[(size_t)t] = pb->tap[t][2];
     }
     cap = 0;
-    if ((st = ensure_dev(&s->coltap, &cap, ct.size(), "receiver index", err))) return st;
+    if ((st = tw_dev_ensure(&s->coltap, &cap, ct.size(), "receiver index", err))) return st;
     cap = 0;
-    if ((st = ensure_dev(&s->tapk, &cap, tk.size(), "receiver index", err))) return st;
+    if ((st = tw_dev_ensure(&s->tapk, &cap, tk.size(), "receiver index", err))) return st;
     TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(colrec), cudaMemcpyHostToDevice, s->stream));
     TW_CUDA_TRY(err, cudaMemcpyAsync(s->tapk, tk.data(), tk.size() * sizeof(int), cudaMemcpyHostToDevice, s->stream));
     // The vectors go out of scope: make sure the copies are done.
@@ -1098,10 +1083,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     tw_schedule sc;
     tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
     const size_t nflags = (size_t)(sc.s_hi - sc.s_lo + 1) * (size_t)(sc.kmax + 1);
-    if ((st = ensure_dev(&s->done, &s->done_cap, nflags, "tower flags", err))) return st;
+    if ((st = tw_dev_ensure(&s->done, &s->done_cap, nflags, "tower flags", err))) return st;
     TW_CUDA_TRY(err, cudaMemsetAsync(s->done, 0, nflags * sizeof(int), s->stream));
     cap = 0;
-    if ((st = ensure_dev(&s->ticket, &cap, (size_t)1, "tower tickets", err))) return st;
+    if ((st = tw_dev_ensure(&s->ticket, &cap, (size_t)1, "tower tickets", err))) return st;
   }
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   s->level = 0;
@@ -1163,7 +1148,7 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
                         pb->steps);
   long first, count;
   tw_samples_in(pb, t0, n, &first, &count);
-  tw_status st = ensure_dev(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver samples", err);
+  tw_status st = tw_dev_ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver samples", err);
   if (st) return st;
 
   // The blocks of this call and their source events, uploaded once.
@@ -1180,7 +1165,7 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
   }
   s->ev_block.push_back(s->hev.size());
   if (!s->hev.empty()) {
-    if ((st = ensure_dev(&s->ev, &s->ev_cap, s->hev.size(), "source events", err))) return st;
+    if ((st = tw_dev_ensure(&s->ev, &s->ev_cap, s->hev.size(), "source events", err))) return st;
     TW_CUDA_TRY(err, cudaMemcpyAsync(s->ev, s->hev.data(), s->hev.size() * sizeof(dia_event), cudaMemcpyHostToDevice,
                                      s->stream));
   }
@@ -1237,7 +1222,7 @@ tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int 
       return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
                           lo[a], cnt[a], dec, N[a] - 1);
   const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
-  tw_status st = ensure_dev(&s->stage, &s->stage_cap, total, "snapshot staging", err);
+  tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
   if (st) return st;
   size_t blocks = (total + 255) / 256;
   if (blocks > (size_t)s->sms * 32) blocks = (size_t)s->sms * 32;

@@ -430,16 +430,6 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   return TW_OK;
 }
 
-tw_status ensure(float **buf, size_t *cap, size_t n, tw_error *err) {
-  if (n <= *cap) return TW_OK;
-  TW_CUDA_TRY(err, cudaFree(*buf));
-  *buf = NULL;
-  *cap = 0;
-  TW_CUDA_TRY(err, cudaMalloc((void **)buf, n * sizeof(float)));
-  *cap = n;
-  return TW_OK;
-}
-
 template <int R>
 void launch_inject(gs_state *s, const float *cur, float *nxt, long m) {
   const tw_problem *pb = s->pb;
@@ -456,7 +446,7 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
                         pb->steps);
   long first, count;
   tw_samples_in(pb, t0, n, &first, &count);
-  tw_status st = ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, err);
+  tw_status st = tw_dev_ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver taps", err);
   if (st) return st;
   for (long m = t0; m < t0 + n; m++) {
     const float *cur = s->p[m % 2];
@@ -496,7 +486,7 @@ tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int de
       return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
                           lo[a], cnt[a], dec, L->N[a] - 1);
   const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
-  tw_status st = ensure(&s->stage, &s->stage_cap, total, err);
+  tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
   if (st) return st;
   const float *p = s->p[s->level % 2];
   size_t blocks = (total + 255) / 256;

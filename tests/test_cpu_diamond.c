@@ -38,21 +38,6 @@ typedef struct {
   int interval, trilinear;
 } spec;
 
-/* Sorted unique cell list helpers. */
-static int cmp3(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  for (int e = 0; e < 3; e++)
-    if (x[e] != y[e]) return x[e] < y[e] ? -1 : 1;
-  return 0;
-}
-static long uniq(int (*c)[3], long n) {
-  qsort(c, (size_t)n, sizeof *c, cmp3);
-  long u = 0;
-  for (long k = 0; k < n; k++)
-    if (!u || cmp3(c[u - 1], c[k])) memcpy(c[u++], c[k], sizeof c[k]);
-  return u;
-}
-
 /* Interesting cells: the 8 corners, edge and face midpoints, the free surface, random ones;
  * with trilinear, the 8-cell groups around some of them (as tw_place makes them). */
 static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], int room) {
@@ -70,7 +55,7 @@ static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], int room)
     for (int c = 0; c < 8; c++, n++)
       for (int a = 0; a < 3; a++) out[n][a] = lo[a] + ((c >> a) & 1 && N[a] > 1);
   }
-  return uniq(out, n);
+  return tw_test_uniq_cells(out, n);
 }
 
 static tw_problem *make_problem(const spec *sp) {

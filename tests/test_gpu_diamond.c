@@ -45,20 +45,6 @@ typedef struct {
   int dts, height;
 } spec;
 
-static int cmp3(const void *a, const void *b) {
-  const int *x = a, *y = b;
-  for (int e = 0; e < 3; e++)
-    if (x[e] != y[e]) return x[e] < y[e] ? -1 : 1;
-  return 0;
-}
-static long uniq(int (*c)[3], long n) {
-  qsort(c, (size_t)n, sizeof *c, cmp3);
-  long u = 0;
-  for (long k = 0; k < n; k++)
-    if (!u || cmp3(c[u - 1], c[k])) memcpy(c[u++], c[k], sizeof c[k]);
-  return u;
-}
-
 /* Interesting cells: the 8 corners, edges and faces, the free surface (k = 0, 1), random ones;
  * with trilinear, 8-cell groups. */
 static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], long room) {
@@ -79,7 +65,7 @@ static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], long room
   }
   for (long i = 0; i < n; i++) /* clamp (thin grids) */
     for (int a = 0; a < 3; a++) out[i][a] = out[i][a] >= N[a] ? N[a] - 1 : out[i][a];
-  return uniq(out, n);
+  return tw_test_uniq_cells(out, n);
 }
 
 /* A problem as the solver builds it (tw_problem_destroy frees it): random c²dt² in [0.3, 0.95]
@@ -120,7 +106,7 @@ static tw_problem *make_problem(const spec *sp, int full_surface_taps) {
     for (int i = 0; i < N[0]; i++)
       for (int j = 0; j < N[1]; j++)
         for (int k = 0; k < 2 && k < N[2]; k++) buf[nt][0] = i, buf[nt][1] = j, buf[nt][2] = k, nt++;
-  pb->ntap = uniq(buf, nt);
+  pb->ntap = tw_test_uniq_cells(buf, nt);
   pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
   memcpy(pb->tap, buf, (size_t)pb->ntap * sizeof *buf);
   free(buf);

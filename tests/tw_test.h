@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int tw_test_failures = 0;
 static int tw_test_checks = 0;
@@ -50,6 +51,22 @@ static inline double tw_rel_l2(const float *a, const float *b, size_t n) {
     den += (double)b[i] * (double)b[i];
   }
   return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Cell lists as the problem keeps them: (i, j, k) sorted, unique (problem.h). */
+static inline int tw_test_cmp3(const void *a, const void *b) {
+  const int *x = (const int *)a, *y = (const int *)b;
+  for (int e = 0; e < 3; e++)
+    if (x[e] != y[e]) return x[e] < y[e] ? -1 : 1;
+  return 0;
+}
+/* Sort c[0..n) and drop repeats; returns the new count. */
+static inline long tw_test_uniq_cells(int (*c)[3], long n) {
+  qsort(c, (size_t)n, sizeof *c, tw_test_cmp3);
+  long u = 0;
+  for (long k = 0; k < n; k++)
+    if (!u || tw_test_cmp3(c[u - 1], c[k])) memcpy(c[u++], c[k], sizeof c[k]);
+  return u;
 }
 
 #endif
