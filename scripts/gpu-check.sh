@@ -153,6 +153,27 @@ if [ $build_ok = 1 ] && [ "${SKIP_E2E:-0}" != 1 ]; then
   grep -E "^torrewave:|^== compare|relative|L2" "$LOG/e2e.txt" | cut -c1-160
 fi
 
+# ---------------------------------------------------------------- the sliding window (bench)
+# In-core against windowed on one grid with the cap 8x below the fields (12 B per cell), at the
+# orders in WINDOW_ORDERS, over tower heights (WINDOW_H2 for order 2, WINDOW_H8 for order 8). Steps
+# per repetition: a multiple of every height (a window moves the grid once per block).
+# WINDOW_GRID (default 1286x2176x256: 25.8 GB of fields), WINDOW_CAP (default fields / 8).
+if [ $build_ok = 1 ] && [ "${SKIP_WINDOW:-0}" != 1 ]; then
+  WG=${WINDOW_GRID:-1286x2176x256}
+  cells=$(($(tr x '*' <<<"$WG")))
+  CAP=${WINDOW_CAP:-$((cells * 12 / 8))}
+  : >"$LOG/window.txt"
+  for o in $(tr , ' ' <<<"${WINDOW_ORDERS:-2,8}"); do
+    if [ "$o" = 2 ]; then hs=${WINDOW_H2:-42,126,252}; steps=252; ab=0; else hs=${WINDOW_H8:-32,64}; steps=128; ab=20; fi
+    ks="gpu-diamond"
+    for h in $(tr , ' ' <<<"$hs"); do ks="$ks,gpu-diamond+cap=$CAP+h=$h"; done
+    echo "== order $o, grid $WG, cap $CAP B, absorb $ab, $steps steps per repetition" | tee -a "$LOG/window.txt"
+    "$TW" bench --kernels "$ks" --orders "$o" --grid "$WG" --absorb "$ab" --steps "$steps" --reps "${WINDOW_REPS:-3}" \
+      --no-ceiling --json "$LOG/window-$o.json" >>"$LOG/window.txt" 2>&1
+  done
+  grep -vE "problem built" "$LOG/window.txt" | cut -c1-300
+fi
+
 # ---------------------------------------------------------------- one summary table
 {
   echo
@@ -174,5 +195,18 @@ EOF
   else
     echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
   fi
+  for f in "$LOG"/window-*.json; do
+    [ -s "$f" ] || continue
+    python3 - "$f" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+rs = d["results"]
+base = rs[0]["gcells_median"] if rs else 0
+for r in rs:
+    g = "x".join(str(v) for v in r["grid"])
+    rel = f"{100 * r['gcells_median'] / base:5.1f}% of in-core" if base else ""
+    print(f"window: {r['kernel']:<36} order {r['order']} {g:>15} {r['gcells_median']:>8.1f} Gcell/s {rel}")
+EOF
+  done
 } | tee "$LOG/summary.txt"
 [ $build_ok = 1 ] && ! grep -qE "[1-9][0-9]* tests failed" <<<"$tests_line" || exit 1

@@ -161,6 +161,25 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
                         (long)(warmup + reps) * steps);
   char name[64];
   snprintf(name, sizeof name, "%s", kernel);
+  /* Options after the name: +cap=SIZE (solver.device_memory: the sliding window), +h=N
+   * (solver.tower_height), +dts=N. The problem is copied (the backend keeps the pointer it is
+   * given; the copy lives until destroy below). */
+  tw_problem pbo = *pb;
+  for (char *plus = strrchr(name, '+'); plus; plus = strrchr(name, '+')) {
+    *plus = 0;
+    const char *opt = plus + 1;
+    if (strncmp(opt, "cap=", 4) == 0) {
+      if (tw_parse_memsize(opt + 4, &pbo.device_memory, err)) return tw_error_prefix(err, "bench: %s", kernel);
+    } else if (strncmp(opt, "h=", 2) == 0 && atoi(opt + 2) > 0) {
+      pbo.tower_height = atoi(opt + 2);
+    } else if (strncmp(opt, "dts=", 4) == 0 && atoi(opt + 4) > 0) {
+      pbo.dts = atoi(opt + 4);
+    } else {
+      return tw_error_set(err, TW_EINVAL, "bench: kernel option \"+%s\" of %s: known are +cap=SIZE, +h=STEPS, "
+                          "+dts=N", opt, kernel);
+    }
+  }
+  pb = &pbo;
   char *at = strchr(name, '@');
   const char *variant = NULL;
   if (at) *at = 0, variant = at + 1;
@@ -182,7 +201,8 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
 #ifdef TW_WITH_CUDA
   if (strcmp(name, "gpu-stepwise") == 0) {
     st = tw_gpu_stepwise_create_variant(pb, variant, &state, err);
-    if (!st) st = tw_gpu_stepwise_randomize(state, 12345u, err);
+    if (!st && pb->device_memory == 0) st = tw_gpu_stepwise_randomize(state, 12345u, err);
+    if (!st && pb->device_memory) snprintf(res->note, sizeof res->note, "%s", "fields start at rest");
     if (st && state) be->destroy(state), state = NULL;
   } else if (strcmp(name, "gpu-diamond") == 0) {
     /* Random fields where it runs the stepwise kernel, so the two compare on the same data;
@@ -228,7 +248,12 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
       tw_run_report rep;
       memset(&rep, 0, sizeof rep);
       be->report(state, &rep);
-      snprintf(res->note, sizeof res->note, "%s", rep.note);
+      if (rep.window_planes)
+        snprintf(res->note, sizeof res->note, "copy wait %.1f %%, %.0f MB in + %.0f MB out per step; %.160s",
+                 100.0 * rep.copy_wait_frac, rep.bytes_in / 1e6 / (double)(call.t ? call.t : 1),
+                 rep.bytes_out / 1e6 / (double)(call.t ? call.t : 1), rep.note);
+      else
+        snprintf(res->note, sizeof res->note, "%s", rep.note);
     }
   }
   free(taps);

@@ -3,6 +3,36 @@
 
 #include "problem.h"
 #include "tw_boundary.h"
+#include "window.h"
+
+/* The sliding window of a GPU kernel (DESIGN §3): under solver.device_memory, or on its own when
+ * the grid exceeds the GPU's free memory. The smallest window is that of the stepwise kernel's
+ * slabs of r planes (every GPU kernel can run it: gpu-diamond's towers need more and fall back
+ * to nothing smaller), for the job's tower height. */
+static void gpu_window(const tw_job *job, tw_estimate *est) {
+  const tw_grid *g = &est->grid;
+  double cap = (double)job->device_memory;
+  if (!job->device_memory && tw_gpu_count() > 0) {
+    tw_gpu_props p;
+    tw_error e = {0};
+    const double reserve = 512.0 * 1024 * 1024;
+    if (tw_gpu_props_get(0, &p, &e) == TW_OK && est->device_bytes > (double)p.mem_free - reserve) {
+      cap = (double)p.mem_free > reserve ? (double)p.mem_free - reserve : 0.0;
+      est->window_auto = 1;
+    }
+  }
+  if (cap <= 0 || est->device_bytes <= cap) return;
+  const double plane = 12.0 * g->N[1] * (double)g->N[2];
+  int dts = 0, nt = 0;
+  tw_error e = {0};
+  if (tw_schedule_params(job->order, job->dts, job->tower_height, &dts, &nt, &e)) return;
+  if (job->steps > 0 && job->steps < nt) nt = (int)job->steps;
+  tw_window_plan pl;
+  tw_window_plan_slabs(g->N[0], job->order / 2, job->order / 2, nt, 0, 1, &pl);
+  est->window_min_bytes = plane * tw_window_plan_min_planes(&pl, 0);
+  est->device_bytes = cap;
+  est->window_planes = (int)(cap / plane);
+}
 
 tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *est, tw_error *err) {
   (void)err;
@@ -19,6 +49,7 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   if (tw_kernel_is_gpu(kernel)) {
     est->host_bytes += 8.0 * cells; /* the two time levels, for snapshots and the window */
     est->device_bytes = 12.0 * cells;
+    gpu_window(job, est);
   } else {
     est->host_bytes += 3.0 * halo;  /* two levels and c²dt², each with a halo of r cells */
   }
@@ -31,13 +62,16 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
   if (host > 0 && est->host_bytes > host)
     return tw_error_set(err, TW_ENOMEM, "%s: the job needs %s of host memory and %s is available", job->path,
                         tw_format_bytes(est->host_bytes, need, sizeof need), tw_format_bytes(host, have, sizeof have));
-  if (est->device_bytes > 0 && tw_kernel_is_gpu(kernel) && tw_gpu_count() > 0) {
-    tw_gpu_props p;
-    if (tw_gpu_props_get(0, &p, err)) return err->code;
-    if (est->device_bytes > (double)p.mem_free)
-      return tw_error_set(err, TW_ENOMEM, "%s: kernel %s needs %s of GPU memory and %s is free on %s", job->path, kernel,
-                          tw_format_bytes(est->device_bytes, need, sizeof need),
-                          tw_format_bytes((double)p.mem_free, have, sizeof have), p.name);
+  if (tw_kernel_is_gpu(kernel) && est->window_planes && est->device_bytes < est->window_min_bytes) {
+    if (est->window_auto)
+      return tw_error_set(err, TW_ENOMEM, "%s: kernel %s: the grid does not fit the GPU's free memory (%s) and the "
+                          "smallest window, about %s, does not either; lower solver.tower_height", job->path, kernel,
+                          tw_format_bytes(est->device_bytes, have, sizeof have),
+                          tw_format_bytes(est->window_min_bytes, need, sizeof need));
+    return tw_error_set(err, TW_ERANGE, "%s: solver.device_memory = %s is below the smallest window the GPU kernels "
+                        "can run for this job, about %s; raise solver.device_memory or lower solver.tower_height",
+                        job->path, tw_format_bytes(est->device_bytes, have, sizeof have),
+                        tw_format_bytes(est->window_min_bytes, need, sizeof need));
   }
   return TW_OK;
 }

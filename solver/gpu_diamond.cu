@@ -46,6 +46,12 @@
 // shared-memory halo holds 0 or, with a free surface, the image −p[m] (m < Nz), as the CPU and
 // the stepwise kernel make it.
 //
+// Sliding window (gpu_window.cuh): when the grid is above solver.device_memory or the free GPU
+// memory, the fields live in host memory and p0/p1/c2 of each launch are origins into a ring of
+// x-planes (double-mapped, so the kernels index it like the whole grid); a launch runs G stages of
+// a tw_window_plan while the next G stages' planes come in. The x padding is then virtual planes
+// (zeros) of the plan's margin M = 2R + r, the reach of a tower past the grid.
+//
 // Sources: a per-advance list of events (tower, step, column, k, S^n), sorted by tower; a tower
 // finds its range by binary search and adds S inside the cell's update (lap + S, as every kernel).
 // Receivers: at a sample level the values of the columns the tower computed are in the shared
@@ -67,6 +73,7 @@
 #include <vector>
 
 #include "gpu_common.cuh"
+#include "gpu_window.cuh"
 #include "schedule.h"
 
 namespace {
@@ -250,6 +257,7 @@ struct dia_args {
   long long t0;  // level at the start of the block
   int h, R;      // block height; tile size (the generic tower's R is a run-time value)
   int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
+  int s_top;                // persistent mode: the first stage of this launch (s_hi, or a window group's)
   int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
   const dia_event *ev;      // this block's events, sorted by (key, tau)
   int nev;
@@ -630,20 +638,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   __syncthreads();  // the exchange buffers are reused by the next tower (persistent mode)
 }
 
-// Decode a ticket of the persistent grid into (stage, tower centre): stages from s_hi down, each
+// Decode a ticket of the persistent grid into (stage, tower centre): stages from s_top down, each
 // with tw_stage_towers towers (two alternating counts).
 __device__ __forceinline__ void decode_ticket(const dia_args &A, int t, int *s, int *kk) {
-  const int par_hi = ((A.s_hi % 2) + 2) % 2;
+  const int par_hi = ((A.s_top % 2) + 2) % 2;
   const int c_hi = A.kmax >= par_hi ? (A.kmax - par_hi) / 2 + 1 : 0;
   const int par_nx = 1 - par_hi;
   const int c_nx = A.kmax >= par_nx ? (A.kmax - par_nx) / 2 + 1 : 0;
   const int P = c_hi + c_nx;
   const int pair = t / P, rem = t % P;
   if (rem < c_hi) {
-    *s = A.s_hi - 2 * pair;
+    *s = A.s_top - 2 * pair;
     *kk = par_hi + 2 * rem;
   } else {
-    *s = A.s_hi - 2 * pair - 1;
+    *s = A.s_top - 2 * pair - 1;
     *kk = par_nx + 2 * (rem - c_hi);
   }
 }
@@ -845,6 +853,11 @@ struct dia_state {
   cudaStream_t stream;
   long level;
   char why[160];  // why this implementation was chosen (report)
+  // sliding window (DESIGN §3), when the grid is not resident: win != NULL
+  tw_gpu_window *win;
+  int G, M;        // stages per launch, virtual planes on each side (the towers' reach past the grid)
+  double win_s;    // host time inside windowed advance calls (the copy-wait share's denominator)
+  char win_why[200];
 };
 
 void dia_free(dia_state *s) {
@@ -856,6 +869,7 @@ void dia_free(dia_state *s) {
   cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
   cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage);
   if (s->stream) cudaStreamDestroy(s->stream);
+  tw_gpu_window_destroy(s->win);
   cudaGetLastError();
   delete s;
 }
@@ -875,6 +889,47 @@ void zero_range(const float *a, int n, int *z0, int *z1) {
   *z1 = hi;
 }
 
+
+// The sliding window: the ring's size from the cap (bytes for the three arrays' planes), the
+// number of stages per launch from the ring. A tower reaches 2R + r planes past the grid (its
+// diamond starts at x ≥ 1 − 2R, its reads r further): those are the virtual planes, M.
+tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int automatic, tw_error *err) {
+  const int r = s->r, R = s->R;
+  s->M = 2 * R + r;
+  tw_schedule sc;
+  tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, pb->steps < s->nt ? (int)(pb->steps > 0 ? pb->steps : 1) : s->nt);
+  auto planes = [&](int G, int overlap) {
+    tw_window_plan p;
+    tw_window_plan_diamond(&sc, s->M, G, &p);
+    return tw_window_plan_min_planes(&p, overlap);
+  };
+  tw_gpu_plane_layout L = {s->N0, s->N1, s->N2, s->NYd, s->NZp, s->PY};
+  int W = 0, q = 1, sp = 0;
+  uint64_t smallest = 0;
+  tw_status st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err);
+  if (st) return st;
+  if (!W) {
+    char params[64];
+    snprintf(params, sizeof params, "dts %d, tower_height %d", s->dts, sc.nt);
+    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
+  }
+  s->NYd = L.NYd;
+  s->SX = (long long)s->NYd * s->NZp;
+  if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
+    return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
+                        s->N1, s->N2);
+  // As many stages per launch as the ring holds with copies overlapping both ways (a launch
+  // boundary drains the GPU for about one tower); at least 1 (then copies may wait).
+  s->G = 1;
+  for (int G = 2; G <= 64; G++)
+    if (planes(G, 1) <= W) s->G = G;
+  if ((st = tw_gpu_window_create(pb, &L, W, &s->win, err))) return st;
+  char b1[32];
+  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch",
+           automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
+           tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G);
+  return TW_OK;
+}
 
 tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const tw_grid *g = &pb->g;
@@ -997,42 +1052,39 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
 
   const size_t cells = (size_t)s->NXd * (size_t)s->SX;
   const double need = 3.0 * (double)cells * sizeof(float);
-  char b1[32], b2[32], b3[32];
-  if (pb->device_memory && need > (double)pb->device_memory)
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells with padding), above "
-                        "solver.device_memory = %s; gpu-diamond keeps the whole grid resident (the sliding "
-                        "window of DESIGN §3 is not implemented in it yet: use cpu-diamond for a capped run)",
-                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
+  // The whole grid resident, or the sliding window: under solver.device_memory, or on its own
+  // when the grid does not fit the free memory (less a reserve for the CUDA context, receivers and
+  // flags).
   size_t fr = 0, tot = 0;
   TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
-  if (need > (double)fr)
-    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells with "
-                        "padding), %s of %s are free",
-                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
-
-
-  // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
-  const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
-  size_t cap = 0;
-  for (int a = 0; a < 3; a++) {
-    cap = 0;
-    if ((st = tw_dev_ensure(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
-    TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
+  const double reserve = 512.0 * 1024 * 1024 + 0.02 * (double)tot;
+  const double avail = (double)fr > reserve ? (double)fr - reserve : 0.0;
+  if (pb->device_memory && need > (double)pb->device_memory) {
+    if ((st = window_setup(s, pb, pb->device_memory, 0, err))) return st;
+  } else if (need > avail) {
+    if ((st = window_setup(s, pb, (uint64_t)avail, 1, err))) return st;
+  } else {
+    // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
+    const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
+    size_t cap = 0;
+    for (int a = 0; a < 3; a++) {
+      cap = 0;
+      if ((st = tw_dev_ensure(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
+      TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
+    }
+    s->p[0] = s->alloc[0] + org;
+    s->p[1] = s->alloc[1] + org;
+    s->c2 = s->alloc[2] + org;
+    cudaMemcpy3DParms cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
+    cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
+    cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
+    cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
+    cp.kind = cudaMemcpyHostToDevice;
+    TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
   }
-  s->p[0] = s->alloc[0] + org;
-  s->p[1] = s->alloc[1] + org;
-  s->c2 = s->alloc[2] + org;
-  cudaMemcpy3DParms cp;
-  memset(&cp, 0, sizeof cp);
-  cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
-  cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
-  cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
-  cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
-  cp.kind = cudaMemcpyHostToDevice;
-  TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+  size_t cap = 0;
 
   // Damping tables over the padded index ranges (zero outside the grid).
   cap = 0;
@@ -1139,6 +1191,52 @@ dia_args base_args(const dia_state *s) {
   return A;
 }
 
+// The towers of stages s_top down to s_bot of one block (A: the block's arguments): one persistent
+// launch, or one launch per stage.
+tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_top, int s_bot, tw_error *err) {
+  if (s->mode == MODE_PERSISTENT) {
+    long ntow = 0;
+    for (int stg = s_top; stg >= s_bot; stg--) ntow += tw_stage_towers(&sc, stg);
+    A.persistent = 1;
+    A.s_top = s_top;
+    A.ntowers = (int)ntow;
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, sizeof(int), s->stream));
+    long grid = (long)s->blocks_per_sm * s->sms;
+    if (grid > ntow) grid = ntow;
+    if (grid > 0) {
+      DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, s->stream, A);
+      TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
+    }
+    return TW_OK;
+  }
+  for (int stg = s_top; stg >= s_bot; stg--) {
+    const int ntow = tw_stage_towers(&sc, stg);
+    if (!ntow) continue;
+    A.s = stg;
+    DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, s->stream, A);
+    TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (one stage)");
+  }
+  return TW_OK;
+}
+
+// A window group: the block's arguments with the ring's origins at the group's first plane.
+struct win_group {
+  dia_state *s;
+  const tw_schedule *sc;
+  const tw_window_plan *p;
+  const dia_args *A;
+};
+tw_status win_group_launch(void *ctx, int g, int lo, tw_error *err) {
+  const win_group &c = *(const win_group *)ctx;
+  dia_args A = *c.A;
+  A.p0 = tw_gpu_window_origin(c.s->win, 0, lo);
+  A.p1 = tw_gpu_window_origin(c.s->win, 1, lo);
+  A.c2 = tw_gpu_window_origin(c.s->win, 2, lo);
+  int top, bot;
+  tw_window_group_stages(c.p, g, &top, &bot);
+  return launch_stages(c.s, *c.sc, A, top, bot, err);
+}
+
 tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
   if (t0 != s->level)
@@ -1173,6 +1271,7 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
   dia_args A = base_args(s);
   A.taps = s->taps;
   A.first = first;
+  const double w0 = tw_wall_seconds();
   long tb = t0;
   for (size_t b = 0; b < blocks.size(); b++) {
     const tw_schedule &sc = blocks[b];
@@ -1181,27 +1280,16 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
     A.s_hi = sc.s_hi, A.s_lo = sc.s_lo, A.kmax = sc.kmax;
     A.ev = s->ev + s->ev_block[b];
     A.nev = (int)(s->ev_block[b + 1] - s->ev_block[b]);
-    if (s->mode == MODE_PERSISTENT) {
-      long ntow = 0;
-      for (int stg = sc.s_hi; stg >= sc.s_lo; stg--) ntow += tw_stage_towers(&sc, stg);
-      A.persistent = 1;
-      A.ntowers = (int)ntow;
-      A.epoch = ++s->epoch;
-      TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, sizeof(int), s->stream));
-      long grid = (long)s->blocks_per_sm * s->sms;
-      if (grid > ntow) grid = ntow;
-      if (grid > 0) {
-        DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, s->stream, A);
-        TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
-      }
-    } else {
-      for (int stg = sc.s_hi; stg >= sc.s_lo; stg--) {
-        const int ntow = tw_stage_towers(&sc, stg);
-        if (!ntow) continue;
-        A.s = stg;
-        DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, s->stream, A);
-        TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (one stage)");
-      }
+    A.epoch = ++s->epoch;  // one per block: the done flags of a block's launches
+    if (s->win) {
+      // Window: group g + 1's planes come in while group g computes, g's finished planes go back
+      // after it (the ring holds both; gpu_window.cuh orders the copies).
+      tw_window_plan p;
+      tw_window_plan_diamond(&sc, s->M, s->G, &p);
+      win_group ctx = {s, &sc, &p, &A};
+      if ((st = tw_gpu_window_run_plan(s->win, s->stream, &p, win_group_launch, &ctx, err))) return st;
+    } else if ((st = launch_stages(s, sc, A, sc.s_hi, sc.s_lo, err))) {
+      return st;
     }
     tb += sc.nt;
   }
@@ -1210,6 +1298,10 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
                                      cudaMemcpyDeviceToHost, s->stream));
   // The block boundary: a fault of any kernel above surfaces here, in this call.
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  if (s->win) {
+    if ((st = tw_gpu_window_finish(s->win, err))) return st;
+    s->win_s += tw_wall_seconds() - w0;
+  }
   s->level = t0 + n;
   return TW_OK;
 }
@@ -1222,6 +1314,10 @@ tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int 
       return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
                           lo[a], cnt[a], dec, N[a] - 1);
   const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  if (s->win) {  // at a block boundary the host holds the whole field (every plane went back)
+    tw_gpu_window_extract(s->win, s->level, lo, cnt, dec, out);
+    return TW_OK;
+  }
   tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
   if (st) return st;
   size_t blocks = (total + 255) / 256;
@@ -1269,26 +1365,41 @@ long dd_block_steps(void *state) {
   return s->sw ? tw_backend_gpu_stepwise.block_steps(s->sw) : s->nt;
 }
 
+// The window's counters (nothing without a window).
+void window_report(const dia_state *s, tw_run_report *rep) {
+  if (s->win) tw_gpu_window_report(s->win, s->win_s, rep);
+}
+
 void dd_report(void *state, tw_run_report *rep) {
   const dia_state *s = (const dia_state *)state;
   if (s->sw) {
     tw_run_report sub;
     memset(&sub, 0, sizeof sub);
     if (tw_backend_gpu_stepwise.report) tw_backend_gpu_stepwise.report(s->sw, &sub);
-    snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.110s); %.100s", s->why, sub.note);
+    // the stepwise kernel's window counters are this run's
+    rep->window_planes = sub.window_planes;
+    rep->planes_in = sub.planes_in, rep->planes_out = sub.planes_out;
+    rep->bytes_in = sub.bytes_in, rep->bytes_out = sub.bytes_out;
+    rep->copy_wait_frac = sub.copy_wait_frac;
+    snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.80s); %.150s", s->why, sub.note);
     return;
   }
   if (s->mode == MODE_GENERIC) {
     snprintf(rep->note, sizeof rep->note, "gpu-diamond generic tower (%s): order %d, dts %d (R = %d), tower height %d, "
-             "%d threads, %d registers", s->why, s->pb->order, s->dts, s->R, s->nt, s->threads, s->regs);
+             "%d threads, %d registers%s%s", s->why, s->pb->order, s->dts, s->R, s->nt, s->threads, s->regs,
+             s->win ? "; " : "", s->win ? s->win_why : "");
+    window_report(s, rep);
     return;
   }
   char lowered[200] = "";
   if (s->dts != s->dts_req) snprintf(lowered, sizeof lowered, " (dts %d asked: %s)", s->dts_req, s->why);
+  char win[240] = "";
+  if (s->win) snprintf(win, sizeof win, "; %s", s->win_why);
+  window_report(s, rep);
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d%s (R = %d), tower height %d, "
-           "%d threads, %d registers, %d blocks/SM on %d SMs",
+           "%d threads, %d registers, %d blocks/SM on %d SMs%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, lowered, s->R, s->nt,
-           s->threads, s->regs, s->blocks_per_sm, s->sms);
+           s->threads, s->regs, s->blocks_per_sm, s->sms, win);
 }
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }

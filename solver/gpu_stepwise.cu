@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "gpu_common.cuh"
+#include "gpu_window.cuh"
 
 namespace {
 
@@ -55,7 +56,8 @@ template <int R, int TY, int NY, int D, int MINB, bool AH>
 __global__ void __launch_bounds__(BZ *TY, MINB)
     stepwise_kernel(const float *__restrict__ pn, float *__restrict__ pio, const float *__restrict__ c2,
                     const float *__restrict__ ax, const float *__restrict__ ay, const float *__restrict__ az,
-                    const tw_dev_layout L, const int xchunk, const __grid_constant__ tw_stencil st) {
+                    const tw_dev_layout L, const int xlo, const int xhi, const int xchunk,
+                    const __grid_constant__ tw_stencil st) {
   constexpr int BY = TY * NY;     // rows per tile
   constexpr int SW = BZ + 2 * R;  // shared row: R halo + 32 + R halo
   constexpr int SH = BY + 2 * R;
@@ -67,8 +69,8 @@ __global__ void __launch_bounds__(BZ *TY, MINB)
   const int k0 = blockIdx.x * BZ, k = k0 + tx;
   const int j0 = blockIdx.y * BY;
   const int N0 = L.N[0], N1 = L.N[1], N2 = L.N[2];
-  const int xb = blockIdx.z * xchunk;
-  const int xe = min(xb + xchunk, N0);
+  const int xb = xlo + blockIdx.z * xchunk;  // planes [xlo, xhi): the grid, or a window's slab
+  const int xe = min(xb + xchunk, xhi);
   const long long sx = L.sx;
 
   // Offsets inside an x plane are 32-bit (create() checks that a plane has < 2^31 floats); every
@@ -235,7 +237,7 @@ __global__ void gather_inj_kernel(const float *p, tw_dev_layout L, const int *in
 }
 
 typedef void (*kernel_fn)(const float *, float *, const float *, const float *, const float *, const float *,
-                          tw_dev_layout, int, tw_stencil);
+                          tw_dev_layout, int, int, int, tw_stencil);
 
 struct variant {
   const char *name;
@@ -295,6 +297,14 @@ struct gs_state {
   int sms, blocks_per_sm, nchunk, xchunk;
   dim3 grid, block;
   long level;
+  // sliding window (DESIGN §3) when the grid is not resident: win != NULL. The sweep: blocks of nt
+  // steps; stage s at step τ is one launch over the slab of SR planes [SR·s + τ·r, + SR), stages in
+  // decreasing s (tw_window_plan_slabs; test_window proves the order against a time-level shadow).
+  tw_gpu_window *win;
+  int nt, SR, slab_chunk, slab_nchunk;
+  int *inj_at, *tap_at;  // host: first injection cell / tap with x ≥ i, i = 0 … N0
+  double win_s;
+  char win_why[200];
 };
 
 void gs_free(gs_state *s) {
@@ -305,6 +315,8 @@ void gs_free(gs_state *s) {
   cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
   cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage);
   if (s->stream) cudaStreamDestroy(s->stream);
+  tw_gpu_window_destroy(s->win);
+  free(s->inj_at), free(s->tap_at);
   cudaGetLastError();
   free(s);
 }
@@ -319,8 +331,8 @@ tw_status dev_upload(T **dst, const T *src, size_t n, cudaStream_t stream, tw_er
 
 // Split x into chunks so that the blocks fill whole waves of the GPU: cost ∝ waves × planes per
 // chunk (+ R/2 for the queue warm-up, which reads 2R planes of p^n: about R/2 planes' traffic).
-void choose_split(gs_state *s, long tiles) {
-  const int N0 = s->L.N[0], R = s->pb->st.r;
+void choose_split(gs_state *s, long tiles, int N0, int *xchunk, int *nchunk) {
+  const int R = s->pb->st.r;
   const long slots = (long)s->sms * (s->blocks_per_sm > 0 ? s->blocks_per_sm : 1);
   double best = 1e300;
   int best_n = 1;
@@ -330,8 +342,45 @@ void choose_split(gs_state *s, long tiles) {
     const double cost = (double)waves * ((double)per + 0.5 * R);
     if (cost < best * (1 - 1e-9)) best = cost, best_n = n;
   }
-  s->xchunk = (N0 + best_n - 1) / best_n;
-  s->nchunk = (N0 + s->xchunk - 1) / s->xchunk;
+  *xchunk = (N0 + best_n - 1) / best_n;
+  *nchunk = (N0 + *xchunk - 1) / *xchunk;
+}
+
+// The sliding window for the stepwise kernel: blocks of solver.tower_height steps (the copies move
+// 20 B per cell per block, DESIGN §3) swept by slabs of SR planes; SR as wide as the ring allows
+// with copies overlapping both ways (wider slabs: fewer launches, less queue warm-up per plane),
+// down to r for the smallest ring.
+tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int automatic, tw_error *err) {
+  const int r = pb->st.r, N0 = pb->g.N[0];
+  int dts = 0;
+  tw_status st = tw_schedule_params(pb->order, 0, pb->tower_height, &dts, &s->nt, err);
+  if (st) return st;
+  if (pb->steps < s->nt) s->nt = pb->steps > 0 ? (int)pb->steps : 1;
+  auto planes = [&](int SR, int overlap) {
+    tw_window_plan p;
+    tw_window_plan_slabs(N0, r, SR, s->nt, 0, 1, &p);
+    return tw_window_plan_min_planes(&p, overlap);
+  };
+  tw_gpu_plane_layout WL = {N0, pb->g.N[1], pb->g.N[2], s->L.Nyp, s->L.Nzp, TW_GPU_YPAD};
+  int W = 0, q = 1, sp = 0;
+  uint64_t smallest = 0;
+  if ((st = tw_gpu_window_fit(&WL, cap, planes(r, 0), N0, &W, &q, &smallest, &sp, err))) return st;
+  if (!W) {
+    char params[64];
+    snprintf(params, sizeof params, "stepwise slabs of %d planes, tower_height %d", r, s->nt);
+    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
+  }
+  s->L.Nyp = WL.NYd;
+  s->L.sx = (long long)s->L.Nyp * s->L.Nzp;
+  s->SR = r;  // the widest slab whose ring (copies overlapping both ways) fits, else r
+  for (int SR = 256; SR > r && s->SR == r; SR = SR > 8 ? SR / 2 : SR - 1)
+    if (planes(SR, 1) <= W) s->SR = SR;
+  if ((st = tw_gpu_window_create(pb, &WL, W, &s->win, err))) return st;
+  char b[32];
+  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), blocks of %d steps in slabs of %d planes",
+           automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
+           tw_format_bytes((double)tw_gpu_window_bytes(&WL, W), b, sizeof b), s->nt, s->SR);
+  return TW_OK;
 }
 
 tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_error *err) {
@@ -349,58 +398,64 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
                         "padding)", g->N[1], g->N[2]);
   const size_t cells = (size_t)g->N[0] * (size_t)s->L.sx;  // per array, padding included
   const double need = 3.0 * (double)cells * sizeof(float);
-  char b1[32], b2[32], b3[32];
-  if (pb->device_memory && need > (double)pb->device_memory)
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "the grid needs %s on the GPU (p twice and c²dt², %d x %d x %d cells), above "
-                        "solver.device_memory = %s; gpu-stepwise keeps the whole grid resident (gpu-diamond "
-                        "streams it through a window)",
-                        tw_format_bytes(need, b1, sizeof b1), g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)pb->device_memory, b2, sizeof b2));
   int dev = 0;
   TW_CUDA_TRY(err, cudaGetDevice(&dev));
-  size_t fr = 0, tot = 0;
-  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
-  if (need > (double)fr)
-    return tw_error_set(err, TW_ENOMEM, "the grid needs %s on GPU %d (p twice and c²dt², %d x %d x %d cells), "
-                        "%s of %s are free; reduce the grid or use gpu-diamond (window)",
-                        tw_format_bytes(need, b1, sizeof b1), dev, g->N[0], g->N[1], g->N[2],
-                        tw_format_bytes((double)fr, b2, sizeof b2), tw_format_bytes((double)tot, b3, sizeof b3));
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
   // A blocking stream: it is ordered with the legacy default stream, so `torrewave bench` can
   // bracket an advance call with events on stream 0.
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
-
-  const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
-  for (int a = 0; a < 3; a++) {
-    TW_CUDA_TRY(err, cudaMalloc((void **)&s->alloc[a], cells * sizeof(float)));
-    TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
-  }
-  s->p[0] = s->alloc[0] + yoff;
-  s->p[1] = s->alloc[1] + yoff;
-  s->c2 = s->alloc[2] + yoff;
-  // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows. When the
-  // pitch is N2 a plane's rows are contiguous on both sides: one plain copy per plane (a pitched
-  // copy from pageable memory can go row by row).
-  if (s->L.Nzp == g->N[2]) {
-    const size_t plane = (size_t)g->N[1] * (size_t)g->N[2];
-    for (int i = 0; i < g->N[0]; i++)
-      TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->L.sx, pb->c2dt2 + (size_t)i * plane,
-                                       plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
-  } else {
-    cudaMemcpy3DParms cp;
-    memset(&cp, 0, sizeof cp);
-    cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)g->N[2] * sizeof(float), (size_t)g->N[2],
-                                    (size_t)g->N[1]);
-    cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->L.Nzp * sizeof(float), (size_t)s->L.Nzp,
-                                    (size_t)s->L.Nyp);
-    cp.dstPos = make_cudaPos(0, TW_GPU_YPAD, 0);
-    cp.extent = make_cudaExtent((size_t)g->N[2] * sizeof(float), (size_t)g->N[1], (size_t)g->N[0]);
-    cp.kind = cudaMemcpyHostToDevice;
-    TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
-  }
-
+  // The whole grid resident, or the sliding window: under solver.device_memory, or on its own when
+  // the grid does not fit the free memory (less a reserve for the context and the buffers).
+  size_t fr = 0, tot = 0;
+  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
+  const double reserve = 512.0 * 1024 * 1024 + 0.02 * (double)tot;
+  const double avail = (double)fr > reserve ? (double)fr - reserve : 0.0;
   tw_status st;
+  if (pb->device_memory && need > (double)pb->device_memory) {
+    if ((st = gs_window_setup(s, pb, pb->device_memory, 0, err))) return st;
+  } else if (need > avail) {
+    if ((st = gs_window_setup(s, pb, (uint64_t)avail, 1, err))) return st;
+  } else {
+    const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
+    for (int a = 0; a < 3; a++) {
+      TW_CUDA_TRY(err, cudaMalloc((void **)&s->alloc[a], cells * sizeof(float)));
+      TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
+    }
+    s->p[0] = s->alloc[0] + yoff;
+    s->p[1] = s->alloc[1] + yoff;
+    s->c2 = s->alloc[2] + yoff;
+    // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows. When the
+    // pitch is N2 a plane's rows are contiguous on both sides: one plain copy per plane (a pitched
+    // copy from pageable memory can go row by row).
+    if (s->L.Nzp == g->N[2]) {
+      const size_t plane = (size_t)g->N[1] * (size_t)g->N[2];
+      for (int i = 0; i < g->N[0]; i++)
+        TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->L.sx, pb->c2dt2 + (size_t)i * plane,
+                                         plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+    } else {
+      cudaMemcpy3DParms cp;
+      memset(&cp, 0, sizeof cp);
+      cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)g->N[2] * sizeof(float), (size_t)g->N[2],
+                                      (size_t)g->N[1]);
+      cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->L.Nzp * sizeof(float), (size_t)s->L.Nzp,
+                                      (size_t)s->L.Nyp);
+      cp.dstPos = make_cudaPos(0, TW_GPU_YPAD, 0);
+      cp.extent = make_cudaExtent((size_t)g->N[2] * sizeof(float), (size_t)g->N[1], (size_t)g->N[0]);
+      cp.kind = cudaMemcpyHostToDevice;
+      TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+    }
+  }
+  // Sources and taps are sorted by cell, so those of the planes [xa, xb) are one index range.
+  s->inj_at = (int *)malloc((size_t)(g->N[0] + 1) * sizeof(int));
+  s->tap_at = (int *)malloc((size_t)(g->N[0] + 1) * sizeof(int));
+  if (!s->inj_at || !s->tap_at) return tw_error_set(err, TW_ENOMEM, "per-plane source and receiver index");
+  for (int i = 0, c = 0, t = 0; i <= g->N[0]; i++) {
+    while (c < pb->ninj && pb->inj[c][0] < i) c++;
+    while (t < pb->ntap && pb->tap[t][0] < i) t++;
+    s->inj_at[i] = c;
+    s->tap_at[i] = (int)t;
+  }
+
   if ((st = dev_upload(&s->ax, pb->a[0], (size_t)g->N[0], s->stream, err))) return st;
   if ((st = dev_upload(&s->ay, pb->a[1], (size_t)g->N[1], s->stream, err))) return st;
   if ((st = dev_upload(&s->az, pb->a[2], (size_t)g->N[2], s->stream, err))) return st;
@@ -419,7 +474,8 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
                         pb->order, dev);
   const int by = var->ty * var->ny;
   const long tz = s->L.Nzp / BZ, tyy = (g->N[1] + by - 1) / by;
-  choose_split(s, tz * tyy);
+  choose_split(s, tz * tyy, g->N[0], &s->xchunk, &s->nchunk);
+  if (s->win) choose_split(s, tz * tyy, s->SR, &s->slab_chunk, &s->slab_nchunk);
   s->block = dim3(BZ, (unsigned)var->ty, 1);
   s->grid = dim3((unsigned)tz, (unsigned)tyy, (unsigned)s->nchunk);
   if (tyy > 65535)
@@ -430,11 +486,62 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   return TW_OK;
 }
 
-template <int R>
-void launch_inject(gs_state *s, const float *cur, float *nxt, long m) {
+// One step m of the planes [xa, xb) (the grid, or a window's slab; c2 with the same origin as cur
+// and nxt): the stepwise kernel in x-chunks of xchunk, then the step's source cells and, at a
+// sample level, the taps of those planes (sources and taps are sorted by x: one index range each).
+tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, int xa, int xb, int xchunk, long m,
+                    long first, tw_error *err) {
   const tw_problem *pb = s->pb;
-  tw_dev_inject_kernel<R><<<(pb->ninj + 127) / 128, 128, 0, s->stream>>>(
-      cur, nxt, s->c2, s->ax, s->ay, s->az, s->L, pb->st, s->inj, pb->ninj, s->S, pb->steps, m, s->save);
+  dim3 grid = s->grid;
+  grid.z = (unsigned)((xb - xa + xchunk - 1) / xchunk);
+  s->fn<<<grid, s->block, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, xa, xb, xchunk, pb->st);
+  TW_CUDA_LAUNCHED(err, "stepwise_kernel");
+  const int i0 = s->inj_at[xa], ni = s->inj_at[xb] - i0;
+  if (ni) {
+    const unsigned b = (unsigned)((ni + 127) / 128);
+    const int *inj = s->inj + 3 * i0;
+    const float *S = s->S + (size_t)i0 * (size_t)pb->steps;
+    float *save = s->save + i0;
+    switch (pb->st.r) {
+#define TW_INJECT(R_)                                                                                               tw_dev_inject_kernel<R_><<<b, 128, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, pb->st, inj, ni, S,                                                      pb->steps, m, save)
+      case 1: TW_INJECT(1); break;
+      case 2: TW_INJECT(2); break;
+      case 3: TW_INJECT(3); break;
+      default: TW_INJECT(4); break;
+#undef TW_INJECT
+    }
+    TW_CUDA_LAUNCHED(err, "tw_dev_inject_kernel");
+  }
+  const int t0 = s->tap_at[xa], nt = s->tap_at[xb] - t0;
+  if (nt && (m + 1) % pb->interval == 0) {
+    float *row = s->taps + (size_t)((m + 1) / pb->interval - first) * (size_t)pb->ntap + t0;
+    tw_dev_taps_kernel<<<(unsigned)((nt + 255) / 256), 256, 0, s->stream>>>(nxt, s->L, s->tap + 3 * t0, nt, row);
+    TW_CUDA_LAUNCHED(err, "tw_dev_taps_kernel");
+  }
+  return TW_OK;
+}
+
+// A window group (one slab stage, G = 1): its nt slab steps on the ring at origin lo.
+struct slab_group {
+  gs_state *s;
+  const tw_window_plan *p;
+  long tb, first;
+};
+tw_status slab_group_run(void *ctx, int g, int lo, tw_error *err) {
+  const slab_group &c = *(const slab_group *)ctx;
+  gs_state *s = c.s;
+  const int stage = c.p->s_hi - g, N0 = s->L.N[0];
+  float *o[2] = {tw_gpu_window_origin(s->win, 0, lo), tw_gpu_window_origin(s->win, 1, lo)};
+  const float *c2 = tw_gpu_window_origin(s->win, 2, lo);
+  for (int tau = 0; tau < c.p->nt; tau++) {
+    const int X0 = c.p->R * stage + tau * c.p->r;
+    const int xa = X0 > 0 ? X0 : 0, xb = X0 + c.p->R < N0 ? X0 + c.p->R : N0;
+    if (xa >= xb) continue;
+    const long m = c.tb + tau;
+    tw_status st = slab_step(s, o[m % 2], o[(m + 1) % 2], c2, xa, xb, s->slab_chunk, m, c.first, err);
+    if (st) return st;
+  }
+  return TW_OK;
 }
 
 tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *err) {
@@ -448,25 +555,20 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
   tw_samples_in(pb, t0, n, &first, &count);
   tw_status st = tw_dev_ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver taps", err);
   if (st) return st;
-  for (long m = t0; m < t0 + n; m++) {
-    const float *cur = s->p[m % 2];
-    float *nxt = s->p[(m + 1) % 2];
-    s->fn<<<s->grid, s->block, 0, s->stream>>>(cur, nxt, s->c2, s->ax, s->ay, s->az, s->L, s->xchunk, pb->st);
-    TW_CUDA_LAUNCHED(err, "stepwise_kernel");
-    if (pb->ninj) {
-      switch (pb->st.r) {
-        case 1: launch_inject<1>(s, cur, nxt, m); break;
-        case 2: launch_inject<2>(s, cur, nxt, m); break;
-        case 3: launch_inject<3>(s, cur, nxt, m); break;
-        default: launch_inject<4>(s, cur, nxt, m); break;
-      }
-      TW_CUDA_LAUNCHED(err, "tw_dev_inject_kernel");
+  const double w0 = tw_wall_seconds();
+  if (s->win) {
+    for (long done = 0; done < n;) {
+      const int h = tw_block_height(done, n, s->nt);
+      tw_window_plan p;
+      tw_window_plan_slabs(s->L.N[0], pb->st.r, s->SR, h, 0, 1, &p);
+      slab_group ctx = {s, &p, t0 + done, first};
+      if ((st = tw_gpu_window_run_plan(s->win, s->stream, &p, slab_group_run, &ctx, err))) return st;
+      done += h;
     }
-    if (pb->ntap && (m + 1) % pb->interval == 0) {
-      float *row = s->taps + (size_t)((m + 1) / pb->interval - first) * (size_t)pb->ntap;
-      tw_dev_taps_kernel<<<(unsigned)((pb->ntap + 255) / 256), 256, 0, s->stream>>>(nxt, s->L, s->tap, pb->ntap, row);
-      TW_CUDA_LAUNCHED(err, "tw_dev_taps_kernel");
-    }
+  } else {
+    for (long m = t0; m < t0 + n; m++)
+      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, 0, s->L.N[0], s->xchunk, m, first, err)))
+        return st;
   }
   if (count && pb->ntap)
     TW_CUDA_TRY(err, cudaMemcpyAsync(taps, s->taps, (size_t)count * (size_t)pb->ntap * sizeof(float),
@@ -474,6 +576,10 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
   // The block boundary: the whole field is at level t0 + n, and a fault of any kernel above
   // surfaces here, in this call.
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  if (s->win) {
+    if ((st = tw_gpu_window_finish(s->win, err))) return st;
+    s->win_s += tw_wall_seconds() - w0;
+  }
   s->level = t0 + n;
   return TW_OK;
 }
@@ -486,6 +592,10 @@ tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int de
       return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
                           lo[a], cnt[a], dec, L->N[a] - 1);
   const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  if (s->win) {  // at a block boundary the host holds the whole field (every plane went back)
+    tw_gpu_window_extract(s->win, s->level, lo, cnt, dec, out);
+    return TW_OK;
+  }
   tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
   if (st) return st;
   const float *p = s->p[s->level % 2];
@@ -526,12 +636,18 @@ tw_status gs_extract(void *state, const int lo[3], const int cnt[3], int dec, fl
 }
 
 long gs_block_steps(void *state) {
-  (void)state;
-  return 1;
+  const gs_state *s = (const gs_state *)state;
+  return s->win ? s->nt : 1;  // a window moves the grid once per block: whole blocks
 }
 
 void gs_report(void *state, tw_run_report *rep) {
   const gs_state *s = (const gs_state *)state;
+  if (s->win) {
+    tw_gpu_window_report(s->win, s->win_s, rep);
+    snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs; %s, x in chunks of %d",
+             s->var->name, s->blocks_per_sm, s->sms, s->win_why, s->slab_chunk);
+    return;
+  }
   snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs, x in %d chunks of %d",
            s->var->name, s->blocks_per_sm, s->sms, s->nchunk, s->xchunk);
 }
@@ -572,6 +688,7 @@ tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *varia
 
 tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
   gs_state *s = (gs_state *)state;
+  if (s->win) return tw_error_set(err, TW_EUNSUPPORTED, "gpu-stepwise: random fields only without a window");
   const unsigned blocks = (unsigned)s->sms * 8;
   // Level 0 is in p[0], level −1 in p[1] (level m lives in array m mod 2).
   for (int a = 0; a < 2; a++) {

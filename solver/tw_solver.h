@@ -67,10 +67,15 @@ typedef struct tw_estimate {
   double host_bytes;         /* fields + model + buffers on the host */
   double device_bytes;       /* on the GPU (0 for CPU kernels) */
   int window_planes;         /* planes in the window if one is needed, 0 = whole grid */
+  int window_auto;           /* 1: no cap, but the grid exceeds the GPU's free memory */
+  double window_min_bytes;   /* GPU kernels: the smallest window any of them runs (about: the GPU
+                                rounds a ring up to its 2 MiB mapping granularity) */
 } tw_estimate;
 tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *est, tw_error *err);
-/* The estimate against the machine: host need over MemAvailable, or a GPU kernel's device need
- * over the GPU's free memory, is TW_ENOMEM naming both sizes. Called by `run` before anything is
+/* The estimate against the machine: host need over MemAvailable is TW_ENOMEM naming both sizes; a
+ * GPU kernel's window below its smallest (solver.device_memory too small, or no cap and the free
+ * GPU memory too small for even the smallest window) is TW_ERANGE / TW_ENOMEM. A grid above the
+ * cap or the free GPU memory is not an error: the solver streams it through a window. Called by `run` before anything is
  * allocated, and by `check`. */
 tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err);
 

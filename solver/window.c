@@ -6,44 +6,117 @@
 
 /* ---------------------------------------------------------------- the plan */
 
-static void clip(const tw_schedule *sc, int *lo, int *hi) {
-  if (*lo < -sc->r) *lo = -sc->r;
-  if (*hi > sc->N0 + sc->r) *hi = sc->N0 + sc->r;
-}
+/* The stage functions below are the plan of the CPU executor: DiamondTorre stages, groups of
+ * one, margin r (cpu-diamond bounds-checks x, so only the r planes its stencil reads beyond the
+ * grid are virtual). */
+static void stage_plan(const tw_schedule *sc, tw_window_plan *p) { tw_window_plan_diamond(sc, sc->r, 1, p); }
 
 void tw_window_touched(const tw_schedule *sc, int s, int *lo, int *hi) {
-  tw_stage_planes(sc, s, lo, hi);
-  clip(sc, lo, hi);
+  tw_window_plan p;
+  stage_plan(sc, &p);
+  tw_window_group_touched(&p, sc->s_hi - s, lo, hi);
 }
 
-/* touched(s) \ touched(s + 1). Both intervals have the length nt·r + 2R + r > R and the second
- * is the first shifted right by R, so the difference is [lo(s), lo(s) + R). */
 void tw_window_in_planes(const tw_schedule *sc, int s, int *lo, int *hi) {
-  int l, h;
-  tw_stage_planes(sc, s, &l, &h);
-  if (s < sc->s_hi) h = l + sc->R;
-  *lo = l;
-  *hi = h;
-  clip(sc, lo, hi);
+  tw_window_plan p;
+  stage_plan(sc, &p);
+  tw_window_group_in(&p, sc->s_hi - s, lo, hi);
 }
 
-/* touched(s) \ touched(s − 1) = [hi(s) − R, hi(s)), all of touched(s) for the last stage. */
 void tw_window_out_planes(const tw_schedule *sc, int s, int *lo, int *hi) {
-  int l, h;
-  tw_stage_planes(sc, s, &l, &h);
-  if (s > sc->s_lo) l = h - sc->R;
-  *lo = l;
-  *hi = h;
-  clip(sc, lo, hi);
+  tw_window_plan p;
+  stage_plan(sc, &p);
+  tw_window_group_out(&p, sc->s_hi - s, lo, hi);
 }
 
 int tw_window_min_planes(const tw_schedule *sc, int prefetch) {
+  tw_window_plan p;
+  stage_plan(sc, &p);
   int most = 0;
   for (int s = sc->s_hi; s >= sc->s_lo; s--) {
     int lo, hi, unused;
-    tw_stage_planes(sc, s - prefetch, &lo, &unused);
-    tw_stage_planes(sc, s, &unused, &hi);
-    clip(sc, &lo, &hi);
+    tw_window_group_touched(&p, sc->s_hi - s + prefetch, &lo, &unused);
+    tw_window_group_touched(&p, sc->s_hi - s, &unused, &hi);
+    if (hi - lo > most) most = hi - lo;
+  }
+  return most;
+}
+
+/* ---------------------------------------------------------------- the general plan */
+
+static void plan_groups(tw_window_plan *p, int G) {
+  p->G = G < 1 ? 1 : G;
+  p->ngroups = (p->s_hi - p->s_lo + 1 + p->G - 1) / p->G;
+}
+
+void tw_window_plan_diamond(const tw_schedule *sc, int margin, int G, tw_window_plan *p) {
+  p->N0 = sc->N0, p->r = sc->r, p->R = sc->R, p->nt = sc->nt, p->width = 2 * sc->R, p->margin = margin;
+  p->s_hi = sc->s_hi, p->s_lo = sc->s_lo;
+  plan_groups(p, G);
+}
+
+/* Slab stage s reaches the grid iff R·s ≤ N0 − 1 (step 0) and R·s + (nt − 1)·r + R − 1 ≥ 0. */
+void tw_window_plan_slabs(int N0, int r, int R, int nt, int margin, int G, tw_window_plan *p) {
+  p->N0 = N0, p->r = r, p->R = R, p->nt = nt, p->width = R, p->margin = margin;
+  p->s_hi = tw_floordiv(N0 - 1, R);
+  p->s_lo = -tw_floordiv((nt - 1) * r + R - 1, R);
+  plan_groups(p, G);
+}
+
+void tw_window_group_stages(const tw_window_plan *p, int g, int *s_top, int *s_bot) {
+  *s_top = p->s_hi - g * p->G;
+  *s_bot = *s_top - p->G + 1;
+  if (*s_bot < p->s_lo) *s_bot = p->s_lo;
+}
+
+/* Groups outside [0, ngroups) touch nothing: an empty interval at the end they would slide to,
+ * so that the differences below give "all" for the first and the last group. Clipped intervals
+ * keep both ends non-increasing in g, which is all the differences need. */
+void tw_window_group_touched(const tw_window_plan *p, int g, int *lo, int *hi) {
+  const int L = -p->margin, H = p->N0 + p->margin;
+  if (g < 0) {
+    *lo = *hi = H;
+    return;
+  }
+  if (g >= p->ngroups) {
+    *lo = *hi = L;
+    return;
+  }
+  int top, bot;
+  tw_window_group_stages(p, g, &top, &bot);
+  *lo = p->R * bot - p->r;
+  *hi = p->R * top + p->nt * p->r + p->width;
+  if (*lo < L) *lo = L;
+  if (*hi > H) *hi = H;
+  if (*lo > *hi) *lo = *hi;
+}
+
+void tw_window_group_in(const tw_window_plan *p, int g, int *lo, int *hi) {
+  int l0, h0, l1, h1;
+  tw_window_group_touched(p, g, &l0, &h0);
+  tw_window_group_touched(p, g - 1, &l1, &h1);
+  *lo = l0;
+  *hi = l1 < h0 ? l1 : h0;
+  if (*hi < *lo) *hi = *lo;
+}
+
+void tw_window_group_out(const tw_window_plan *p, int g, int *lo, int *hi) {
+  int l0, h0, l1, h1;
+  tw_window_group_touched(p, g, &l0, &h0);
+  tw_window_group_touched(p, g + 1, &l1, &h1);
+  *hi = h0;
+  *lo = h1 > l0 ? h1 : l0;
+  if (*lo > *hi) *lo = *hi;
+}
+
+int tw_window_plan_min_planes(const tw_window_plan *p, int overlap) {
+  int most = 0;
+  for (int g = 0; g < p->ngroups; g++) {
+    int lo, hi, unused;
+    tw_window_group_touched(p, g + 1, &lo, &unused);
+    tw_window_group_touched(p, g - (overlap ? 1 : 0), &unused, &hi);
+    if (g + 1 >= p->ngroups) tw_window_group_touched(p, g, &lo, &unused);
+    if (overlap && g == 0) tw_window_group_touched(p, g, &unused, &hi);
     if (hi - lo > most) most = hi - lo;
   }
   return most;

@@ -43,6 +43,37 @@ void tw_window_out_planes(const tw_schedule *sc, int s, int *lo, int *hi);
  * the stage; a kernel that overlaps copies with the stage k stages earlier needs k): the largest
  * number of planes live at once, max over s of |[lo(s − prefetch), hi(s)) ∩ [−r, N0 + r)|. */
 int tw_window_min_planes(const tw_schedule *sc, int prefetch);
+/* The same plan for any sweep of stages in decreasing s where stage s, at local step τ of a block
+ * of nt steps, updates the rows [R·s + τ·r, R·s + τ·r + width) and reads r planes on each side,
+ * so that it touches [R·s − r, R·s + nt·r + width): DiamondTorre stages (width 2R, the schedule
+ * above) or the slabs of the stepwise kernel (width R: stage s at step τ is one launch over those
+ * R rows). Planes are clipped to [−margin, N0 + margin): the planes a kernel can touch outside the
+ * grid (its zero padding; 0 for a kernel that bounds-checks x). Stages go in groups of G, s_hi
+ * down (one kernel launch per group on the GPU); per block, group g
+ *   - touches [lo(g), hi(g)) = the union of its stages' planes (both ends slide left),
+ *   - brings in [lo(g), lo(g − 1)) before it runs (all of its planes for g = 0),
+ *   - writes back [hi(g + 1), hi(g)) after it ran (all that remain for the last group),
+ * so every plane of the block's span comes in once and goes back once. */
+typedef struct tw_window_plan {
+  int N0, r, R, nt, width, margin;
+  int s_hi, s_lo;  /* stages run s_hi, s_hi − 1, …, s_lo */
+  int G, ngroups;  /* stages per group; groups g = 0 … ngroups − 1 */
+} tw_window_plan;
+/* The plan of a DiamondTorre block (schedule sc) and of a block of stepwise slabs of R rows. */
+void tw_window_plan_diamond(const tw_schedule *sc, int margin, int G, tw_window_plan *p);
+void tw_window_plan_slabs(int N0, int r, int R, int nt, int margin, int G, tw_window_plan *p);
+/* Stages [s_bot, s_top] of group g. */
+void tw_window_group_stages(const tw_window_plan *p, int g, int *s_top, int *s_bot);
+void tw_window_group_touched(const tw_window_plan *p, int g, int *lo, int *hi);
+void tw_window_group_in(const tw_window_plan *p, int g, int *lo, int *hi);
+void tw_window_group_out(const tw_window_plan *p, int g, int *lo, int *hi);
+/* Ring planes for copies one group ahead: the planes of group g and those coming in for g + 1
+ * must be distinct slots, max over g of hi(g) − lo(g + 1) (overlap 0: the smallest ring that
+ * works; the in-copies of g + 1 then wait for the out-copies of g − 1 where slots are shared). With
+ * overlap 1 also the out-copies of g − 1 stay apart: max of hi(g − 1) − lo(g + 1) (copies both
+ * ways overlap the kernel of g). */
+int tw_window_plan_min_planes(const tw_window_plan *p, int overlap);
+
 /* Whether plane x is a grid plane (copied) or a virtual zero plane outside the grid. */
 static inline int tw_window_plane_is_real(const tw_schedule *sc, int x) { return x >= 0 && x < sc->N0; }
 

@@ -14,6 +14,11 @@
  * TW_DIAMOND_BITWISE_REF (the kernel the results must equal bitwise, default gpu-stepwise; the
  * host emulation of the kernel used in development sets it to cpu).
  *
+ * `test_gpu_diamond --window` (ctest test_gpu_window) runs the sliding window instead: each case
+ * under several solver.device_memory caps, from the smallest that works up, BITWISE equal to the
+ * in-core run of the same implementation, every grid plane in and out once per block, and a cap
+ * one byte below the smallest refused with the message that names it.
+ *
  * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS and tower heights, the three modes,
  * receivers on and off) against gpu-stepwise on one large grid and prints the table of
  * docs/performance.md. */
@@ -130,16 +135,19 @@ typedef struct {
   float *snaps;
   size_t nsnap;
   double seconds;
+  tw_run_report rep;  /* the backend's report after the run */
 } run_out;
 
 typedef struct {
   int nblocks;
+  int full_every;  /* full snapshots after every block (0), or every k-th and the last (k) */
   long len[4096];
   int lo[4096][3], cnt[4096][3], dec[4096];
 } schedule;
 
 static void make_schedule(const tw_problem *pb, long nt, schedule *sc) {
   sc->nblocks = 0;
+  sc->full_every = 0;
   for (long t = 0; t < pb->steps && sc->nblocks < 4096;) {
     /* like the driver: multiples of the kernel's block, or ending early at a "snapshot" */
     long n = rnd64() % 3 ? nt * rnd_in(1, 3) : rnd_in(1, (int)nt + 2);
@@ -156,6 +164,10 @@ static void make_schedule(const tw_problem *pb, long nt, schedule *sc) {
   }
 }
 
+static int full_snap(const schedule *sc, int b) {
+  return sc->full_every == 0 || b % sc->full_every == 0 || b == sc->nblocks - 1;
+}
+
 static tw_status run_backend(const tw_problem *pb, const char *kernel, const char *mode, const schedule *sc,
                              run_out *out, tw_error *err) {
   memset(out, 0, sizeof *out);
@@ -169,7 +181,8 @@ static tw_status run_backend(const tw_problem *pb, const char *kernel, const cha
   const int *N = pb->g.N;
   const size_t cells = tw_grid_cells(&pb->g);
   size_t nsnap = 0;
-  for (int b = 0; b < sc->nblocks; b++) nsnap += cells + (size_t)sc->cnt[b][0] * sc->cnt[b][1] * sc->cnt[b][2];
+  for (int b = 0; b < sc->nblocks; b++)
+    nsnap += (full_snap(sc, b) ? cells : 0) + (size_t)sc->cnt[b][0] * sc->cnt[b][1] * sc->cnt[b][2];
   out->nsnap = nsnap;
   out->snaps = malloc(nsnap * sizeof(float));
   out->taps = malloc((size_t)(pb->ntap + 1) * (size_t)pb->nsamples * sizeof(float));
@@ -190,11 +203,14 @@ static tw_status run_backend(const tw_problem *pb, const char *kernel, const cha
     out->seconds += tw_wall_seconds() - t0;
     t += sc->len[b];
     const int lo[3] = {0, 0, 0};
-    if (!rc) rc = be->extract(st, lo, N, 1, out->snaps + o, err);
-    o += cells;
+    if (full_snap(sc, b)) {
+      if (!rc) rc = be->extract(st, lo, N, 1, out->snaps + o, err);
+      o += cells;
+    }
     if (!rc) rc = be->extract(st, sc->lo[b], sc->cnt[b], sc->dec[b], out->snaps + o, err);
     o += (size_t)sc->cnt[b][0] * sc->cnt[b][1] * sc->cnt[b][2];
   }
+  if (be->report) be->report(st, &out->rep);
   be->destroy(st);
   return rc;
 }
@@ -340,6 +356,113 @@ static void tall_column(const char *bitref) {
   tw_problem_destroy(pb);
 }
 
+/* ------------------------------------------------------------------ the sliding window (issue 6) */
+
+/* The smallest solver.device_memory that works, from the message of a create with a 1-byte cap. */
+static uint64_t smallest_cap(tw_problem *pb, const char *kernel) {
+  const tw_backend_ops *be = tw_backend_find(kernel);
+  pb->device_memory = 1;
+  void *st = NULL;
+  tw_error err = {0};
+  const tw_status rc = be->create(pb, &st, &err);
+  pb->device_memory = 0;
+  if (rc == TW_OK) be->destroy(st);
+  const char *m = strstr(err.msg, "smallest cap that works is ");
+  CHECK(rc == TW_ERANGE && m, "%s with a 1-byte cap: status %d, message '%s'", kernel, (int)rc, err.msg);
+  return m ? strtoull(m + strlen("smallest cap that works is "), NULL, 10) : 0;
+}
+
+static long blocks_of(const schedule *sc, long nt) {
+  long b = 0;
+  for (int i = 0; i < sc->nblocks; i++) b += (sc->len[i] + nt - 1) / nt;
+  return b;
+}
+
+/* One case: the in-core run of `kernel` (gpu-diamond: in implementation `mode`, or NULL for its
+ * default, which may be the stepwise kernel's slabs), then capped runs from the smallest cap up. */
+static int window_case(const spec *sp, const char *kernel, const char *mode) {
+  tw_problem *pb = make_problem(sp, sp->surface_grid);
+  char what[320];
+  snprintf(what, sizeof what, "window %s [%s] order %d dts %d height %d grid %dx%dx%d absorb %d/%d/%d fs %d tri %d taps %ld",
+           kernel, mode ? mode : "default", sp->order, sp->dts, sp->height, pb->g.N[0], pb->g.N[1], pb->g.N[2], sp->absorb[0],
+           sp->absorb[1], sp->absorb[2], sp->fs, sp->trilinear, pb->ntap);
+  schedule *sc = malloc(sizeof *sc);
+  REQUIRE(sc, "alloc");
+  make_schedule(pb, sp->height, sc);
+  sc->full_every = 5;
+  tw_error err = {0};
+  run_out ref, win;
+  int runs = 0;
+  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  const uint64_t smallest = smallest_cap(pb, kernel);
+  if (mode) unsetenv("TW_DIAMOND_MODE");
+  REQUIRE(run_backend(pb, kernel, mode, sc, &ref, &err) == TW_OK, "%s: in-core: %s", what, err.msg);
+  const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
+  const uint64_t caps[4] = {smallest, smallest + smallest / 3, 2 * smallest, smallest - 1};
+  for (int c = 0; c < 4 && smallest; c++) {
+    pb->device_memory = caps[c];
+    tw_status rc = run_backend(pb, kernel, mode, sc, &win, &err);
+    if (c == 3) {
+      CHECK(rc == TW_ERANGE && strstr(err.msg, "smallest cap that works"), "%s: cap %llu (one below the smallest) "
+            "gave status %d: %s", what, (unsigned long long)caps[c], (int)rc, err.msg);
+      if (!rc) free_run(&win);
+      continue;
+    }
+    CHECK(rc == TW_OK, "%s: cap %llu: %s", what, (unsigned long long)caps[c], err.msg);
+    if (rc) continue;
+    runs++;
+    const long dt = first_diff(win.taps, ref.taps, ntaps), ds = first_diff(win.snaps, ref.snaps, win.nsnap);
+    CHECK(dt < 0 && ds < 0, "%s: cap %llu (%d planes): not bitwise equal to the in-core run: taps first at %ld, "
+          "snapshots first at %ld", what, (unsigned long long)caps[c], win.rep.window_planes, dt, ds);
+    /* every grid plane in and out once per block (the stepwise slabs: blocks of tower_height too) */
+    const long want = blocks_of(sc, sp->height) * pb->g.N[0];
+    const double plane = (double)pb->g.N[1] * pb->g.N[2];
+    if (win.rep.window_planes) {
+      CHECK(win.rep.planes_in == want && win.rep.planes_out == want && win.rep.bytes_in == 12.0 * plane * want &&
+            win.rep.bytes_out == 8.0 * plane * want, "%s: cap %llu: %ld planes in, %ld out (%g, %g B), want %ld",
+            what, (unsigned long long)caps[c], win.rep.planes_in, win.rep.planes_out, win.rep.bytes_in,
+            win.rep.bytes_out, want);
+    }
+    if (c == 0) {
+      CHECK(win.rep.window_planes > 0, "%s: the smallest cap ran without a window", what);
+      printf("%-140s smallest cap %llu B: %d planes; %s\n", what, (unsigned long long)smallest,
+             win.rep.window_planes, win.rep.note);
+    }
+    free_run(&win);
+  }
+  pb->device_memory = 0;
+  free_run(&ref);
+  free(sc);
+  tw_problem_destroy(pb);
+  return runs;
+}
+
+static void window_matrix(int ncases) {
+  /* gpu-diamond's three tower implementations forced, its default (orders 6 and 8 and grids with
+   * z layers: the stepwise kernel's slabs), and gpu-stepwise itself */
+  static const char *modes[5] = {"persistent", "stage", "generic", NULL, NULL};
+  int cases = 0, runs = 0;
+  for (int order = 2; order <= 8; order += 2)
+    for (int i = 0; i < ncases; i++) {
+      spec sp;
+      random_spec(&sp, order, i);
+      /* Planes of 64–128 KB: a ring is a whole number of 2 MB granules (gpu_window.cuh), so with
+       * smaller planes the smallest ring would hold the whole grid and never wrap. Long in x: the
+       * window slides over several ring lengths. */
+      sp.n[0] = rnd_in(150, 300);
+      sp.n[1] = rnd_in(470, 490);
+      sp.n[2] = rnd64() % 2 ? rnd_in(1, 32) : rnd_in(33, 64);
+      sp.steps = rnd_in(10, 60);
+      const int heights[4] = {1, rnd_in(2, 9), rnd_in(10, 30), rnd_in(2, 30)};
+      sp.height = heights[i % 4];
+      sp.dts = order == 2 ? rnd_in(1, 3) : order == 4 ? rnd_in(1, 2) : 1;
+      if (i % 5 == 3) sp.absorb[2] = rnd_in(1, 4);
+      runs += window_case(&sp, i % 5 == 4 ? "gpu-stepwise" : "gpu-diamond", modes[i % 5]);
+      cases++;
+    }
+  printf("window: %d cases, %d capped runs bitwise equal to in-core\n", cases, runs);
+}
+
 /* ------------------------------------------------------------------ timing (docs/performance.md) */
 
 /* Gcell/s of one configuration: a warm-up advance, then `reps` advances of `steps`. */
@@ -465,6 +588,13 @@ static void bench(double gb) {
 int main(int argc, char **argv) {
   if (!tw_backend_find("gpu-diamond")) TW_SKIP("no GPU: gpu-diamond is not in this build (built without CUDA)");
   if (tw_gpu_count() == 0) TW_SKIP("no GPU: gpu-diamond needs one and none is present");
+  if (argc > 1 && strcmp(argv[1], "--window") == 0) {
+    const char *e = getenv("TW_TEST_SEED");
+    rng_state = e ? strtoull(e, NULL, 10) : 20261121u;
+    e = getenv("TW_TEST_CASES");
+    window_matrix(e ? atoi(e) : 5);
+    return tw_test_exit();
+  }
   if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
     bench(argc > 2 ? atof(argv[2]) : 4.3);
     return 0;

@@ -109,6 +109,101 @@ static void plan_case(int N0, int r, int dts, int nt, int prefetch, int extra) {
   free(m.resident), free(m.count_in), free(m.count_out), free(m.slot);
 }
 
+/* The general plan (groups of G stages, DiamondTorre or stepwise slabs, any margin), replayed as
+ * the GPU window runs it: in(0); for each group g: in(g + 1), the kernel of g, out(g) (overlap 0)
+ * or out(g − 1) (overlap 1, out(last) at the end), on a ring of the size the plan reports. Every
+ * row a stage updates at each step, and its ±r neighbours inside [−margin, N0 + margin), must be
+ * resident during the group's kernel; for slabs the stages must also tile every step and respect
+ * the time levels (the slab schedule has no schedule.h of its own: its proof is this shadow). */
+static void group_plan_case(int slabs, int N0, int r, int dts, int nt, int margin, int G, int overlap) {
+  tw_window_plan p;
+  tw_schedule sc;
+  const int R = slabs ? rnd_in(r, 4 * r * dts) : r * dts; /* slabs: any width ≥ r */
+  if (slabs) {
+    tw_window_plan_slabs(N0, r, R, nt, margin, G, &p);
+  } else {
+    tw_schedule_init(&sc, N0, 9, r, dts, nt);
+    tw_window_plan_diamond(&sc, margin, G, &p);
+  }
+  const int need = tw_window_plan_min_planes(&p, overlap);
+  ring_model m = {.r = margin, .N0 = N0, .W = need};
+  const int np = N0 + 2 * margin;
+  m.resident = calloc((size_t)np, sizeof(int));
+  m.count_in = calloc((size_t)np, sizeof(int));
+  m.count_out = calloc((size_t)np, sizeof(int));
+  m.slot = malloc((size_t)m.W * sizeof(int));
+  int *lev = calloc((size_t)N0, sizeof(int)), *nxt = calloc((size_t)N0, sizeof(int));
+  for (int e = 0; e < m.W; e++) m.slot[e] = -1;
+  long lev_bad = 0, tile_bad = 0;
+  int lo, hi;
+  tw_window_group_in(&p, 0, &lo, &hi);
+  bring_in(&m, lo, hi);
+  for (int g = 0; g < p.ngroups; g++) {
+    tw_window_group_in(&p, g + 1, &lo, &hi);
+    if (g + 1 < p.ngroups) bring_in(&m, lo, hi);
+    int top, bot;
+    tw_window_group_stages(&p, g, &top, &bot);
+    for (int s = top; s >= bot; s--)
+      for (int tau = 0; tau < nt; tau++) {
+        const int X0 = slabs ? R * s + tau * r : tw_tower_x0(&sc, s, tau);
+        const int x0 = X0 > 0 ? X0 : 0, x1 = X0 + p.width < N0 ? X0 + p.width : N0;
+        for (int x = x0; x < x1; x++) {
+          for (int dx = -r; dx <= r; dx++)
+            if (x + dx >= -margin && x + dx < N0 + margin) m.bad += !m.resident[x + dx + margin];
+          if (!slabs) continue;
+          lev_bad += lev[x] != tau;
+          for (int dx = -r; dx <= r; dx++)
+            if (dx && x + dx >= 0 && x + dx < N0) lev_bad += lev[x + dx] != tau && lev[x + dx] != tau + 1;
+          nxt[x]++;
+        }
+        if (slabs)
+          for (int x = x0; x < x1; x++) lev[x]++;
+      }
+    if (!overlap || g > 0) {
+      tw_window_group_out(&p, overlap ? g - 1 : g, &lo, &hi);
+      write_back(&m, lo, hi);
+    }
+  }
+  if (overlap) {
+    tw_window_group_out(&p, p.ngroups - 1, &lo, &hi);
+    write_back(&m, lo, hi);
+  }
+  if (slabs)
+    for (int x = 0; x < N0; x++) tile_bad += nxt[x] != nt || lev[x] != nt;
+  int span_lo, span_hi, unused;
+  tw_window_group_touched(&p, p.ngroups - 1, &span_lo, &unused);
+  tw_window_group_touched(&p, 0, &unused, &span_hi);
+  long wrong = 0;
+  for (int x = -margin; x < N0 + margin; x++) {
+    const int e = x + margin, want = x >= span_lo && x < span_hi;
+    wrong += m.count_in[e] != want || m.count_out[e] != want || m.resident[e];
+  }
+  CHECK(wrong == 0 && m.bad == 0 && lev_bad == 0 && tile_bad == 0,
+        "%s N0 %d r %d dts %d nt %d margin %d G %d overlap %d W %d: %ld planes not in/out once, %ld residency or "
+        "slot violations, %ld level violations, %ld untiled", slabs ? "slabs" : "diamond", N0, r, dts, nt, margin, G,
+        overlap, m.W, wrong, m.bad, lev_bad, tile_bad);
+  CHECK(m.most <= need && need <= np, "plan %d live at most, min_planes %d, %d planes in all", m.most, need, np);
+  free(m.resident), free(m.count_in), free(m.count_out), free(m.slot), free(lev), free(nxt);
+}
+
+/* Negative control: the slab shadow catches stages run in increasing s. */
+static long slabs_reversed_violations(int N0, int r, int R, int nt) {
+  tw_window_plan p;
+  tw_window_plan_slabs(N0, r, R, nt, 0, 1, &p);
+  int *lev = calloc((size_t)N0, sizeof(int));
+  long bad = 0;
+  for (int s = p.s_lo; s <= p.s_hi; s++)
+    for (int tau = 0; tau < nt; tau++) {
+      const int X0 = R * s + tau * r, x0 = X0 > 0 ? X0 : 0, x1 = X0 + R < N0 ? X0 + R : N0;
+      for (int x = x0; x < x1; x++)
+        for (int dx = -r; dx <= r; dx++)
+          if (x + dx >= 0 && x + dx < N0) bad += lev[x + dx] != tau && lev[x + dx] != tau + 1;
+      for (int x = x0; x < x1; x++) lev[x]++;
+    }
+  free(lev);
+  return bad;
+}
+
 /* The executor on a small problem: copies in, mirrors, virtual planes, copies back, counters. */
 static void executor_case(int order, int N0, int W) {
   tw_problem pb;
@@ -179,6 +274,17 @@ int main(void) {
     cases++;
   }
   printf("%d window plans replayed\n", cases);
+  int gcases = 0;
+  for (int rep = 0; rep < 1500; rep++) {
+    const int r = rnd_in(1, 4), dts = rnd_in(1, 3), N0 = rnd_in(1, 120), slabs = rnd() % 2;
+    const int nt = rnd() % 5 == 0 ? N0 / r + rnd_in(1, 5) : rnd_in(1, 16);
+    const int margin = slabs ? rnd_in(0, 2) * r : r + rnd_in(0, 2) * r * dts;
+    group_plan_case(slabs, N0, r, dts, nt, margin, rnd() % 3 ? rnd_in(1, 6) : rnd_in(7, 40), rnd() % 2);
+    gcases++;
+  }
+  printf("%d group plans replayed (DiamondTorre stages and stepwise slabs, G 1..40, copies overlapped or not)\n",
+         gcases);
+  CHECK(slabs_reversed_violations(50, 2, 4, 6) > 0, "slab shadow: stages in increasing s went unnoticed");
   executor_case(2, 9, 4);
   executor_case(8, 23, 8);
   executor_case(8, 23, 11);

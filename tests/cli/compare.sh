@@ -3,15 +3,7 @@
 # and against itself and another kernel, --rtol, --json, and every exit status (0 within rtol,
 # 1 above, 2 incompatible / unreadable / usage; reference: 1 for a job it cannot solve).
 set -uo pipefail
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-fail=0
-expect() { # expect STATUS PATTERN -- command...   (PATTERN: grep -E on stdout + stderr)
-  local want=$1 pat=$2; shift 3
-  "$@" > "$tmp/out" 2>&1; local got=$?
-  if [ "$got" != "$want" ] || ! grep -Eq -- "$pat" "$tmp/out"; then
-    echo "FAIL: $* -> status $got (want $want, pattern '$pat'), output:"; cat "$tmp/out"; fail=1
-  else echo "ok: $* -> $got: $(grep -E -- "$pat" "$tmp/out" | head -n 1 | cut -c1-160)"; fi
-}
+source "$(dirname "$0")/../cli_lib.sh"
 cat > "$tmp/hom.cfg" <<'CFG'
 grid = { n = [24, 24, 24]; d = [10.0, 10.0, 10.0]; };
 time = { steps = 100; };

@@ -1,0 +1,462 @@
+// gpu_window.cu — the GPU sliding window (gpu_window.cuh has the design).
+#include <cuda.h>  // driver types only: the functions come through cudaGetDriverEntryPointByVersion,
+                   // so the build does not link libcuda (CI machines have no driver)
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <vector>
+
+#include "gpu_window.cuh"
+
+namespace {
+
+// ---------------------------------------------------------------------------------- driver calls
+
+struct vmm_api {
+  CUresult (*granularity)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
+  CUresult (*create)(CUmemGenericAllocationHandle *, size_t, const CUmemAllocationProp *, unsigned long long);
+  CUresult (*release)(CUmemGenericAllocationHandle);
+  CUresult (*reserve)(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
+  CUresult (*address_free)(CUdeviceptr, size_t);
+  CUresult (*map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long);
+  CUresult (*unmap)(CUdeviceptr, size_t);
+  CUresult (*set_access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
+  CUresult (*error_string)(CUresult, const char **);
+};
+
+tw_status vmm_get(vmm_api *a, tw_error *err) {
+  static vmm_api api;
+  static int loaded = 0;
+  if (loaded) {
+    *a = api;
+    return TW_OK;
+  }
+  struct {
+    const char *name;
+    void **fn;
+  } t[] = {{"cuMemGetAllocationGranularity", (void **)&api.granularity},
+           {"cuMemCreate", (void **)&api.create},
+           {"cuMemRelease", (void **)&api.release},
+           {"cuMemAddressReserve", (void **)&api.reserve},
+           {"cuMemAddressFree", (void **)&api.address_free},
+           {"cuMemMap", (void **)&api.map},
+           {"cuMemUnmap", (void **)&api.unmap},
+           {"cuMemSetAccess", (void **)&api.set_access},
+           {"cuGetErrorString", (void **)&api.error_string}};
+  for (auto &e : t) {
+    cudaDriverEntryPointQueryResult q;
+    TW_CUDA_TRY(err, cudaGetDriverEntryPointByVersion(e.name, e.fn, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !*e.fn)
+      return tw_error_set(err, TW_ECUDA, "the CUDA driver has no %s (virtual memory management, needed by the "
+                          "sliding window)", e.name);
+  }
+  loaded = 1;
+  *a = api;
+  return TW_OK;
+}
+
+#define TW_CU_TRY(err, api, call)                                                                   \
+  do {                                                                                              \
+    CUresult tw_r_ = (call);                                                                        \
+    if (tw_r_ != CUDA_SUCCESS) {                                                                    \
+      const char *tw_s_ = "unknown error";                                                         \
+      (api).error_string(tw_r_, &tw_s_);                                                            \
+      return tw_error_set((err), tw_r_ == CUDA_ERROR_OUT_OF_MEMORY ? TW_ENOMEM : TW_ECUDA,         \
+                          "%s failed (%s:%d): %s", #call, __FILE__, __LINE__, tw_s_);              \
+    }                                                                                               \
+  } while (0)
+
+CUmemAllocationProp device_prop(int dev) {
+  CUmemAllocationProp p;
+  memset(&p, 0, sizeof p);
+  p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  p.location.id = dev;
+  return p;
+}
+
+size_t gcd(size_t a, size_t b) {
+  while (b) {
+    const size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+// A ring's size must be a whole number of granules (to be mapped twice): W·plane ≡ 0 (mod gran).
+int quantum_of(size_t plane_bytes, size_t gran) { return (int)(gran / gcd(plane_bytes, gran)); }
+
+// An event whose identity outlives re-recording: (pool index, serial of the record).
+struct ev_ref {
+  int idx = -1;
+  long serial = 0;
+};
+
+}  // namespace
+
+struct tw_gpu_window {
+  vmm_api api;
+  tw_gpu_plane_layout L;
+  long long SX;    // floats per plane
+  int W, dev;
+  size_t ring_bytes;  // per array: W·SX·4
+  CUdeviceptr va[3];
+  CUmemGenericAllocationHandle h[3];
+  int mapped[3];
+  float *host[2];
+  float *c2;  // pb->c2dt2
+  int c2_registered;
+  cudaStream_t s_in, s_out;
+  // event pool: an entry is synchronized before it is recorded again, so a reference to an older
+  // record names finished work
+  std::vector<cudaEvent_t> pool;
+  std::vector<long> pool_serial;
+  long serial;
+  ev_ref last_in;
+  int in_since_wait;
+  // slots: the plane in each, and the event that releases it (an invalid ref: not yet released)
+  std::vector<int> occupant;
+  std::vector<ev_ref> release;
+  std::vector<char> released;
+  // timed waits of the compute stream: (before, after) pairs of this advance
+  std::vector<cudaEvent_t> tev;
+  size_t ntev;
+  tw_gpu_window_stats st;
+};
+
+namespace {
+
+constexpr int NPOOL = 96;
+constexpr int NONE = INT_MIN;
+
+int slot_of(const tw_gpu_window *w, int x) { return ((x % w->W) + w->W) % w->W; }
+
+tw_status record(tw_gpu_window *w, cudaStream_t s, ev_ref *ref, tw_error *err) {
+  const int i = (int)(++w->serial % NPOOL);
+  if (w->pool_serial[i]) TW_CUDA_TRY(err, cudaEventSynchronize(w->pool[i]));  // recorded NPOOL records ago
+  TW_CUDA_TRY(err, cudaEventRecord(w->pool[i], s));
+  w->pool_serial[i] = w->serial;
+  ref->idx = i;
+  ref->serial = w->serial;
+  return TW_OK;
+}
+
+tw_status wait_ref(tw_gpu_window *w, cudaStream_t s, const ev_ref &ref, tw_error *err) {
+  if (ref.idx >= 0 && w->pool_serial[ref.idx] == ref.serial) TW_CUDA_TRY(err, cudaStreamWaitEvent(s, w->pool[ref.idx], 0));
+  return TW_OK;  // else: re-recorded since, so synchronized: finished
+}
+
+// Host rows of planes [x0, x0 + n) of array `host` ↔ their slots. Equal pitches (N2 = NZp): each
+// plane's N1 rows are one contiguous run on both sides, one 2D copy of n such runs.
+tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool in, cudaStream_t s, tw_error *err) {
+  const tw_gpu_plane_layout &L = w->L;
+  float *dev = (float *)w->va[a] + (long long)slot_of(w, x0) * w->SX + (long long)L.PY * L.NZp;
+  float *hst = host + (size_t)x0 * (size_t)L.N1 * (size_t)L.N2;
+  if (L.N2 == L.NZp) {
+    const size_t run = (size_t)L.N1 * (size_t)L.N2 * sizeof(float);
+    if (in)
+      TW_CUDA_TRY(err, cudaMemcpy2DAsync(dev, (size_t)w->SX * sizeof(float), hst, run, run, (size_t)n,
+                                         cudaMemcpyHostToDevice, s));
+    else
+      TW_CUDA_TRY(err, cudaMemcpy2DAsync(hst, run, dev, (size_t)w->SX * sizeof(float), run, (size_t)n,
+                                         cudaMemcpyDeviceToHost, s));
+    return TW_OK;
+  }
+  cudaMemcpy3DParms cp;
+  memset(&cp, 0, sizeof cp);
+  cudaPitchedPtr hp = make_cudaPitchedPtr(hst, (size_t)L.N2 * sizeof(float), (size_t)L.N2, (size_t)L.N1);
+  cudaPitchedPtr dp = make_cudaPitchedPtr(dev, (size_t)L.NZp * sizeof(float), (size_t)L.NZp, (size_t)L.NYd);
+  cp.srcPtr = in ? hp : dp;
+  cp.dstPtr = in ? dp : hp;
+  cp.extent = make_cudaExtent((size_t)L.N2 * sizeof(float), (size_t)L.N1, (size_t)n);
+  cp.kind = in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s));
+  return TW_OK;
+}
+
+}  // namespace
+
+tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
+                            uint64_t *smallest, int *smallest_planes, tw_error *err) {
+  vmm_api api;
+  tw_status st = vmm_get(&api, err);
+  if (st) return st;
+  int dev = 0;
+  TW_CUDA_TRY(err, cudaGetDevice(&dev));
+  const CUmemAllocationProp prop = device_prop(dev);
+  size_t gran = 0;
+  TW_CU_TRY(err, api, api.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  // Every row count up to twice the plane's (a few thousand candidates, integer arithmetic):
+  // the most planes under the cap; ties to fewer rows. E.g. 2184 rows of 256 floats need
+  // 256-plane multiples, 2304 rows 8; 520 rows of 64 floats 1024, 768 rows 32.
+  int best_ny = L->NYd, best_w = 0, best_q = 1;
+  *smallest = UINT64_MAX;
+  *smallest_planes = 0;
+  for (int ny = L->NYd; ny <= 2 * L->NYd + 64; ny++) {
+    const uint64_t plane = 3ull * (uint64_t)ny * (uint64_t)L->NZp * sizeof(float);
+    const int q = quantum_of(plane / 3, gran);
+    uint64_t w = cap / plane / (uint64_t)q * (uint64_t)q;
+    const int top = (most + q - 1) / q * q;
+    if (w > (uint64_t)top) w = (uint64_t)top;
+    if ((int)w > best_w) best_w = (int)w, best_ny = ny, best_q = q;
+    const int np = (need + q - 1) / q * q;
+    if ((uint64_t)np * plane < *smallest) *smallest = (uint64_t)np * plane, *smallest_planes = np;
+  }
+  *W = best_w >= need ? best_w : 0;
+  L->NYd = best_ny;
+  *quantum = best_q;
+  return TW_OK;
+}
+
+uint64_t tw_gpu_window_bytes(const tw_gpu_plane_layout *L, int W) {
+  return 3ull * (uint64_t)W * (uint64_t)L->NYd * (uint64_t)L->NZp * sizeof(float);
+}
+
+void tw_gpu_window_destroy(tw_gpu_window *w) {
+  if (!w) return;
+  // Errors are ignored: this also runs on error paths where the context may be broken.
+  if (w->s_in) cudaStreamSynchronize(w->s_in);
+  if (w->s_out) cudaStreamSynchronize(w->s_out);
+  for (int a = 0; a < 3; a++) {
+    if (w->mapped[a]) w->api.unmap(w->va[a], 2 * w->ring_bytes);
+    if (w->h[a]) w->api.release(w->h[a]);
+    if (w->va[a]) w->api.address_free(w->va[a], 2 * w->ring_bytes);
+  }
+  for (cudaEvent_t e : w->pool) cudaEventDestroy(e);
+  for (cudaEvent_t e : w->tev) cudaEventDestroy(e);
+  if (w->s_in) cudaStreamDestroy(w->s_in);
+  if (w->s_out) cudaStreamDestroy(w->s_out);
+  cudaFreeHost(w->host[0]), cudaFreeHost(w->host[1]);
+  if (w->c2_registered) cudaHostUnregister(w->c2);
+  cudaGetLastError();
+  delete w;
+}
+
+static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gpu_plane_layout *L, int W,
+                             tw_error *err) {
+  tw_status st = vmm_get(&w->api, err);
+  if (st) return st;
+  w->L = *L;
+  w->SX = (long long)L->NYd * L->NZp;
+  w->W = W;
+  w->st.W = W;
+  TW_CUDA_TRY(err, cudaGetDevice(&w->dev));
+  const CUmemAllocationProp prop = device_prop(w->dev);
+  size_t gran = 0;
+  TW_CU_TRY(err, w->api, w->api.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+  w->ring_bytes = (size_t)W * (size_t)w->SX * sizeof(float);
+  if (w->ring_bytes % gran)
+    return tw_error_set(err, TW_EINTERNAL, "a ring of %d planes of %lld floats is not a multiple of the %zu-byte "
+                        "granularity", W, w->SX, gran);
+  CUmemAccessDesc acc;
+  memset(&acc, 0, sizeof acc);
+  acc.location = prop.location;
+  acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+  for (int a = 0; a < 3; a++) {
+    TW_CU_TRY(err, w->api, w->api.reserve(&w->va[a], 2 * w->ring_bytes, gran, 0, 0));
+    TW_CU_TRY(err, w->api, w->api.create(&w->h[a], w->ring_bytes, &prop, 0));
+    TW_CU_TRY(err, w->api, w->api.map(w->va[a], w->ring_bytes, 0, w->h[a], 0));
+    w->mapped[a] = 1;  // unmapping the whole range also covers a half-mapped one
+    TW_CU_TRY(err, w->api, w->api.map(w->va[a] + w->ring_bytes, w->ring_bytes, 0, w->h[a], 0));
+    TW_CU_TRY(err, w->api, w->api.set_access(w->va[a], 2 * w->ring_bytes, &acc, 1));
+  }
+  TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&w->s_in, cudaStreamNonBlocking));
+  TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&w->s_out, cudaStreamNonBlocking));
+  // Padding rows and cells are zero for good; the slots' grid cells are written by every in-copy.
+  for (int a = 0; a < 3; a++) TW_CUDA_TRY(err, cudaMemsetAsync((void *)w->va[a], 0, w->ring_bytes, w->s_in));
+
+  const size_t cells = (size_t)L->N0 * (size_t)L->N1 * (size_t)L->N2;
+  for (int a = 0; a < 2; a++) {
+    const cudaError_t e = cudaHostAlloc((void **)&w->host[a], cells * sizeof(float), cudaHostAllocDefault);
+    if (e != cudaSuccess) {
+      char b[32];
+      tw_cuda_fail(err, e, "cudaHostAlloc", __FILE__, __LINE__);
+      return tw_error_prefix(err, "pinned host memory for the full field (%s per time level)",
+                             tw_format_bytes((double)cells * sizeof(float), b, sizeof b));
+    }
+    memset(w->host[a], 0, cells * sizeof(float));
+  }
+  w->c2 = pb->c2dt2;
+  // Registered, the c²dt² copies are asynchronous DMA; if the OS refuses (locked-memory limits),
+  // they still work from pageable memory, only without overlapping the kernels.
+  if (cudaHostRegister(w->c2, cells * sizeof(float), cudaHostRegisterDefault) == cudaSuccess) w->c2_registered = 1;
+  cudaGetLastError();
+
+  w->pool.resize(NPOOL);
+  w->pool_serial.assign(NPOOL, 0);
+  for (auto &e : w->pool) TW_CUDA_TRY(err, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  w->occupant.assign((size_t)W, NONE);
+  w->release.assign((size_t)W, ev_ref());
+  w->released.assign((size_t)W, 1);
+  TW_CUDA_TRY(err, cudaStreamSynchronize(w->s_in));
+  return TW_OK;
+}
+
+tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W, tw_gpu_window **out,
+                               tw_error *err) {
+  *out = NULL;
+  tw_gpu_window *w = new (std::nothrow) tw_gpu_window();
+  if (!w) return tw_error_set(err, TW_ENOMEM, "sliding window: out of memory");
+  tw_status st = window_init(w, pb, L, W, err);
+  if (st) {
+    char b[32];
+    tw_error_prefix(err, "sliding window of %d x-planes (%s on the GPU)", W,
+                    tw_format_bytes((double)tw_gpu_window_bytes(L, W), b, sizeof b));
+    tw_gpu_window_destroy(w);
+    return st;
+  }
+  *out = w;
+  return TW_OK;
+}
+
+float *tw_gpu_window_origin(const tw_gpu_window *w, int a, int lo) {
+  return (float *)w->va[a] + (long long)(slot_of(w, lo) - lo) * w->SX + (long long)w->L.PY * w->L.NZp;
+}
+
+tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err) {
+  if (hi <= lo) return TW_OK;
+  if (hi - lo > w->W)
+    return tw_error_set(err, TW_EINTERNAL, "window: %d planes in at once, the ring has %d", hi - lo, w->W);
+  for (int x = lo; x < hi; x++) {
+    const int sl = slot_of(w, x);
+    if (!w->released[(size_t)sl])
+      return tw_error_set(err, TW_EINTERNAL, "window: plane %d would overwrite plane %d, still in use (slot %d of %d)",
+                          x, w->occupant[(size_t)sl], sl, w->W);
+    tw_status st = wait_ref(w, w->s_in, w->release[(size_t)sl], err);
+    if (st) return st;
+    w->occupant[(size_t)sl] = x;
+    w->released[(size_t)sl] = 0;
+  }
+  // Runs: virtual planes left of the grid, grid planes, virtual planes right of it.
+  const int N0 = w->L.N0;
+  const int g0 = lo > 0 ? lo : 0, g1 = hi < N0 ? hi : N0;
+  for (int side = 0; side < 2; side++) {
+    const int v0 = side ? (lo > N0 ? lo : N0) : lo, v1 = side ? hi : (hi < 0 ? hi : 0);
+    if (v1 > v0)
+      for (int a = 0; a < 3; a++)
+        TW_CUDA_TRY(err, cudaMemsetAsync((float *)w->va[a] + (long long)slot_of(w, v0) * w->SX, 0,
+                                         (size_t)(v1 - v0) * (size_t)w->SX * sizeof(float), w->s_in));
+  }
+  if (g1 > g0) {
+    tw_status st;
+    if ((st = copy_planes(w, 0, w->host[0], g0, g1 - g0, true, w->s_in, err))) return st;
+    if ((st = copy_planes(w, 1, w->host[1], g0, g1 - g0, true, w->s_in, err))) return st;
+    if ((st = copy_planes(w, 2, w->c2, g0, g1 - g0, true, w->s_in, err))) return st;
+    w->st.planes_in += g1 - g0;
+    w->st.bytes_in += 12.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
+  }
+  w->in_since_wait = 1;
+  return record(w, w->s_in, &w->last_in, err);
+}
+
+tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *err) {
+  if (!w->in_since_wait) return TW_OK;
+  w->in_since_wait = 0;
+  if (w->ntev + 2 > w->tev.size()) {
+    cudaEvent_t e[2];
+    for (auto &x : e) TW_CUDA_TRY(err, cudaEventCreate(&x));
+    w->tev.push_back(e[0]);
+    w->tev.push_back(e[1]);
+  }
+  TW_CUDA_TRY(err, cudaEventRecord(w->tev[w->ntev], stream));
+  tw_status st = wait_ref(w, stream, w->last_in, err);
+  if (st) return st;
+  TW_CUDA_TRY(err, cudaEventRecord(w->tev[w->ntev + 1], stream));
+  w->ntev += 2;
+  return TW_OK;
+}
+
+tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err) {
+  if (hi <= lo) return TW_OK;
+  ev_ref k, o;
+  tw_status st = record(w, stream, &k, err);
+  if (st) return st;
+  if ((st = wait_ref(w, w->s_out, k, err))) return st;
+  const int N0 = w->L.N0;
+  const int g0 = lo > 0 ? lo : 0, g1 = hi < N0 ? hi : N0;
+  if (g1 > g0) {
+    if ((st = copy_planes(w, 0, w->host[0], g0, g1 - g0, false, w->s_out, err))) return st;
+    if ((st = copy_planes(w, 1, w->host[1], g0, g1 - g0, false, w->s_out, err))) return st;
+    if ((st = record(w, w->s_out, &o, err))) return st;
+    w->st.planes_out += g1 - g0;
+    w->st.bytes_out += 8.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
+  }
+  for (int x = lo; x < hi; x++) {
+    const int sl = slot_of(w, x);
+    if (w->occupant[(size_t)sl] != x || w->released[(size_t)sl])
+      return tw_error_set(err, TW_EINTERNAL, "window: plane %d goes out but slot %d holds plane %d", x, sl,
+                          w->occupant[(size_t)sl]);
+    w->release[(size_t)sl] = x >= 0 && x < N0 ? o : k;
+    w->released[(size_t)sl] = 1;
+  }
+  return TW_OK;
+}
+
+tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw_window_plan *p,
+                                 tw_gpu_window_group_fn fn, void *ctx, tw_error *err) {
+  tw_status st;
+  for (int g = 0; g < p->ngroups; g++) {
+    int lo, hi;
+    for (int k = g ? g + 1 : 0; k <= g + 1 && k < p->ngroups; k++) {
+      tw_window_group_in(p, k, &lo, &hi);
+      if ((st = tw_gpu_window_in(w, lo, hi, err))) return st;
+    }
+    if ((st = tw_gpu_window_wait(w, stream, err))) return st;
+    tw_window_group_touched(p, g, &lo, &hi);
+    if ((st = fn(ctx, g, lo, err))) return st;
+    tw_window_group_out(p, g, &lo, &hi);
+    if ((st = tw_gpu_window_out(w, stream, lo, hi, err))) return st;
+  }
+  return TW_OK;
+}
+
+tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err) {
+  TW_CUDA_TRY(err, cudaStreamSynchronize(w->s_in));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(w->s_out));
+  for (size_t i = 0; i + 1 < w->ntev; i += 2) {
+    TW_CUDA_TRY(err, cudaEventSynchronize(w->tev[i + 1]));
+    float ms = 0;
+    TW_CUDA_TRY(err, cudaEventElapsedTime(&ms, w->tev[i], w->tev[i + 1]));
+    w->st.wait_s += 1e-3 * ms;
+  }
+  w->ntev = 0;
+  return TW_OK;
+}
+
+const float *tw_gpu_window_host(const tw_gpu_window *w, int a) { return a < 2 ? w->host[a] : w->c2; }
+
+tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w) { return w->st; }
+
+void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], const int cnt[3], int dec, float *out) {
+  const float *p = w->host[level % 2];
+  const size_t N1 = (size_t)w->L.N1, N2 = (size_t)w->L.N2;
+  size_t e = 0;
+  for (int a = 0; a < cnt[0]; a++)
+    for (int b = 0; b < cnt[1]; b++)
+      for (int c = 0; c < cnt[2]; c++)
+        out[e++] = p[((size_t)(lo[0] + a * dec) * N1 + (size_t)(lo[1] + b * dec)) * N2 + (size_t)(lo[2] + c * dec)];
+}
+
+void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep) {
+  rep->window_planes = w->st.W;
+  rep->planes_in = w->st.planes_in, rep->planes_out = w->st.planes_out;
+  rep->bytes_in = w->st.bytes_in, rep->bytes_out = w->st.bytes_out;
+  rep->copy_wait_frac = host_s > 0 ? w->st.wait_s / host_s : 0.0;
+}
+
+tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,
+                                  uint64_t bytes, const char *params) {
+  char b1[32], b2[32];
+  if (automatic)
+    return tw_error_set(err, TW_ENOMEM, "the grid does not fit the GPU's free memory (%s) and the smallest window, "
+                        "%d x-planes of %d x %d cells (%s), does not either; lower solver.tower_height",
+                        tw_format_bytes((double)cap, b1, sizeof b1), planes, pb->g.N[1], pb->g.N[2],
+                        tw_format_bytes((double)bytes, b2, sizeof b2));
+  return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap that "
+                      "works is %llu bytes (%s: a window of %d x-planes of %d x %d cells, two levels and c²dt²) for "
+                      "order %d, %s; raise solver.device_memory or lower solver.tower_height",
+                      tw_format_bytes((double)cap, b1, sizeof b1), (unsigned long long)bytes,
+                      tw_format_bytes((double)bytes, b2, sizeof b2), planes, pb->g.N[1], pb->g.N[2], pb->order, params);
+}

@@ -1,0 +1,91 @@
+// gpu_window.cuh — internal to solver/ (CUDA sources only): the GPU sliding window of DESIGN §3.
+//
+// The full fields live in host memory: both time levels pinned (cudaHostAlloc), c²dt² the
+// problem's own array, registered. The device holds a ring of W x-planes per array, plane x in
+// slot x mod W, each ring mapped twice back to back in virtual memory (cuMemMap of one physical
+// allocation at two addresses): slots [W, 2W) alias [0, W). So for any run of at most W
+// consecutive planes the addresses are affine in x, and a kernel indexes the ring exactly as it
+// indexes the whole grid, through a per-launch origin pointer (tw_gpu_window_origin): no modulo in
+// any kernel, no kernel change at all.
+//
+// Copies run on two streams of their own, in (host → ring: 12 B per cell, or zeros for the
+// virtual planes outside the grid) and out (ring → host: 8 B per cell), ordered against the
+// compute stream by events only:
+//   - a kernel waits for the in-copies issued before it (tw_gpu_window_wait);
+//   - out-copies wait for the kernels issued before them (tw_gpu_window_out);
+//   - an in-copy into a slot waits for the release of the slot's previous plane: its out-copy (a
+//     grid plane) or the last kernel that touched it (a virtual plane).
+// The caller (a kernel's advance) follows a tw_window_plan: planes of group g + 1 come in while
+// group g computes and the planes group g finished go back, so copies overlap kernels in both
+// directions. An in-copy into a slot whose plane is still live (its release not yet issued) would
+// race: it is refused with TW_EINTERNAL (the ring was sized too small for the plan).
+#ifndef TW_GPU_WINDOW_CUH
+#define TW_GPU_WINDOW_CUH
+
+#include "gpu_common.cuh"
+#include "window.h"
+
+// Plane layout on the device: a plane is NYd rows of NZp floats; the grid's rows [0, N1) start at
+// row PY and hold N2 cells each; everything else of the plane is zero and stays zero.
+struct tw_gpu_plane_layout {
+  int N0, N1, N2;
+  int NYd, NZp, PY;
+};
+
+struct tw_gpu_window_stats {
+  int W;                    // ring planes
+  long planes_in, planes_out;  // grid planes moved (virtual planes are zeroed, not counted)
+  double bytes_in, bytes_out;  // payload bytes (12 and 8 per cell)
+  double wait_s;               // time the compute stream stood waiting for in-copies (CUDA events)
+};
+
+struct tw_gpu_window;
+
+// The ring for a cap: rows to pad a plane to (L->NYd grows: a ring must be a whole number of the
+// 2 MiB mapping granules, so padding trades bytes per plane for a finer ring quantum) so that the
+// most planes fit `cap` bytes, *W (a multiple of *quantum, at most `most`). When fewer than `need`
+// planes fit, *W = 0 and *smallest = the smallest cap that holds `need` planes (any padding) and
+// *smallest_planes its planes. Needs a current device.
+tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
+                            uint64_t *smallest, int *smallest_planes, tw_error *err);
+// Device bytes of a ring of W planes (three arrays).
+uint64_t tw_gpu_window_bytes(const tw_gpu_plane_layout *L, int W);
+
+// A window over the problem's fields with a ring of W planes (a multiple of the quantum): the
+// host levels start at zero (rest), c²dt² is pb->c2dt2 ([N0][N1][N2], registered, not copied).
+tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W, tw_gpu_window **out,
+                               tw_error *err);
+void tw_gpu_window_destroy(tw_gpu_window *w);
+
+// Pointer at cell (0, 0, 0) of array a (0, 1: the level arrays, level m in m % 2; 2: c²dt²) that
+// is valid for the planes [lo, lo + W): plane x at origin + x·(NYd·NZp).
+float *tw_gpu_window_origin(const tw_gpu_window *w, int a, int lo);
+// Issue the in-copies of planes [lo, hi) (grid planes copied, others zeroed).
+tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err);
+// Make `stream` wait for every in-copy issued so far (timed: the wait counts in the stats).
+tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *err);
+// Issue the out-copies of planes [lo, hi) after everything issued on `stream` so far, and release
+// their slots.
+tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err);
+// One block of a plan: for each group g, the planes of g + 1 come in (those of g came before), the
+// compute stream waits for them, fn(ctx, g, lo, err) issues the group's kernels on `stream` (lo:
+// the group's first plane, for tw_gpu_window_origin), then the planes g finished go back.
+typedef tw_status (*tw_gpu_window_group_fn)(void *ctx, int g, int lo, tw_error *err);
+tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw_window_plan *p,
+                                 tw_gpu_window_group_fn fn, void *ctx, tw_error *err);
+// Wait for every copy; fold the timings into the stats. After it the host arrays are current.
+tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err);
+// The host arrays [N0][N1][N2]: 0, 1 the levels, 2 c²dt².
+const float *tw_gpu_window_host(const tw_gpu_window *w, int a);
+tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w);
+// A snapshot box of level `level` from the host arrays (at a block boundary: every plane is back).
+void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], const int cnt[3], int dec, float *out);
+// The run report's window fields; host_s: time inside the windowed advance calls (the copy-wait
+// share is the compute stream's waiting time over it).
+void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep);
+// The error for a cap below the smallest ring (planes, their bytes): TW_ERANGE naming the smallest
+// solver.device_memory that works, or with automatic (no cap, the free GPU memory) TW_ENOMEM.
+tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,
+                                  uint64_t bytes, const char *params);
+
+#endif
