@@ -15,8 +15,8 @@ static void gpu_window(const tw_job *job, tw_estimate *est) {
   if (!job->device_memory && tw_gpu_count() > 0) {
     tw_gpu_props p;
     tw_error e = {0};
-    const double reserve = 512.0 * 1024 * 1024;
-    if (tw_gpu_props_get(0, &p, &e) == TW_OK && est->device_bytes > (double)p.mem_free - reserve) {
+    const double reserve = tw_gpu_props_get(0, &p, &e) == TW_OK ? tw_gpu_reserve_bytes((double)p.mem_total) : 0.0;
+    if (reserve > 0 && est->device_bytes > (double)p.mem_free - reserve) {
       cap = (double)p.mem_free > reserve ? (double)p.mem_free - reserve : 0.0;
       est->window_auto = 1;
     }

@@ -762,20 +762,6 @@ __global__ void generic_kernel(const dia_args A) {
   }
 }
 
-// ---------------------------------------------------------------------------------- snapshots
-
-__global__ void extract_kernel(const float *__restrict__ p, long long SX, int NZp, int lo0, int lo1, int lo2, int c0,
-                               int c1, int c2, int dec, float *__restrict__ out) {
-  const long long total = (long long)c0 * c1 * c2;
-  for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
-       e += (long long)gridDim.x * blockDim.x) {
-    const int c = (int)(e % c2);
-    const long long ab = e / c2;
-    const int b = (int)(ab % c1), a = (int)(ab / c1);
-    out[e] = p[(long long)(lo0 + a * dec) * SX + (long long)(lo1 + b * dec) * NZp + (lo2 + c * dec)];
-  }
-}
-
 // ---------------------------------------------------------------------------------- host side
 
 typedef void (*kernel_fn)(dia_args);
@@ -1052,17 +1038,12 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
 
   const size_t cells = (size_t)s->NXd * (size_t)s->SX;
   const double need = 3.0 * (double)cells * sizeof(float);
-  // The whole grid resident, or the sliding window: under solver.device_memory, or on its own
-  // when the grid does not fit the free memory (less a reserve for the CUDA context, receivers and
-  // flags).
-  size_t fr = 0, tot = 0;
-  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
-  const double reserve = 512.0 * 1024 * 1024 + 0.02 * (double)tot;
-  const double avail = (double)fr > reserve ? (double)fr - reserve : 0.0;
-  if (pb->device_memory && need > (double)pb->device_memory) {
-    if ((st = window_setup(s, pb, pb->device_memory, 0, err))) return st;
-  } else if (need > avail) {
-    if ((st = window_setup(s, pb, (uint64_t)avail, 1, err))) return st;
+  // The whole grid resident, or the sliding window (tw_gpu_window_decide).
+  uint64_t wcap = 0;
+  int automatic = 0;
+  if ((st = tw_gpu_window_decide(pb, need, &wcap, &automatic, err))) return st;
+  if (wcap) {
+    if ((st = window_setup(s, pb, wcap, automatic, err))) return st;
   } else {
     // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
     const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
@@ -1293,41 +1274,18 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
     }
     tb += sc.nt;
   }
-  if (count && pb->ntap)
-    TW_CUDA_TRY(err, cudaMemcpyAsync(taps, s->taps, (size_t)count * (size_t)pb->ntap * sizeof(float),
-                                     cudaMemcpyDeviceToHost, s->stream));
-  // The block boundary: a fault of any kernel above surfaces here, in this call.
-  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
-  if (s->win) {
-    if ((st = tw_gpu_window_finish(s->win, err))) return st;
-    s->win_s += tw_wall_seconds() - w0;
-  }
+  st = tw_gpu_advance_end(s->stream, taps, s->taps, (size_t)count * (size_t)pb->ntap, s->win, w0, &s->win_s, err);
+  if (st) return st;
   s->level = t0 + n;
   return TW_OK;
 }
 
 tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
-  const int N[3] = {s->N0, s->N1, s->N2};
-  if (dec < 1) return tw_error_set(err, TW_EINVAL, "snapshot decimation %d < 1", dec);
-  for (int a = 0; a < 3; a++)
-    if (cnt[a] < 1 || lo[a] < 0 || lo[a] + (long)(cnt[a] - 1) * dec >= N[a])
-      return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
-                          lo[a], cnt[a], dec, N[a] - 1);
-  const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
-  if (s->win) {  // at a block boundary the host holds the whole field (every plane went back)
-    tw_gpu_window_extract(s->win, s->level, lo, cnt, dec, out);
-    return TW_OK;
-  }
-  tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
-  if (st) return st;
-  size_t blocks = (total + 255) / 256;
-  if (blocks > (size_t)s->sms * 32) blocks = (size_t)s->sms * 32;
-  DIA_LAUNCH(extract_kernel, dim3((unsigned)blocks), dim3(256), 0, s->stream, (const float *)s->p[s->level % 2], s->SX,
-             s->NZp, lo[0], lo[1], lo[2], cnt[0], cnt[1], cnt[2], dec, s->stage);
-  TW_CUDA_LAUNCHED(err, "gpu-diamond extract_kernel");
-  TW_CUDA_TRY(err, cudaMemcpyAsync(out, s->stage, total * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
-  return TW_OK;
+  tw_dev_layout L;
+  L.N[0] = s->N0, L.N[1] = s->N1, L.N[2] = s->N2;
+  L.Nyp = s->NYd, L.Nzp = s->NZp, L.sx = s->SX, L.fs = s->pb->free_surface;
+  return tw_gpu_snapshot(L, s->p[s->level % 2], s->win, s->level, s->stream, &s->stage, &s->stage_cap, lo, cnt, dec,
+                         out, err);
 }
 
 // ------------------------------------------------------------------ backend interface

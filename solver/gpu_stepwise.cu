@@ -404,17 +404,13 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   // A blocking stream: it is ordered with the legacy default stream, so `torrewave bench` can
   // bracket an advance call with events on stream 0.
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
-  // The whole grid resident, or the sliding window: under solver.device_memory, or on its own when
-  // the grid does not fit the free memory (less a reserve for the context and the buffers).
-  size_t fr = 0, tot = 0;
-  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
-  const double reserve = 512.0 * 1024 * 1024 + 0.02 * (double)tot;
-  const double avail = (double)fr > reserve ? (double)fr - reserve : 0.0;
-  tw_status st;
-  if (pb->device_memory && need > (double)pb->device_memory) {
-    if ((st = gs_window_setup(s, pb, pb->device_memory, 0, err))) return st;
-  } else if (need > avail) {
-    if ((st = gs_window_setup(s, pb, (uint64_t)avail, 1, err))) return st;
+  // The whole grid resident, or the sliding window (tw_gpu_window_decide).
+  uint64_t wcap = 0;
+  int automatic = 0;
+  tw_status st = tw_gpu_window_decide(pb, need, &wcap, &automatic, err);
+  if (st) return st;
+  if (wcap) {
+    if ((st = gs_window_setup(s, pb, wcap, automatic, err))) return st;
   } else {
     const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
     for (int a = 0; a < 3; a++) {
@@ -570,43 +566,16 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
       if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, 0, s->L.N[0], s->xchunk, m, first, err)))
         return st;
   }
-  if (count && pb->ntap)
-    TW_CUDA_TRY(err, cudaMemcpyAsync(taps, s->taps, (size_t)count * (size_t)pb->ntap * sizeof(float),
-                                     cudaMemcpyDeviceToHost, s->stream));
-  // The block boundary: the whole field is at level t0 + n, and a fault of any kernel above
-  // surfaces here, in this call.
-  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
-  if (s->win) {
-    if ((st = tw_gpu_window_finish(s->win, err))) return st;
-    s->win_s += tw_wall_seconds() - w0;
-  }
+  // The block boundary: the whole field is at level t0 + n.
+  st = tw_gpu_advance_end(s->stream, taps, s->taps, (size_t)count * (size_t)pb->ntap, s->win, w0, &s->win_s, err);
+  if (st) return st;
   s->level = t0 + n;
   return TW_OK;
 }
 
 tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
-  const tw_dev_layout *L = &s->L;
-  if (dec < 1) return tw_error_set(err, TW_EINVAL, "snapshot decimation %d < 1", dec);
-  for (int a = 0; a < 3; a++)
-    if (cnt[a] < 1 || lo[a] < 0 || lo[a] + (long)(cnt[a] - 1) * dec >= L->N[a])
-      return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
-                          lo[a], cnt[a], dec, L->N[a] - 1);
-  const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
-  if (s->win) {  // at a block boundary the host holds the whole field (every plane went back)
-    tw_gpu_window_extract(s->win, s->level, lo, cnt, dec, out);
-    return TW_OK;
-  }
-  tw_status st = tw_dev_ensure(&s->stage, &s->stage_cap, total, "snapshot staging", err);
-  if (st) return st;
-  const float *p = s->p[s->level % 2];
-  size_t blocks = (total + 255) / 256;
-  if (blocks > (size_t)s->sms * 32) blocks = (size_t)s->sms * 32;
-  tw_dev_extract_kernel<<<(unsigned)blocks, 256, 0, s->stream>>>(p, *L, lo[0], lo[1], lo[2], cnt[0], cnt[1], cnt[2],
-                                                                 dec, s->stage);
-  TW_CUDA_LAUNCHED(err, "tw_dev_extract_kernel");
-  TW_CUDA_TRY(err, cudaMemcpyAsync(out, s->stage, total * sizeof(float), cudaMemcpyDeviceToHost, s->stream));
-  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
-  return TW_OK;
+  return tw_gpu_snapshot(s->L, s->p[s->level % 2], s->win, s->level, s->stream, &s->stage, &s->stage_cap, lo, cnt, dec,
+                         out, err);
 }
 
 const variant *find_variant(const char *name, int r) {

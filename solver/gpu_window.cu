@@ -460,3 +460,56 @@ tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t 
                       tw_format_bytes((double)cap, b1, sizeof b1), (unsigned long long)bytes,
                       tw_format_bytes((double)bytes, b2, sizeof b2), planes, pb->g.N[1], pb->g.N[2], pb->order, params);
 }
+
+tw_status tw_gpu_window_decide(const tw_problem *pb, double need, uint64_t *cap, int *automatic, tw_error *err) {
+  size_t fr = 0, tot = 0;
+  TW_CUDA_TRY(err, cudaMemGetInfo(&fr, &tot));
+  const double reserve = tw_gpu_reserve_bytes((double)tot);
+  const double avail = (double)fr > reserve ? (double)fr - reserve : 0.0;
+  *cap = 0;
+  *automatic = 0;
+  if (pb->device_memory && need > (double)pb->device_memory) {
+    *cap = pb->device_memory;
+  } else if (need > avail) {
+    *cap = (uint64_t)avail;
+    *automatic = 1;
+    if (!*cap) *cap = 1;  // nothing free: the window's own check reports the smallest it needs
+  }
+  return TW_OK;
+}
+
+tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_window *w, long level,
+                          cudaStream_t stream, float **stage, size_t *stage_cap, const int lo[3], const int cnt[3],
+                          int dec, float *out, tw_error *err) {
+  if (dec < 1) return tw_error_set(err, TW_EINVAL, "snapshot decimation %d < 1", dec);
+  for (int a = 0; a < 3; a++)
+    if (cnt[a] < 1 || lo[a] < 0 || lo[a] + (long)(cnt[a] - 1) * dec >= L.N[a])
+      return tw_error_set(err, TW_EINVAL, "snapshot box axis %d: first %d, count %d, step %d is outside 0..%d", a,
+                          lo[a], cnt[a], dec, L.N[a] - 1);
+  if (w) {  // at a block boundary the host holds the whole field (every plane went back)
+    tw_gpu_window_extract(w, level, lo, cnt, dec, out);
+    return TW_OK;
+  }
+  const size_t total = (size_t)cnt[0] * (size_t)cnt[1] * (size_t)cnt[2];
+  tw_status st = tw_dev_ensure(stage, stage_cap, total, "snapshot staging", err);
+  if (st) return st;
+  const size_t blocks = (total + 255) / 256 < 4096 ? (total + 255) / 256 : 4096;  // grid-stride beyond
+  tw_dev_extract_kernel<<<(unsigned)blocks, 256, 0, stream>>>(p, L, lo[0], lo[1], lo[2], cnt[0], cnt[1], cnt[2], dec,
+                                                             *stage);
+  TW_CUDA_LAUNCHED(err, "tw_dev_extract_kernel");
+  TW_CUDA_TRY(err, cudaMemcpyAsync(out, *stage, total * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
+  return TW_OK;
+}
+
+tw_status tw_gpu_advance_end(cudaStream_t stream, float *taps, const float *dev_taps, size_t n, tw_gpu_window *w,
+                             double t_start, double *win_s, tw_error *err) {
+  if (n) TW_CUDA_TRY(err, cudaMemcpyAsync(taps, dev_taps, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
+  if (w) {
+    tw_status st = tw_gpu_window_finish(w, err);
+    if (st) return st;
+    *win_s += tw_wall_seconds() - t_start;
+  }
+  return TW_OK;
+}

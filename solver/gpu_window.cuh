@@ -48,6 +48,11 @@ struct tw_gpu_window;
 // *smallest_planes its planes. Needs a current device.
 tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
                             uint64_t *smallest, int *smallest_planes, tw_error *err);
+// Whether a grid whose fields need `need` bytes on the device runs in core (*cap = 0) or through a
+// window of at most *cap bytes: above solver.device_memory (*automatic = 0), or, without a cap,
+// above the free GPU memory less tw_gpu_reserve_bytes (*automatic = 1).
+tw_status tw_gpu_window_decide(const tw_problem *pb, double need, uint64_t *cap, int *automatic, tw_error *err);
+
 // Device bytes of a ring of W planes (three arrays).
 uint64_t tw_gpu_window_bytes(const tw_gpu_plane_layout *L, int W);
 
@@ -80,6 +85,17 @@ const float *tw_gpu_window_host(const tw_gpu_window *w, int a);
 tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w);
 // A snapshot box of level `level` from the host arrays (at a block boundary: every plane is back).
 void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], const int cnt[3], int dec, float *out);
+// A backend's snapshot: the box checked against the grid, then gathered from the window's host
+// arrays (w != NULL) or from the device array p (layout L, pointer at cell (0, 0, 0)) through the
+// grow-only staging buffer *stage on `stream`.
+tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_window *w, long level,
+                          cudaStream_t stream, float **stage, size_t *stage_cap, const int lo[3], const int cnt[3],
+                          int dec, float *out, tw_error *err);
+// The end of a backend's advance call (the block boundary): the call's receiver samples to the
+// host, one synchronization (a fault of any kernel of the call surfaces here), then the window's
+// copies and timings; *win_s gains the call's host time since t_start.
+tw_status tw_gpu_advance_end(cudaStream_t stream, float *taps, const float *dev_taps, size_t n, tw_gpu_window *w,
+                             double t_start, double *win_s, tw_error *err);
 // The run report's window fields; host_s: time inside the windowed advance calls (the copy-wait
 // share is the compute stream's waiting time over it).
 void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep);

@@ -74,6 +74,10 @@ void tw_window_group_out(const tw_window_plan *p, int g, int *lo, int *hi);
  * ways overlap the kernel of g). */
 int tw_window_plan_min_planes(const tw_window_plan *p, int overlap);
 
+/* GPU memory a kernel leaves free beside its fields (the CUDA context, receivers, flags, staging):
+ * a grid above free − reserve runs through the window. Shared by the GPU kernels and `check`. */
+static inline double tw_gpu_reserve_bytes(double total) { return 512.0 * 1024 * 1024 + 0.02 * total; }
+
 /* Whether plane x is a grid plane (copied) or a virtual zero plane outside the grid. */
 static inline int tw_window_plane_is_real(const tw_schedule *sc, int x) { return x >= 0 && x < sc->N0; }
 
