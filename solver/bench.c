@@ -162,9 +162,11 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
   char name[64];
   snprintf(name, sizeof name, "%s", kernel);
   /* Options after the name: +cap=SIZE (solver.device_memory: the sliding window), +h=N
-   * (solver.tower_height), +dts=N. The problem is copied (the backend keeps the pointer it is
+   * (solver.tower_height), +dts=N, +rest (fields start at rest instead of small random values:
+   * the time can depend on the data). The problem is copied (the backend keeps the pointer it is
    * given; the copy lives until destroy below). */
   tw_problem pbo = *pb;
+  int rest = 0;
   for (char *plus = strrchr(name, '+'); plus; plus = strrchr(name, '+')) {
     *plus = 0;
     const char *opt = plus + 1;
@@ -174,9 +176,11 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
       pbo.tower_height = atoi(opt + 2);
     } else if (strncmp(opt, "dts=", 4) == 0 && atoi(opt + 4) > 0) {
       pbo.dts = atoi(opt + 4);
+    } else if (strcmp(opt, "rest") == 0) {
+      rest = 1;
     } else {
       return tw_error_set(err, TW_EINVAL, "bench: kernel option \"+%s\" of %s: known are +cap=SIZE, +h=STEPS, "
-                          "+dts=N", opt, kernel);
+                          "+dts=N, +rest", opt, kernel);
     }
   }
   pb = &pbo;
@@ -201,14 +205,13 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
 #ifdef TW_WITH_CUDA
   if (strcmp(name, "gpu-stepwise") == 0) {
     st = tw_gpu_stepwise_create_variant(pb, variant, &state, err);
-    if (!st && pb->device_memory == 0) st = tw_gpu_stepwise_randomize(state, 12345u, err);
-    if (!st && pb->device_memory) snprintf(res->note, sizeof res->note, "%s", "fields start at rest");
+    if (!st && !rest) st = tw_gpu_stepwise_randomize(state, 12345u, err);
     if (st && state) be->destroy(state), state = NULL;
   } else if (strcmp(name, "gpu-diamond") == 0) {
     /* Random fields where it runs the stepwise kernel, so the two compare on the same data;
      * its own towers start from rest (the note says so). */
     st = be->create(pb, &state, err);
-    if (!st && tw_gpu_diamond_randomize(state, 12345u, err) != TW_OK)
+    if (!st && (rest || tw_gpu_diamond_randomize(state, 12345u, err) != TW_OK))
       snprintf(res->note, sizeof res->note, "%s", "fields start at rest");
   } else
 #endif

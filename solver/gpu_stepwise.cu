@@ -45,9 +45,32 @@ struct Pre {
   float ax;        // damping a of plane x
 };
 
-// One launch advances the whole grid one step: p^{n+1} = update(p^n, p^{n−1}) into pio (which
-// holds p^{n−1} on entry). Block (TY × 32 threads) = a tile of BY = TY·NY rows × 32 z cells; each
-// thread owns NY cells (rows ty, ty + TY, ...) in every x plane of its chunk [xb, xe).
+// Which (tile, x-chunk) each block of one launch updates (planes [xlo, xlo + nx); tiles of BY rows
+// × 32 z cells, tile t at z-tile t % tz, y-tile t / tz). Two rounds, each chunk-major (consecutive
+// blocks: neighbouring tiles at the same x, so y-halo rows are a neighbour's fresh loads, in L2,
+// and DRAM streams whole planes): round A, tiles [0, ta) in chunks of ca planes, ta a multiple of
+// the blocks resident at once (whole waves); round B, the other tiles in chunks of cb, as many as
+// fill the last waves best. Blocks start in index order as slots free up, so faster SMs take more
+// and no block runs long enough to drift far out of phase. Every (tile, plane) is covered once.
+struct sweep_split {
+  int xlo, nx, tz, ntile;
+  int ta, ca, na;  // round A: tiles [0, ta), na chunks of ca planes
+  int cb, nb;      // round B: tiles [ta, ntile), nb chunks of cb planes
+  long long blocks;
+};
+
+__device__ __forceinline__ void split_block(const sweep_split &sp, int b, int *t, int *xb, int *xe) {
+  const int a = sp.ta * sp.na;  // < 2^31: create() bounds tiles × 64 chunks
+  const bool A = b < a;
+  const int rest = A ? sp.ta : sp.ntile - sp.ta, bb = A ? b : b - a, c = bb / rest, w = A ? sp.ca : sp.cb;
+  *t = (A ? 0 : sp.ta) + (bb - c * rest);
+  *xb = sp.xlo + c * w;
+  *xe = sp.xlo + min((c + 1) * w, sp.nx);
+}
+
+// One launch advances its planes one step: p^{n+1} = update(p^n, p^{n−1}) into pio (which holds
+// p^{n−1} on entry). Block (TY × 32 threads) = a tile of BY = TY·NY rows × 32 z cells; each
+// thread owns NY cells (rows ty, ty + TY, ...) in every x plane of its chunk [xb, xe) (sweep_split).
 // AH (async halo): the y and z halos of plane x + 1 go straight from global to the other shared
 // buffer with cp.async (no registers held for them), issued after plane x's barrier; the lanes
 // of the free-surface image negate their own copies after waiting for them. Halo cells outside
@@ -56,7 +79,7 @@ template <int R, int TY, int NY, int D, int MINB, bool AH>
 __global__ void __launch_bounds__(BZ *TY, MINB)
     stepwise_kernel(const float *__restrict__ pn, float *__restrict__ pio, const float *__restrict__ c2,
                     const float *__restrict__ ax, const float *__restrict__ ay, const float *__restrict__ az,
-                    const tw_dev_layout L, const int xlo, const int xhi, const int xchunk,
+                    const tw_dev_layout L, const __grid_constant__ sweep_split sp,
                     const __grid_constant__ tw_stencil st) {
   constexpr int BY = TY * NY;     // rows per tile
   constexpr int SW = BZ + 2 * R;  // shared row: R halo + 32 + R halo
@@ -66,11 +89,11 @@ __global__ void __launch_bounds__(BZ *TY, MINB)
   __shared__ float sm[2][SH][SW];
 
   const int tx = threadIdx.x, ty = threadIdx.y;
-  const int k0 = blockIdx.x * BZ, k = k0 + tx;
-  const int j0 = blockIdx.y * BY;
+  int tile, xb, xe;  // planes [xb, xe) of the grid, or of a window's slab
+  split_block(sp, (int)blockIdx.x, &tile, &xb, &xe);
+  const int k0 = (tile % sp.tz) * BZ, k = k0 + tx;
+  const int j0 = (tile / sp.tz) * BY;
   const int N0 = L.N[0], N1 = L.N[1], N2 = L.N[2];
-  const int xb = xlo + blockIdx.z * xchunk;  // planes [xlo, xhi): the grid, or a window's slab
-  const int xe = min(xb + xchunk, xhi);
   const long long sx = L.sx;
 
   // Offsets inside an x plane are 32-bit (create() checks that a plane has < 2^31 floats); every
@@ -214,7 +237,16 @@ __global__ void __launch_bounds__(BZ *TY, MINB)
 }
 
 // Bench only: small random values in every cell of the grid (padding stays zero), so that timings
-// never run on zeros. A hash of (cell, seed): reproducible.
+// never run on zeros. A hash of (cell e = (i·N1 + j)·N2 + k, seed): reproducible, the same on the
+// device (in core) and on the host (the window's host fields), so both runs time the same data.
+__host__ __device__ inline float bench_value(unsigned long long e, unsigned long long seed) {
+  unsigned long long z = e + seed * 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return 1e-3f * ((float)(z >> 40) * (1.0f / 16777216.0f) - 0.5f);
+}
+
 __global__ void randomize_kernel(float *p, tw_dev_layout L, unsigned long long seed) {
   const long long total = (long long)L.N[0] * L.N[1] * L.N[2];
   for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < total;
@@ -222,11 +254,7 @@ __global__ void randomize_kernel(float *p, tw_dev_layout L, unsigned long long s
     const int k = (int)(e % L.N[2]);
     const long long ij = e / L.N[2];
     const int j = (int)(ij % L.N[1]), i = (int)(ij / L.N[1]);
-    unsigned long long z = (unsigned long long)e + seed * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    z ^= z >> 31;
-    p[tw_dev_off(L, i, j, k)] = 1e-3f * ((float)(z >> 40) * (1.0f / 16777216.0f) - 0.5f);
+    p[tw_dev_off(L, i, j, k)] = bench_value((unsigned long long)e, seed);
   }
 }
 
@@ -237,7 +265,7 @@ __global__ void gather_inj_kernel(const float *p, tw_dev_layout L, const int *in
 }
 
 typedef void (*kernel_fn)(const float *, float *, const float *, const float *, const float *, const float *,
-                          tw_dev_layout, int, int, int, tw_stencil);
+                          tw_dev_layout, sweep_split, tw_stencil);
 
 struct variant {
   const char *name;
@@ -255,28 +283,35 @@ struct variant {
 
 // Names: tTY = threads in y, nNY = rows per thread, dD = prefetch distance (planes), bMINB =
 // blocks per SM the register budget is set for (65536 / (32·TY·MINB)), a = async halos (AH).
-// Measured on an H100, 1024 x 1024 x 512 (2 GiB per level), % of the copy ceiling (186.7 Gcell/s;
-// docs/performance.md):     order 2   4     6     8
-//   t8n2d1b4a                     90.3  88.1  85.7  70.2
-//   t16n2d1b2a                    88.1  86.3  84.4  72.5  (order 8: 20 B spilled, still the best)
-//   t8n2d1b4                      87.8  85.4  83.5  64.2  (order 8 spills)
-//   t16n2d1b2                     84.5  81.5  80.2  64.0
-//   t8n2d1b3                      85.0  73.2  72.1  66.2
-//   t8n1d1b4a                     74.3  70.7  69.5  69.0
-//   t16n1d1b2                     72.2  71.4  69.1  69.4
-//   t16n1d2b2                     73.0  71.8  65.1  63.8
-// Two rows per thread (twice the loads in flight per thread at the same occupancy), 8-warp blocks
-// (less waiting at the barrier: the top stall with 16 warps) and halos by cp.async (no registers
-// held for them) pay; a second plane of prefetch and lower occupancy with more registers do not.
+// Measured on an H200, 1024 x 1024 x 512 (2 GiB per level), % of the copy ceiling (263.3 Gcell/s;
+// docs/performance.md):     order 2   4     8
+//   t4n4d1b4a (default)           88.0  84.3  75.1   (80-118 registers, no spill)
+//   t8n4d1b2a                     88.6  77.5  72.0
+//   t8n4d2b2a                     79.5  77.4  70.0
+//   t8n2d1b4a                     81.2  79.4  65.6
+//   t16n2d1b2a                    78.0  76.9  66.0   (order 8: 20 B spilled)
+//   t8n2d1b4                      76.9  77.7  60.4   (order 8: 52 B spilled)
+//   t16n2d1b2                     73.2  75.8  59.1
+//   t8n2d1b3a                     71.1  68.7  64.7
+//   t8n2d2b3a                     71.6  68.2  61.9
+//   t8n1d1b4a                     64.4  59.1  55.5
+//   t16n1d1b2                     61.9  54.5  55.5
+// Four rows per thread pay most: 4 independent loads per array in flight per thread and 4-8 warps
+// per barrier, at 16 warps per SM and up to 128 registers (no spill at order 8, where two rows in
+// 64 registers spill). Halos by cp.async (no registers held for them) pay everywhere;
+// a second plane of prefetch does not. Staged loads (lead, p^{n−1} and c²dt² by 4-byte cp.async
+// into shared memory, no prefetch registers) measured 7-10 % below these: removed.
 const variant variants[] = {
     TW_SW_VARIANT("t8n2d1b4a", 8, 2, 1, 4, true),     TW_SW_VARIANT("t16n2d1b2a", 16, 2, 1, 2, true),
     TW_SW_VARIANT("t8n2d1b4", 8, 2, 1, 4, false),     TW_SW_VARIANT("t16n2d1b2", 16, 2, 1, 2, false),
-    TW_SW_VARIANT("t8n2d1b3", 8, 2, 1, 3, false),     TW_SW_VARIANT("t8n1d1b4a", 8, 1, 1, 4, true),
-    TW_SW_VARIANT("t16n1d1b2", 16, 1, 1, 2, false),   TW_SW_VARIANT("t16n1d2b2", 16, 1, 2, 2, false),
+    TW_SW_VARIANT("t8n1d1b4a", 8, 1, 1, 4, true),     TW_SW_VARIANT("t16n1d1b2", 16, 1, 1, 2, false),
+    TW_SW_VARIANT("t8n2d1b3a", 8, 2, 1, 3, true),     TW_SW_VARIANT("t8n2d2b3a", 8, 2, 2, 3, true),
+    TW_SW_VARIANT("t8n4d1b2a", 8, 4, 1, 2, true),     TW_SW_VARIANT("t8n4d2b2a", 8, 4, 2, 2, true),
+    TW_SW_VARIANT("t4n4d1b4a", 4, 4, 1, 4, true),
 };
 constexpr int NVARIANT = (int)(sizeof variants / sizeof variants[0]);
 // The default variant per radius 1..4 (orders 2..8): the fastest measured (docs/performance.md).
-const char *const default_variant[TW_GPU_RMAX] = {"t8n2d1b4a", "t8n2d1b4a", "t8n2d1b4a", "t16n2d1b2a"};
+const char *const default_variant[TW_GPU_RMAX] = {"t4n4d1b4a", "t4n4d1b4a", "t4n4d1b4a", "t4n4d1b4a"};
 
 struct gs_state {
   const tw_problem *pb;
@@ -294,14 +329,17 @@ struct gs_state {
   size_t taps_cap;     // floats
   float *stage;
   size_t stage_cap;    // floats
-  int sms, blocks_per_sm, nchunk, xchunk;
-  dim3 grid, block;
+  int sms, blocks_per_sm, tz, ntile;
+  long slots;           // blocks resident at once (TW_STEPWISE_SLOTS overrides: tests of the split)
+  sweep_split in_core;  // the whole grid's launch
+  dim3 block;
   long level;
   // sliding window (DESIGN §3) when the grid is not resident: win != NULL. The sweep: blocks of nt
   // steps; stage s at step τ is one launch over the slab of SR planes [SR·s + τ·r, + SR), stages in
   // decreasing s (tw_window_plan_slabs; test_window proves the order against a time-level shadow).
   tw_gpu_window *win;
-  int nt, SR, slab_chunk, slab_nchunk;
+  int nt, SR;
+  sweep_split slab;     // a full slab's launch (the edge slabs compute theirs)
   int *inj_at, *tap_at;  // host: first injection cell / tap with x ≥ i, i = 0 … N0
   double win_s;
   char win_why[200];
@@ -315,6 +353,7 @@ void gs_free(gs_state *s) {
   cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
   cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage);
   if (s->stream) cudaStreamDestroy(s->stream);
+
   tw_gpu_window_destroy(s->win);
   free(s->inj_at), free(s->tap_at);
   cudaGetLastError();
@@ -329,21 +368,40 @@ tw_status dev_upload(T **dst, const T *src, size_t n, cudaStream_t stream, tw_er
   return TW_OK;
 }
 
-// Split x into chunks so that the blocks fill whole waves of the GPU: cost ∝ waves × planes per
-// chunk (+ R/2 for the queue warm-up, which reads 2R planes of p^n: about R/2 planes' traffic).
-void choose_split(gs_state *s, long tiles, int N0, int *xchunk, int *nchunk) {
-  const int R = s->pb->st.r;
-  const long slots = (long)s->sms * (s->blocks_per_sm > 0 ? s->blocks_per_sm : 1);
+// Chunks of n planes out of nx, at most 64 of them, that fill `items`-tile rounds into the fewest
+// wave-planes: cost ∝ waves × (planes per chunk + R/2 for the queue warm-up, which reads 2R planes
+// of p^n: about R/2 planes' traffic). Chunks longer than CMAX are not considered where shorter
+// ones exist: a long block drifts out of phase with its neighbours (measured: one wave of
+// 3400-plane blocks ran 8 % slower than 104-plane chunks, docs/performance.md).
+int best_chunks(long items, int nx, long slots, int R) {
+  const int CMAX = 512;
   double best = 1e300;
   int best_n = 1;
-  for (int n = 1; n <= 64 && n <= N0; n++) {
-    const long per = (N0 + n - 1) / n;
-    const long waves = (tiles * n + slots - 1) / slots;
-    const double cost = (double)waves * ((double)per + 0.5 * R);
+  for (int n = 1; n <= 64 && n <= nx; n++) {
+    const long per = (nx + n - 1) / n;
+    const long waves = (items * n + slots - 1) / slots;
+    const double cost = (double)waves * ((double)per + 0.5 * R) + (per > CMAX ? 1e200 : 0);
     if (cost < best * (1 - 1e-9)) best = cost, best_n = n;
   }
-  *xchunk = (N0 + best_n - 1) / best_n;
-  *nchunk = (N0 + *xchunk - 1) / *xchunk;
+  return best_n;
+}
+
+// The launch over planes [xlo, xlo + nx) (sweep_split): round A takes the largest multiple of the
+// resident slots in tiles, round B the rest.
+sweep_split make_split(const gs_state *s, int xlo, int nx) {
+  const int R = s->pb->st.r;
+  sweep_split sp;
+  sp.xlo = xlo, sp.nx = nx, sp.tz = s->tz, sp.ntile = s->ntile;
+  sp.ta = (int)(s->ntile / s->slots * s->slots);
+  sp.na = sp.ta ? best_chunks(sp.ta, nx, s->slots, R) : 1;
+  sp.ca = (nx + sp.na - 1) / sp.na;
+  sp.na = (nx + sp.ca - 1) / sp.ca;
+  const long rest = s->ntile - sp.ta;
+  sp.nb = rest ? best_chunks(rest, nx, s->slots, R) : 1;
+  sp.cb = (nx + sp.nb - 1) / sp.nb;
+  sp.nb = rest ? (nx + sp.cb - 1) / sp.cb : 0;
+  sp.blocks = (long long)sp.ta * sp.na + (long long)rest * sp.nb;
+  return sp;
 }
 
 // The sliding window for the stepwise kernel: blocks of solver.tower_height steps (the copies move
@@ -372,9 +430,16 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   }
   s->L.Nyp = WL.NYd;
   s->L.sx = (long long)s->L.Nyp * s->L.Nzp;
-  s->SR = r;  // the widest slab whose ring (copies overlapping both ways) fits, else r
-  for (int SR = 256; SR > r && s->SR == r; SR = SR > 8 ? SR / 2 : SR - 1)
-    if (planes(SR, 1) <= W) s->SR = SR;
+  // The widest slab (up to 256 planes) whose ring, with copies overlapping both ways, fits; else r.
+  // Wider: fewer launches per step and less queue warm-up per plane (the ring grows by 3 planes per
+  // plane of SR: one being computed, one coming in, one going out).
+  int lo = r, hi = 256 < N0 ? 256 : N0;
+  if (hi < lo) hi = lo;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (planes(mid, 1) <= W) lo = mid; else hi = mid - 1;
+  }
+  s->SR = lo;
   if ((st = tw_gpu_window_create(pb, &WL, W, &s->win, err))) return st;
   char b[32];
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), blocks of %d steps in slabs of %d planes",
@@ -470,27 +535,31 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
                         pb->order, dev);
   const int by = var->ty * var->ny;
   const long tz = s->L.Nzp / BZ, tyy = (g->N[1] + by - 1) / by;
-  choose_split(s, tz * tyy, g->N[0], &s->xchunk, &s->nchunk);
-  if (s->win) choose_split(s, tz * tyy, s->SR, &s->slab_chunk, &s->slab_nchunk);
+  if (tz * tyy * 64 > 0x7fffffffL)  // blocks of one launch: tiles × at most 64 chunks
+    return tw_error_set(err, TW_EUNSUPPORTED, "a plane of %d x %d cells has too many tiles for one launch", g->N[1],
+                        g->N[2]);
+  s->tz = (int)tz, s->ntile = (int)(tz * tyy);
+  s->slots = (long)s->sms * s->blocks_per_sm;
+  // Tests force few slots on small grids, so that both rounds of the split run: any slot count
+  // gives the same bits, only the speed depends on it.
+  const char *e = getenv("TW_STEPWISE_SLOTS");
+  if (e && atol(e) > 0) s->slots = atol(e);
+  s->in_core = make_split(s, 0, g->N[0]);
+  if (s->win) s->slab = make_split(s, 0, s->SR);
   s->block = dim3(BZ, (unsigned)var->ty, 1);
-  s->grid = dim3((unsigned)tz, (unsigned)tyy, (unsigned)s->nchunk);
-  if (tyy > 65535)
-    return tw_error_set(err, TW_EUNSUPPORTED, "N1 = %d is too large for one launch (at most %ld rows)", g->N[1],
-                        65535L * by);
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   s->level = 0;
   return TW_OK;
 }
 
-// One step m of the planes [xa, xb) (the grid, or a window's slab; c2 with the same origin as cur
-// and nxt): the stepwise kernel in x-chunks of xchunk, then the step's source cells and, at a
-// sample level, the taps of those planes (sources and taps are sorted by x: one index range each).
-tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, int xa, int xb, int xchunk, long m,
+// One step m of the planes of split sp (the grid, or a window's slab; c2 with the same origin as
+// cur and nxt): the stepwise kernel, then the step's source cells and, at a sample level, the
+// taps of those planes (sources and taps are sorted by x: one index range each).
+tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, const sweep_split &sp, long m,
                     long first, tw_error *err) {
   const tw_problem *pb = s->pb;
-  dim3 grid = s->grid;
-  grid.z = (unsigned)((xb - xa + xchunk - 1) / xchunk);
-  s->fn<<<grid, s->block, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, xa, xb, xchunk, pb->st);
+  const int xa = sp.xlo, xb = sp.xlo + sp.nx;
+  s->fn<<<(unsigned)sp.blocks, s->block, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, sp, pb->st);
   TW_CUDA_LAUNCHED(err, "stepwise_kernel");
   const int i0 = s->inj_at[xa], ni = s->inj_at[xb] - i0;
   if (ni) {
@@ -534,7 +603,10 @@ tw_status slab_group_run(void *ctx, int g, int lo, tw_error *err) {
     const int xa = X0 > 0 ? X0 : 0, xb = X0 + c.p->R < N0 ? X0 + c.p->R : N0;
     if (xa >= xb) continue;
     const long m = c.tb + tau;
-    tw_status st = slab_step(s, o[m % 2], o[(m + 1) % 2], c2, xa, xb, s->slab_chunk, m, c.first, err);
+    sweep_split sp = s->slab;
+    if (xb - xa != sp.nx) sp = make_split(s, xa, xb - xa);  // an edge slab
+    sp.xlo = xa;
+    tw_status st = slab_step(s, o[m % 2], o[(m + 1) % 2], c2, sp, m, c.first, err);
     if (st) return st;
   }
   return TW_OK;
@@ -563,7 +635,7 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
     }
   } else {
     for (long m = t0; m < t0 + n; m++)
-      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, 0, s->L.N[0], s->xchunk, m, first, err)))
+      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, s->in_core, m, first, err)))
         return st;
   }
   // The block boundary: the whole field is at level t0 + n.
@@ -613,12 +685,14 @@ void gs_report(void *state, tw_run_report *rep) {
   const gs_state *s = (const gs_state *)state;
   if (s->win) {
     tw_gpu_window_report(s->win, s->win_s, rep);
-    snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs; %s, x in chunks of %d",
-             s->var->name, s->blocks_per_sm, s->sms, s->win_why, s->slab_chunk);
+    snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs; %s, chunks of %d/%d planes",
+             s->var->name, s->blocks_per_sm, s->sms, s->win_why, s->slab.ca, s->slab.cb);
     return;
   }
-  snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs, x in %d chunks of %d",
-           s->var->name, s->blocks_per_sm, s->sms, s->nchunk, s->xchunk);
+  const sweep_split &sp = s->in_core;
+  snprintf(rep->note, sizeof rep->note, "gpu-stepwise variant %s: %d blocks/SM on %d SMs; %d tiles in %d chunks of "
+           "%d planes, %d in %d of %d", s->var->name, s->blocks_per_sm, s->sms, sp.ta, sp.na, sp.ca,
+           sp.ntile - sp.ta, sp.nb, sp.cb);
 }
 
 void gs_destroy(void *state) { gs_free((gs_state *)state); }
@@ -657,7 +731,25 @@ tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *varia
 
 tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
   gs_state *s = (gs_state *)state;
-  if (s->win) return tw_error_set(err, TW_EUNSUPPORTED, "gpu-stepwise: random fields only without a window");
+  if (s->win) {  // the full fields are on the host: fill them there, and the sources' saved p^{−1}
+    const tw_grid *g = &s->pb->g;
+    const size_t cells = (size_t)g->N[0] * g->N[1] * g->N[2];
+    for (int a = 0; a < 2; a++) {
+      float *p = tw_gpu_window_level(s->win, a);
+      for (size_t e = 0; e < cells; e++) p[e] = bench_value(e, seed * 2 + a + 1);
+    }
+    const int ninj = s->pb->ninj;
+    float *save = (float *)malloc((size_t)(ninj ? ninj : 1) * sizeof(float));
+    if (!save) return tw_error_set(err, TW_ENOMEM, "gpu-stepwise: out of memory");
+    for (int c = 0; c < ninj; c++)
+      save[c] = tw_gpu_window_level(s->win, 1)[((size_t)s->pb->inj[c][0] * g->N[1] + s->pb->inj[c][1]) * g->N[2] +
+                                                s->pb->inj[c][2]];
+    const cudaError_t e = ninj ? cudaMemcpy(s->save, save, (size_t)ninj * sizeof(float), cudaMemcpyHostToDevice)
+                               : cudaSuccess;
+    free(save);
+    TW_CUDA_TRY(err, e);
+    return TW_OK;
+  }
   const unsigned blocks = (unsigned)s->sms * 8;
   // Level 0 is in p[0], level −1 in p[1] (level m lives in array m mod 2).
   for (int a = 0; a < 2; a++) {

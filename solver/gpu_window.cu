@@ -426,6 +426,7 @@ tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err) {
 }
 
 const float *tw_gpu_window_host(const tw_gpu_window *w, int a) { return a < 2 ? w->host[a] : w->c2; }
+float *tw_gpu_window_level(tw_gpu_window *w, int a) { return w->host[a & 1]; }
 
 tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w) { return w->st; }
 

@@ -82,6 +82,8 @@ tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw
 tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err);
 // The host arrays [N0][N1][N2]: 0, 1 the levels, 2 c²dt².
 const float *tw_gpu_window_host(const tw_gpu_window *w, int a);
+// The level arrays (a = 0, 1) to write, between advance calls (the bench fills them).
+float *tw_gpu_window_level(tw_gpu_window *w, int a);
 tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w);
 // A snapshot box of level `level` from the host arrays (at a block boundary: every plane is back).
 void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], const int cnt[3], int dec, float *out);

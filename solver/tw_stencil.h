@@ -65,7 +65,11 @@ TW_HD float tw_cell_update_undamped(float p0, float pm, float lap, float c2dt2) 
 TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {
   if (a == 0.0f) return tw_cell_update_undamped(p0, pm, lap, c2dt2);
   float t = TW_MADD(c2dt2, lap, 2.0f * p0);
-  return (t - (1.0f - a) * pm) / (1.0f + a);
+  const float num = t - (1.0f - a) * pm;
+  /* ±0 / (1 + a) is ±0 exactly (a ≥ 0): skipping the division gives the same bits. Fields at
+   * rest make most damped numerators 0, and the GPU's IEEE division takes a slow path for
+   * them (docs/performance.md: the window from rest). */
+  return num == 0.0f ? num : num / (1.0f + a);
 }
 
 /* Damping of a cell from the per-axis tables, in the one order every kernel uses. */

@@ -4,7 +4,8 @@
  * edges, on and just under the free surface, off-grid (trilinear), and random block lengths with
  * a decimated snapshot box after every block. Every tuning variant of the kernel must give
  * bitwise the same numbers as the default (same arithmetic, different tiling and x split), which
- * catches halo and tile-edge mistakes that a tolerance would hide.
+ * catches halo and tile-edge mistakes that a tolerance would hide; so must every launch split
+ * (TW_STEPWISE_SLOTS: both rounds of the split, several x-chunks per tile).
  *
  * End to end too: a job file text through tw_job_load_string and tw_run_job with kernel cpu and
  * kernel gpu-stepwise, the HDF5 outputs read back and compared (traces and every snapshot).
@@ -174,6 +175,23 @@ int main(void) {
           CHECK(same_tr && same_sn, "case %d: variant %s is not bitwise equal to the default (traces %s, "
                 "snapshots %s; rel L2 %g / %g)", i, vn, same_tr ? "equal" : "differ", same_sn ? "equal" : "differ",
                 tw_rel_l2(w.traces, b.traces, ntr), worst_snapshot(&w, &b));
+          tg_run_free(&w);
+        }
+        /* The same bits whatever the launch split (TW_STEPWISE_SLOTS forces the resident block
+         * count: every tile in round A; both rounds, round B in several x-chunks; more slots
+         * than tiles). */
+        static const char *const slots[3] = {"1", "4", "7"};
+        for (int k = 0; k < 3; k++) {
+          setenv("TW_STEPWISE_SLOTS", slots[k], 1);
+          tg_run w;
+          st = tg_drive(pb, kernel, NULL, &sc, &w, &err);
+          unsetenv("TW_STEPWISE_SLOTS");
+          CHECK(st == TW_OK, "case %d: %s slots: %s", i, slots[k], err.msg);
+          if (st) continue;
+          const int same = memcmp(w.traces, b.traces, ntr * sizeof(float)) == 0 &&
+                           memcmp(w.snaps, b.snaps, b.snap_total * sizeof(float)) == 0;
+          CHECK(same, "case %d: with %s resident blocks the result differs from the default split (rel L2 %g / %g)",
+                i, slots[k], tw_rel_l2(w.traces, b.traces, ntr), worst_snapshot(&w, &b));
           tg_run_free(&w);
         }
       }
