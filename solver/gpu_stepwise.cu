@@ -22,6 +22,7 @@
 // Variants (rows per thread, prefetch distance, occupancy, async halos) are compiled side by side, timed
 // against each other by `torrewave bench` ("gpu-stepwise@VARIANT"); each order has its default.
 #include <cuda_pipeline.h>
+#include <cmath>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -376,12 +377,13 @@ tw_status dev_upload(T **dst, const T *src, size_t n, cudaStream_t stream, tw_er
 int best_chunks(long items, int nx, long slots, int R) {
   const int CMAX = 512;
   double best = 1e300;
-  int best_n = 1;
+  int best_n = 1, best_over = 1;
   for (int n = 1; n <= 64 && n <= nx; n++) {
     const long per = (nx + n - 1) / n;
-    const long waves = (items * n + slots - 1) / slots;
-    const double cost = (double)waves * ((double)per + 0.5 * R) + (per > CMAX ? 1e200 : 0);
-    if (cost < best * (1 - 1e-9)) best = cost, best_n = n;
+    const double waves = std::ceil((double)items * n / (double)slots);
+    const double cost = waves * ((double)per + 0.5 * R);
+    const int over = per > CMAX;  // compared first: a chunk within CMAX beats any longer one
+    if (over < best_over || (over == best_over && cost < best * (1 - 1e-9))) best = cost, best_n = n, best_over = over;
   }
   return best_n;
 }
