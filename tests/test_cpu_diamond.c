@@ -22,15 +22,6 @@
 #include "tw_test.h"
 #include "window.h"
 
-static unsigned long long rng_state = 0x2545F4914F6CDD1Dull;
-static unsigned rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (unsigned)(rng_state >> 11);
-}
-static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (unsigned)(hi - lo + 1)); } /* [lo, hi] */
-static double rnd_unit(void) { return (rnd() & 0xFFFFFF) / (double)0x1000000; }    /* [0, 1) */
 
 typedef struct {
   int order, n[3], absorb[3], free_surface;
@@ -46,12 +37,12 @@ static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], int room)
   for (int c = 0; c < 8 && n < room; c++, n++)
     for (int a = 0; a < 3; a++) out[n][a] = (c >> a) & 1 ? N[a] - 1 : 0;
   for (int e = 0; e < 6 && n < room; e++, n++) /* on edges and faces, k = 0 (surface) half of them */
-    for (int a = 0; a < 3; a++) out[n][a] = rnd() % 3 == 0 ? (rnd() % 2 ? N[a] - 1 : 0) : rnd_in(0, N[a] - 1);
+    for (int a = 0; a < 3; a++) out[n][a] = tw_rnd() % 3 == 0 ? (tw_rnd() % 2 ? N[a] - 1 : 0) : tw_rnd_in(0, N[a] - 1);
   for (int e = 0; e < 4 && n < room; e++, n++)
-    out[n][0] = rnd_in(0, N[0] - 1), out[n][1] = rnd_in(0, N[1] - 1), out[n][2] = e % 2 ? 0 : rnd_in(0, N[2] - 1);
+    out[n][0] = tw_rnd_in(0, N[0] - 1), out[n][1] = tw_rnd_in(0, N[1] - 1), out[n][2] = e % 2 ? 0 : tw_rnd_in(0, N[2] - 1);
   for (int e = 0; trilinear && e < 4 && n + 8 <= room; e++) {
     int lo[3];
-    for (int a = 0; a < 3; a++) lo[a] = N[a] > 1 ? rnd_in(0, N[a] - 2) : 0;
+    for (int a = 0; a < 3; a++) lo[a] = N[a] > 1 ? tw_rnd_in(0, N[a] - 2) : 0;
     for (int c = 0; c < 8; c++, n++)
       for (int a = 0; a < 3; a++) out[n][a] = lo[a] + ((c >> a) & 1 && N[a] > 1);
   }
@@ -71,7 +62,7 @@ static tw_problem *make_problem(const spec *sp) {
   /* c²dt² in [0.3, 0.95] of the stability limit c²dt² Σ_axis λ/d² ≤ 4 */
   const double c2max = 4.0 / (3.0 * tw_fd_lambda(sp->order) / (d[0] * d[0]));
   pb->c2dt2 = malloc(cells * sizeof(float));
-  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * rnd_unit()));
+  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * tw_rnd_unit()));
   for (int a = 0; a < 3; a++) {
     pb->a[a] = malloc((size_t)pb->g.N[a] * sizeof(float));
     tw_damping_profile(&pb->g, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
@@ -81,7 +72,7 @@ static tw_problem *make_problem(const spec *sp) {
   pb->inj = malloc((size_t)pb->ninj * sizeof *pb->inj);
   memcpy(pb->inj, buf, (size_t)pb->ninj * sizeof *buf);
   pb->S = malloc((size_t)pb->ninj * (size_t)pb->steps * sizeof(float));
-  for (long e = 0; e < pb->ninj * pb->steps; e++) pb->S[e] = (float)(2.0 * rnd_unit() - 1.0);
+  for (long e = 0; e < pb->ninj * pb->steps; e++) pb->S[e] = (float)(2.0 * tw_rnd_unit() - 1.0);
   pb->ntap = pick_cells(&pb->g, sp->trilinear, buf, 64);
   pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
   memcpy(pb->tap, buf, (size_t)pb->ntap * sizeof *buf);
@@ -131,7 +122,7 @@ static int compare_run(tw_problem *pb, const char *what, run_counts *rc) {
   rc->blocks = 0;
   for (long t = 0; t < pb->steps && !bad;) {
     /* like the driver: multiples of the block, or ending early at a "snapshot" */
-    long n = rnd() % 3 ? nt * rnd_in(1, 3) : rnd_in(1, (int)nt + 2);
+    long n = tw_rnd() % 3 ? nt * tw_rnd_in(1, 3) : tw_rnd_in(1, (int)nt + 2);
     if (t + n > pb->steps) n = pb->steps - t;
     long first, count;
     tw_samples_in(pb, t, n, &first, &count);
@@ -157,8 +148,8 @@ static int compare_run(tw_problem *pb, const char *what, run_counts *rc) {
     }
     /* a decimated box, as snapshots with a region take it */
     int blo[3], bcnt[3];
-    const int dec = rnd_in(1, 2);
-    for (int a = 0; a < 3; a++) blo[a] = rnd_in(0, N[a] - 1), bcnt[a] = rnd_in(1, (N[a] - 1 - blo[a]) / dec + 1);
+    const int dec = tw_rnd_in(1, 2);
+    for (int a = 0; a < 3; a++) blo[a] = tw_rnd_in(0, N[a] - 1), bcnt[a] = tw_rnd_in(1, (N[a] - 1 - blo[a]) / dec + 1);
     REQUIRE(ref->extract(sr, blo, bcnt, dec, fa, &err) == TW_OK, "%s: extract box", what);
     REQUIRE(dia->extract(sd, blo, bcnt, dec, fb, &err) == TW_OK, "%s: extract box", what);
     if (memcmp(fa, fb, (size_t)bcnt[0] * bcnt[1] * bcnt[2] * sizeof(float))) {
@@ -184,17 +175,17 @@ static int compare_run(tw_problem *pb, const char *what, run_counts *rc) {
 
 static void random_spec(spec *sp, int order) {
   sp->order = order;
-  for (int a = 0; a < 3; a++) sp->n[a] = 2 * rnd_in(1, 8) + 1;  /* odd, 3 .. 17 */
-  if (rnd() % 4 == 0) sp->n[rnd() % 3] = rnd_in(1, 4);          /* sometimes very thin */
-  const int ab = rnd() % 3 ? rnd_in(1, 4) : 0;
-  for (int a = 0; a < 3; a++) sp->absorb[a] = rnd() % 4 ? ab : rnd_in(0, 3);
-  sp->free_surface = rnd() % 2;
-  sp->interval = rnd_in(1, 3);
-  sp->trilinear = rnd() % 2;
+  for (int a = 0; a < 3; a++) sp->n[a] = 2 * tw_rnd_in(1, 8) + 1;  /* odd, 3 .. 17 */
+  if (tw_rnd() % 4 == 0) sp->n[tw_rnd() % 3] = tw_rnd_in(1, 4);          /* sometimes very thin */
+  const int ab = tw_rnd() % 3 ? tw_rnd_in(1, 4) : 0;
+  for (int a = 0; a < 3; a++) sp->absorb[a] = tw_rnd() % 4 ? ab : tw_rnd_in(0, 3);
+  sp->free_surface = tw_rnd() % 2;
+  sp->interval = tw_rnd_in(1, 3);
+  sp->trilinear = tw_rnd() % 2;
   /* enough steps for the wave to cross the grid (it moves ≥ 1 cell per step) */
   int Nmax = 0;
   for (int a = 0; a < 3; a++) Nmax = sp->n[a] + 2 * sp->absorb[a] > Nmax ? sp->n[a] + 2 * sp->absorb[a] : Nmax;
-  sp->steps = Nmax + rnd_in(2, 14);
+  sp->steps = Nmax + tw_rnd_in(2, 14);
 }
 
 /* The matrix: every order × DTS 1–3, a few tower heights (1, small, beyond the x length) and
@@ -208,19 +199,19 @@ static void matrix(void) {
           spec sp;
           random_spec(&sp, order);
           /* window cases: a grid long in x, so that a window is smaller than the grid */
-          if (ccase == 1 || ccase == 2) sp.n[0] = 2 * rnd_in(12, 30) + 1, sp.steps = rnd_in(12, 40);
+          if (ccase == 1 || ccase == 2) sp.n[0] = 2 * tw_rnd_in(12, 30) + 1, sp.steps = tw_rnd_in(12, 40);
           tw_problem *pb = make_problem(&sp);
           const int r = order / 2;
-          const int heights[4] = {1, rnd_in(2, 6), rnd_in(7, 20), pb->g.N[0] / r + rnd_in(1, 8)};
+          const int heights[4] = {1, tw_rnd_in(2, 6), tw_rnd_in(7, 20), pb->g.N[0] / r + tw_rnd_in(1, 8)};
           pb->dts = dts;
           pb->tower_height = heights[hcase];
-          pb->threads = rnd_in(1, 3);
+          pb->threads = tw_rnd_in(1, 3);
           tw_window_need need;
           int d2, nt2;
           REQUIRE(tw_schedule_params(order, dts, pb->tower_height, &d2, &nt2, NULL) == TW_OK, "params");
           tw_window_cpu_need(pb, dts, nt2, &need);
           const uint64_t span = need.whole_bytes - need.min_bytes;
-          const uint64_t caps[4] = {0, need.min_bytes, need.min_bytes + (uint64_t)(rnd_unit() * (double)span),
+          const uint64_t caps[4] = {0, need.min_bytes, need.min_bytes + (uint64_t)(tw_rnd_unit() * (double)span),
                                     need.whole_bytes};
           pb->device_memory = caps[ccase];
           char what[256];
@@ -440,6 +431,7 @@ static void debug_levels(void) {
 }
 
 int main(void) {
+  tw_rng_seed(0x2545F4914F6CDD1Dull);
   const char *b = getenv("TW_DIAMOND_BENCH");
   if (b && *b) {
     bench(b);

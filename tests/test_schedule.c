@@ -16,14 +16,6 @@
 #include "tw_solver.h"
 #include "tw_test.h"
 
-static unsigned long long rng_state = 0x9E3779B97F4A7C15ull;
-static unsigned rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (unsigned)(rng_state >> 11);
-}
-static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (unsigned)(hi - lo + 1)); } /* [lo, hi] */
 
 typedef struct {
   int N0, N1, r;
@@ -143,7 +135,7 @@ static long cells_of(const tw_schedule *sc, int s, int k, int whole) {
 /* Several blocks of random heights (the last one of each call shorter) on one grid. */
 static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
   shadow sh;
-  const long t_start = rnd_in(1, 5);
+  const long t_start = tw_rnd_in(1, 5);
   shadow_init(&sh, N0, N1, r, t_start);
   long t = t_start;
   int tight = 1;
@@ -217,6 +209,7 @@ static void check_params(void) {
 }
 
 int main(void) {
+  tw_rng_seed(0x9E3779B97F4A7C15ull);
   check_params();
   /* Fixed corner cases: one column, one row, tile larger than the grid, tower taller than it. */
   const int fixed[][5] = {{1, 1, 1, 1, 1}, {1, 9, 2, 1, 3}, {9, 1, 1, 3, 5}, {2, 2, 4, 3, 20},
@@ -227,9 +220,9 @@ int main(void) {
   int cases = 0;
   for (int rep = 0; rep < 1500; rep++) {
     const int rs[] = {1, 2, 3, 4, 8};
-    const int r = rs[rnd() % 5], dts = rnd_in(1, 3), N0 = rnd_in(1, 40), N1 = rnd_in(1, 40);
-    const int nt = rnd() % 4 == 0 ? N0 / r + rnd_in(1, 6) : rnd_in(1, 12);
-    check_grid(N0, N1, r, dts, nt, rnd_in(1, 3 * nt + 2));
+    const int r = rs[tw_rnd() % 5], dts = tw_rnd_in(1, 3), N0 = tw_rnd_in(1, 40), N1 = tw_rnd_in(1, 40);
+    const int nt = tw_rnd() % 4 == 0 ? N0 / r + tw_rnd_in(1, 6) : tw_rnd_in(1, 12);
+    check_grid(N0, N1, r, dts, nt, tw_rnd_in(1, 3 * nt + 2));
     cases++;
   }
   printf("%d random schedules replayed\n", cases);

@@ -16,14 +16,6 @@
 #include "tw_test.h"
 #include "window.h"
 
-static unsigned long long rng_state = 0xD1B54A32D192ED03ull;
-static unsigned rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (unsigned)(rng_state >> 11);
-}
-static int rnd_in(int lo, int hi) { return lo + (int)(rnd() % (unsigned)(hi - lo + 1)); }
 static int mod(int a, int W) { return ((a % W) + W) % W; }
 
 typedef struct {
@@ -118,7 +110,7 @@ static void plan_case(int N0, int r, int dts, int nt, int prefetch, int extra) {
 static void group_plan_case(int slabs, int N0, int r, int dts, int nt, int margin, int G, int overlap) {
   tw_window_plan p;
   tw_schedule sc;
-  const int R = slabs ? rnd_in(r, 4 * r * dts) : r * dts; /* slabs: any width ≥ r */
+  const int R = slabs ? tw_rnd_in(r, 4 * r * dts) : r * dts; /* slabs: any width ≥ r */
   if (slabs) {
     tw_window_plan_slabs(N0, r, R, nt, margin, G, &p);
   } else {
@@ -215,14 +207,14 @@ static void executor_case(int order, int N0, int W) {
   pb.order = order;
   const size_t cells = tw_grid_cells(&pb.g);
   pb.c2dt2 = malloc(cells * sizeof(float));
-  for (size_t c = 0; c < cells; c++) pb.c2dt2[c] = (float)(rnd() % 1000) / 1000.0f;
+  for (size_t c = 0; c < cells; c++) pb.c2dt2[c] = (float)(tw_rnd() % 1000) / 1000.0f;
   tw_cpu_fields host;
   tw_error err = {0};
   REQUIRE(tw_cpu_fields_create(&pb, 0, N0, &host, &err) == TW_OK, "host: %s", err.msg);
   for (int i = 0; i < N0; i++)
     for (int j = 0; j < 5; j++)
       for (int k = 0; k < 4; k++)
-        for (int a = 0; a < 2; a++) host.p[a][tw_cpu_off(&host, i, j, k)] = (float)(rnd() % 997) + 0.5f * a;
+        for (int a = 0; a < 2; a++) host.p[a][tw_cpu_off(&host, i, j, k)] = (float)(tw_rnd() % 997) + 0.5f * a;
   tw_window w;
   REQUIRE(tw_window_create(&pb, &host, W, &w, &err) == TW_OK, "window: %s", err.msg);
   tw_schedule sc;
@@ -265,21 +257,22 @@ static void executor_case(int order, int N0, int W) {
 }
 
 int main(void) {
+  tw_rng_seed(0xD1B54A32D192ED03ull);
   int cases = 0;
   for (int rep = 0; rep < 600; rep++) {
     const int rs[] = {1, 2, 3, 4};
-    const int r = rs[rnd() % 4], dts = rnd_in(1, 3), N0 = rnd_in(1, 80);
-    const int nt = rnd() % 5 == 0 ? N0 / r + rnd_in(1, 5) : rnd_in(1, 16);
-    plan_case(N0, r, dts, nt, rnd_in(0, 2), rnd() % 2 ? 0 : rnd_in(1, 9));
+    const int r = rs[tw_rnd() % 4], dts = tw_rnd_in(1, 3), N0 = tw_rnd_in(1, 80);
+    const int nt = tw_rnd() % 5 == 0 ? N0 / r + tw_rnd_in(1, 5) : tw_rnd_in(1, 16);
+    plan_case(N0, r, dts, nt, tw_rnd_in(0, 2), tw_rnd() % 2 ? 0 : tw_rnd_in(1, 9));
     cases++;
   }
   printf("%d window plans replayed\n", cases);
   int gcases = 0;
   for (int rep = 0; rep < 1500; rep++) {
-    const int r = rnd_in(1, 4), dts = rnd_in(1, 3), N0 = rnd_in(1, 120), slabs = rnd() % 2;
-    const int nt = rnd() % 5 == 0 ? N0 / r + rnd_in(1, 5) : rnd_in(1, 16);
-    const int margin = slabs ? rnd_in(0, 2) * r : r + rnd_in(0, 2) * r * dts;
-    group_plan_case(slabs, N0, r, dts, nt, margin, rnd() % 3 ? rnd_in(1, 6) : rnd_in(7, 40), rnd() % 2);
+    const int r = tw_rnd_in(1, 4), dts = tw_rnd_in(1, 3), N0 = tw_rnd_in(1, 120), slabs = tw_rnd() % 2;
+    const int nt = tw_rnd() % 5 == 0 ? N0 / r + tw_rnd_in(1, 5) : tw_rnd_in(1, 16);
+    const int margin = slabs ? tw_rnd_in(0, 2) * r : r + tw_rnd_in(0, 2) * r * dts;
+    group_plan_case(slabs, N0, r, dts, nt, margin, tw_rnd() % 3 ? tw_rnd_in(1, 6) : tw_rnd_in(7, 40), tw_rnd() % 2);
     gcases++;
   }
   printf("%d group plans replayed (DiamondTorre stages and stepwise slabs, G 1..40, copies overlapped or not)\n",

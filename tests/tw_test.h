@@ -37,6 +37,19 @@ static int tw_test_checks = 0;
     exit(77);                                                                   \
   } while (0)
 
+/* Random numbers for the CPU tests: xorshift64, reproducible from the seed each test program
+ * gives first thing in main (tw_rng_seed). */
+static unsigned long long tw_rng_state = 0x9E3779B97F4A7C15ull;
+static inline void tw_rng_seed(unsigned long long s) { tw_rng_state = s; }
+static inline unsigned tw_rnd(void) {
+  tw_rng_state ^= tw_rng_state << 13;
+  tw_rng_state ^= tw_rng_state >> 7;
+  tw_rng_state ^= tw_rng_state << 17;
+  return (unsigned)(tw_rng_state >> 11);
+}
+static inline int tw_rnd_in(int lo, int hi) { return lo + (int)(tw_rnd() % (unsigned)(hi - lo + 1)); } /* [lo, hi] */
+static inline double tw_rnd_unit(void) { return (tw_rnd() & 0xFFFFFF) / (double)0x1000000; }     /* [0, 1) */
+
 static inline int tw_test_exit(void) {
   printf("%d checks, %d failed\n", tw_test_checks, tw_test_failures);
   return tw_test_failures ? 1 : 0;
