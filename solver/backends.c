@@ -62,8 +62,9 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
 
 /* DiamondTorre defaults (schedule.h; measured in docs/performance.md, "cpu-diamond").
  * dts: the tile R = dts·order/2 is held near 3–4 cells: the GPU kernel keeps a tower's 2R² columns
- * in registers. Order 2 uses DTS 3: on an H200 (2026-11-21, docs/performance.md "gpu-diamond")
- * its register tower ran at 470.6 Gcell/s against 411.8 for DTS 4 (254 registers, the limit).
+ * in registers. Order 2 uses DTS 4: on an H200 (2026-11-21, docs/performance.md "gpu-diamond",
+ * session 4) its register tower ran at 540 Gcell/s against 506 for DTS 3 (height 128; 249
+ * registers: Nz up to 256 in one block, larger Nz lower the DTS by themselves).
  * On the CPU, R from 4 to 8 measured alike (a tower and its halo stay in L2).
  * tower_height: the sliding window moves 20 B per cell per block (DESIGN §3), so the copies keep
  * pace with a kernel of P cell·steps/s only if height ≥ 12·P / 49.5e9: ~100 for order 2 at
@@ -71,5 +72,5 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
  * with r·height, hence lower heights for higher orders. All are multiples of 2·dts (a
  * register-resident diamond is back in its starting layout after 2·dts steps). On the CPU the
  * height barely matters between 16 and 128. */
-int tw_default_dts(int order) { return order <= 2 ? 3 : (order <= 4 ? 2 : 1); }
-int tw_default_tower_height(int order) { return order <= 2 ? 126 : (order <= 4 ? 96 : 64); }
+int tw_default_dts(int order) { return order <= 2 ? 4 : (order <= 4 ? 2 : 1); }
+int tw_default_tower_height(int order) { return order <= 2 ? 128 : (order <= 4 ? 96 : 64); }

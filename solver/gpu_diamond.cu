@@ -89,8 +89,9 @@ __device__ inline void cp_async_wait() {}
 __device__ inline int ld_acquire(const int *p) { return *(volatile const int *)p; }
 __device__ inline void st_release(int *p, int v) { *(volatile int *)p = v; }
 __device__ inline void dia_nanosleep(unsigned) {}
-__device__ inline int opaque(int v) { return v; }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
+template <typename T>
+__device__ inline T *at(T *base, int off) { return base + off; }
 #else
 #define DIA_DYN_SMEM(name) extern __shared__ float name[]
 // Asynchronous 4-byte global → shared copy (sm_80+): the thread that issues it is the only one
@@ -113,15 +114,15 @@ __device__ __forceinline__ void st_release(int *p, int v) {
   asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
 }
 __device__ __forceinline__ void dia_nanosleep(unsigned ns) { __nanosleep(ns); }
-// A copy the compiler cannot see through: per-step address arithmetic derived from it is not
-// hoisted out of the step loop (hoisted, each column offset would hold a register for the whole
-// tower: ~40 registers at R = 4, more than recomputing costs).
-__device__ __forceinline__ int opaque(int v) {
-  int o;
-  asm volatile("mov.b32 %0, %1;" : "=r"(o) : "r"(v));
-  return o;
-}
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
+// base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
+// sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
+template <typename T>
+__device__ __forceinline__ T *at(T *base, int off) {
+  T *p;
+  asm("mad.wide.s32 %0, %1, 4, %2;" : "=l"(p) : "r"(off), "l"(base));
+  return p;
+}
 #endif
 
 // Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
@@ -248,6 +249,9 @@ struct alignas(16) colrec {
   int first, count, k0, k1;
 };
 
+// The largest column-offset table of a register tower (order 8, DTS 1: 16 x 17).
+constexpr int DIA_OFF_MAX = 16 * 17;
+
 struct dia_args {
   float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
   const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
@@ -266,6 +270,10 @@ struct dia_args {
   float *taps;              // [sample − first][ntap]
   long long ntap, first;
   int interval;
+  // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
+  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
+  int off[DIA_OFF_MAX];
+  int fastdiv;  // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
   int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
   int epoch, persistent, ntowers;
 };
@@ -322,18 +330,22 @@ __device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f,
   return A.coltap[(long long)x * A.N1 + y];
 }
 
-// Record the taps of the columns of a frame (origin X0f, Y0) that reached sample level L, from
-// an exchange buffer laid out by gather_slot: column-parallel over the block's threads. `mine` is
-// the record of column threadIdx.x, loaded before the barrier so that its latency is hidden.
+// Record the taps of the columns of a frame (origin X0f, Y0) that reached a sample level (row `row`
+// of the taps buffer), from
+// an exchange buffer laid out by gather_slot: column-parallel over the block's threads, thread k
+// taking columns myc, myc + blockDim.x, … with myc = gather_column(k) (a few columns per warp, not
+// all in warp 0: the warp that gathers is late at the next barrier). `mine` is the record of
+// column myc, loaded a step ahead so that its latency is hidden.
+__device__ __forceinline__ int gather_column(int k) { return (k & 31) * (int)(blockDim.x / 32) + (k >> 5); }
 template <int r, int R>
-__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int SS, int X0f, int Y0, long long L,
-                                            int myslot, const colrec &mine) {
+__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int SS, int X0f, int Y0, long long row,
+                                            int myc, int myslot, const colrec &mine) {
   constexpr int ND = 2 * R * R;
-  const long long row = tap_row(A, L);
-  for (int c = threadIdx.x; c < ND; c += blockDim.x) {
-    const colrec ct = c == (int)threadIdx.x ? mine : load_colrec<R>(A, c, X0f, Y0);
+  if (myc >= ND) return;
+  for (int c = myc; c < ND; c += blockDim.x) {
+    const colrec ct = c == myc ? mine : load_colrec<R>(A, c, X0f, Y0);
     if (ct.count == 0) continue;
-    const int slot = c == (int)threadIdx.x ? myslot : gather_slot<r, R>(c);
+    const int slot = c == myc ? myslot : gather_slot<r, R>(c);
     for (int j = 0; j < ct.count; j++) {
       const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
       A.taps[row * A.ntap + ct.first + j] = xbb[(kz + r) * SS + slot];
@@ -391,7 +403,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   constexpr int NB = band_buffers<r, DTS>(), PD = NB - 1;  // buffers, prefetch distance in steps
   const int k = threadIdx.x;
   const int NZp = A.NZp;
-  const int SXi = (int)A.SX;  // create() checks that every in-tower offset fits 32 bits
+  static_assert((2 * R + 2 * r) * (2 * R + 2 * r + 1) <= DIA_OFF_MAX, "column offset table too small");
 
   int tlo, thi;
   active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
@@ -413,12 +425,13 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   for (int j = 0; j < 32; j++) wz = wz || A.az[(k & ~31) + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
-  const int myslot = k < ND ? gather_slot<r, R>(k) : 0;
+  const int myc = gather_column(k);  // receivers: the column this thread gathers (blockDim.x = NZp, 32 | NZp)
+  const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
-  // Offsets of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = k); inside the step
-  // loop from per-step opaque copies of the strides (see opaque()).
-  int SXs = SXi, NZs = NZp;
-  auto off = [&](int dx, int dy) { return dx * SXs + dy * NZs; };
+  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = k): from the table in
+  // the kernel parameters (constant bank), so that an address costs one multiply-add with a
+  // constant operand and the offsets hold no registers across the step loop.
+  auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
   auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + k; };
 
   float F[NW], Gv[ND], C[ND];
@@ -443,13 +456,14 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       float *dst = bandk + (tau1 % NB) * (NBF + NBC);
       const float *src = lvl(A, A.t0 + tau1);
       const long long b1 = base_of(R * s + tau1 * r);
+      const float *const srcb = src + b1, *const c2b = A.c2 + b1;
       sfor<0, NBF>([&](auto J) {
         constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
-        cp_async4(dst + J, src + b1 + off((u + v) / 2, (u - v) / 2));
+        cp_async4(dst + J, at(srcb, off((u + v) / 2, (u - v) / 2)));
       });
       sfor<0, NBC>([&](auto J) {
         constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
-        cp_async4(dst + NBF + J, A.c2 + b1 + off((u + v) / 2, (u - v) / 2));
+        cp_async4(dst + NBF + J, at(c2b, off((u + v) / 2, (u - v) / 2)));
       });
     }
     cp_async_commit();  // an empty group past the end keeps the wait counts uniform
@@ -486,22 +500,32 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   }
   for (int j = 1; j < PD; j++) band_issue_async(tlo + j);
   colrec nextrec = {0, 0, 0, 0};
+  // level t0 + tlo modulo the sample interval, counted up per step (a 64-bit remainder per step
+  // cost 16 % of the run with receivers)
+  int phase = A.ntap ? (int)((A.t0 + tlo) % A.interval) : 1;
+  // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
+  // level itself came from memory); levels are gathered in increasing order, one row each
+  long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
+  // The z-damped update (step 4): a = az[k] for this thread, p^{n+1} = num / (1 + a).
+  const float az_om = 1.0f - tw_damping(0.0f, 0.0f, azk), az_d = 1.0f + tw_damping(0.0f, 0.0f, azk);
+  const float az_y = 1.0f / az_d;
 
 #pragma unroll 1
   for (int tau = tlo; tau < thi; tau++) {
     const long long n = A.t0 + tau;  // this step computes level n + 1
     const int X0 = R * s + tau * r;
-    SXs = opaque(SXi), NZs = opaque(NZp);
     const long long b0 = base_of(X0);
     float *const xbb = xb + (tau & 1) * XBSZ;
     float *const row = xbb + (k + r) * SS;
     bcur = bandk + (tau % NB) * (NBF + NBC);
-    const bool tap_prev = A.ntap && n % A.interval == 0 && tau > tlo;  // level n, computed at τ−1
-    const bool tap_next = A.ntap && (n + 1) % A.interval == 0;          // level n + 1, computed now
+    const bool tap_prev = A.ntap && phase == 0 && tau > tlo;  // level n, computed at τ−1
+    const int phase1 = phase + 1 == A.interval ? 0 : phase + 1;
+    const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
+    phase = phase1;
     // Receiver records: the columns whose taps are gathered at the start of step τ+1 (or in the
     // flush) are this frame's: load them a whole step ahead of their use.
     const colrec mine = nextrec;
-    if (tap_next && k < ND) nextrec = load_colrec<R>(A, k, X0, Y0);
+    if (tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
@@ -520,7 +544,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
     }
     __syncthreads();
-    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, n, myslot, mine);
+    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, trow++, myc, myslot, mine);
 
     // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
     //    τ − 1, before the barrier above.
@@ -532,56 +556,91 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const int e0 = ecur;
     ecur = e1;
 
-    // 4. the update of the 2R² columns: p^{n+1} into G. FAST: no damping anywhere in this
-    //    thread's cells and no source (the interior); GENERAL: a = (ax + ay) + az per cell and the
-    //    step's sources. Same arithmetic, same order as tw_laplacian / tw_cell_update.
-    const bool general = xydamp || e1 > e0 || wz;  // uniform per warp
-    auto update = [&](auto gen) {
-      constexpr bool GEN = decltype(gen)::value;
+    // 4. the update of the 2R² columns: p^{n+1} into G. Three paths, chosen per warp, with the
+    //    arithmetic and order of tw_laplacian / tw_cell_update:
+    //    FAST   no damping in the warp's cells, no source (the interior);
+    //    ZDAMP  damping in z only (a = az[k], the same for all the thread's cells): the numerators
+    //           first, then the divisions by 1 + a, straight-line (no branch per cell);
+    //    FULL   damping in x or y in this step (a per cell) or a source in this tower's step.
+    const bool full = xydamp || e1 > e0;  // uniform over the block
+    auto lap = [&](auto I) -> float {
+      constexpr int i = I;
+      const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
+      float acc = A.st.wc * p0;
+      sfor<1, r + 1>([&](auto M) {
+        constexpr int m = M;
+        constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
+        constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
+        acc = TW_MADD(A.st.w[0][m], fget(std::integral_constant<int, xm>{}) + fget(std::integral_constant<int, xp>{}), acc);
+        acc = TW_MADD(A.st.w[1][m], fget(std::integral_constant<int, ym>{}) + fget(std::integral_constant<int, yp>{}), acc);
+        acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
+      });
+      return acc;
+    };
+    // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
+    // arithmetic (it would, and run out of registers at high order): a fence every 8 cells.
+    auto fence8 = [](auto I) {
+      if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
+    };
+    if (full) {
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
-        constexpr int wi = TB::T.dw[i];
-        const float p0 = fget(std::integral_constant<int, wi>{});
-        float acc = A.st.wc * p0;
-        sfor<1, r + 1>([&](auto M) {
-          constexpr int m = M;
-          constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
-          constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
-          acc = TW_MADD(A.st.w[0][m], fget(std::integral_constant<int, xm>{}) + fget(std::integral_constant<int, xp>{}), acc);
-          acc = TW_MADD(A.st.w[1][m], fget(std::integral_constant<int, ym>{}) + fget(std::integral_constant<int, yp>{}), acc);
-          acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
-        });
-        if constexpr (GEN) {
+        const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
+        float acc = lap(I);
 #pragma unroll 1
-          for (int e = e0; e < e1; e++)
-            if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
-          constexpr int u = TB::T.du[i], v = TB::T.dv[i];
-          const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk)
-                                 : tw_damping(0.0f, 0.0f, azk);
-          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
-          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
-          // straddles a layer's edge takes one path instead of both.
-          const float t = TW_MADD(C[i], acc, 2.0f * p0);
-          Gv[i] = (t - (1.0f - a) * Gv[i]) / (1.0f + a);
-        } else {
-          Gv[i] = tw_cell_update(p0, Gv[i], acc, C[i], 0.0f);
-        }
-        // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
-        // arithmetic (it would, and run out of registers at high order): a fence every 8 cells.
-        if constexpr (i % 8 == 7) asm volatile("" ::: "memory");
+        for (int e = e0; e < e1; e++)
+          if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
+        constexpr int u = TB::T.du[i], v = TB::T.dv[i];
+        const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk)
+                               : tw_damping(0.0f, 0.0f, azk);
+        // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
+        // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
+        // straddles a layer's edge takes one path instead of both.
+        const float t = TW_MADD(C[i], acc, 2.0f * p0);
+        const float num = t - (1.0f - a) * Gv[i];
+        Gv[i] = num == 0.0f ? num : num / (1.0f + a);
+        fence8(I);
       });
-    };
-    if (general) update(std::true_type{});
-    else update(std::false_type{});
+    } else if (wz) {
+      // The numerators into G (p^{n−1} is not read again this step), and whether any of them is
+      // outside the range where the reciprocal division is exact (check_fastdiv).
+      bool hard = !A.fastdiv;
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I;
+        const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
+        const float t = TW_MADD(C[i], lap(I), 2.0f * p0);
+        const float num = t - az_om * Gv[i];
+        Gv[i] = num;
+        hard = hard || (num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f));
+        fence8(I);
+      });
+      if (__any_sync(0xffffffffu, hard)) {
+        sfor<0, ND>([&](auto I) { Gv[I] = Gv[I] == 0.0f ? Gv[I] : Gv[I] / az_d; });
+      } else {
+        // num / d correctly rounded from y = RN(1/d): q0 = RN(num·y), the exact residual
+        // num − d·q0, one correction (check_fastdiv proves it for every d of the grid).
+        sfor<0, ND>([&](auto I) {
+          const float q0 = Gv[I] * az_y;
+          const float q1 = __fmaf_rn(__fmaf_rn(-az_d, q0, Gv[I]), az_y, q0);
+          Gv[I] = Gv[I] == 0.0f ? Gv[I] : q1;  // ±0 stays ±0 (the residual step would give +0)
+        });
+      }
+    } else {
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I;
+        Gv[i] = tw_cell_update_undamped(fget(std::integral_constant<int, TB::T.dw[i]>{}), Gv[i], lap(I), C[i]);
+        fence8(I);
+      });
+    }
 
     // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
-    float *const nxt = lvl(A, n + 1), *const curp = lvl(A, n);
+    float *const nxt = lvl(A, n + 1) + b0, *const curp = lvl(A, n) + b0;
     sfor<0, NL>([&](auto J) {
       constexpr int i = TB::T.lc[J], u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
       constexpr bool prev = TB::T.prevIn[i];
-      nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
+      *at(nxt, off((u + v) / 2, (u - v) / 2)) = Gv[i];
       if constexpr (prev)
-        if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = fget(std::integral_constant<int, wi>{});
+        if (tau > tlo) *at(curp, off((u + v) / 2, (u - v) / 2)) = fget(std::integral_constant<int, wi>{});
     });
 
     if (tau + 1 < thi) {
@@ -615,9 +674,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
         constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
         if constexpr (!leave) {
-          nxt[b0 + off((u + v) / 2, (u - v) / 2)] = Gv[i];
+          *at(nxt, off((u + v) / 2, (u - v) / 2)) = Gv[i];
           if constexpr (prev)
-            if (tau > tlo) curp[b0 + off((u + v) / 2, (u - v) / 2)] = fget(std::integral_constant<int, wi>{});
+            if (tau > tlo) *at(curp, off((u + v) / 2, (u - v) / 2)) = fget(std::integral_constant<int, wi>{});
         }
       });
       if (tap_next) {
@@ -630,7 +689,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           else rown[G::dIdx(u - r, v - r)] = Gv[i];
         });
         __syncthreads();
-        gather_taps<r, R>(A, xbn, SS, X0, Y0, n + 1, myslot, nextrec);
+        gather_taps<r, R>(A, xbn, SS, X0, Y0, trow, myc, myslot, nextrec);
       }
     }
   }
@@ -663,8 +722,16 @@ __device__ __forceinline__ int flag_index(const dia_args &A, int s, int kk) { re
 // predecessors T(p+1, q), T(p, q+1) = (s+1, k±1) to be done, runs it, and marks it done. A block
 // waits only for towers with smaller tickets, which running blocks took: no deadlock, whatever
 // the grid size.
+// The largest block a register tower is compiled for (ptxas then keeps it within 65536 / that
+// registers): small towers (R ≤ 2, ~130 registers unbounded) are held to 128 registers, so that two
+// blocks of 256 threads share an SM (one tower's barrier wait is the other's issue slots) and Nz up
+// to 512 fits one block; order 2 DTS 3 (~168) to 384 threads; the rest need up to 255 (Nz ≤ 256).
 template <int r, int DTS>
-__global__ void tower_kernel(const dia_args A) {
+constexpr int tower_max_threads() {
+  return r * DTS <= 2 ? 512 : (r == 1 && DTS == 3 ? 384 : 256);
+}
+template <int r, int DTS>
+__global__ void __launch_bounds__(tower_max_threads<r, DTS>(), 1) tower_kernel(const dia_args A) {
   DIA_DYN_SMEM(sm);
   if (!A.persistent) {
     const int s = A.s;
@@ -788,7 +855,8 @@ constexpr double model_bpu() {
 // gpu-stepwise moves 16 B per update (read p^n, p^{n−1}, c²dt², write p^{n+1}): a register tower
 // that cannot beat it by this margin in the model (the DTS-1 towers of orders 4–8 move 19 B) is
 // not used by default; gpu-diamond then runs the stepwise kernel (docs/performance.md).
-constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85;
+// With absorbing layers on the z faces a tower must move at most half of that (see dia_init).
+constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5;
 
 #define DIA_REG(R_, D_) {R_, D_, tower_kernel<R_, D_>, tower_smem_bytes<R_, D_>, model_bpu<R_, D_>()}
 
@@ -830,6 +898,7 @@ struct dia_state {
   std::vector<size_t> ev_block;  // first event of each block of the call
   dia_event *ev;
   size_t ev_cap;
+  int fastdiv;  // check_fastdiv passed
   // persistent mode
   int *done, *ticket;
   size_t done_cap;
@@ -845,6 +914,58 @@ struct dia_state {
   double win_s;    // host time inside windowed advance calls (the copy-wait share's denominator)
   char win_why[200];
 };
+
+// The z-damped update divides by d = 1 + a through y = RN(1/d): q0 = RN(num·y),
+// q1 = RN(q0 + RN(num − d·q0)·y) (both by fused multiply-add). Whether q1 = RN(num / d) for every
+// num depends, while num, q0 and the residual stay normal, only on num's significand (scaling by
+// 2^e commutes with each rounding, and RN is odd): so one exponent of num decides all of
+// |num| ∈ [2^-100, 2^100]; the kernel uses the IEEE division for the other values (and 0 keeps its
+// sign). This kernel counts, for each d, the significands of [1, 2) where the two differ.
+__global__ void fastdiv_check_kernel(const float *d, int nd, unsigned *bad) {
+  const unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
+  if (m >= (1u << 23)) return;
+  const float num = __uint_as_float(0x3f800000u | m);
+  unsigned nbad = 0;
+  for (int j = 0; j < nd; j++) {
+    const float y = 1.0f / d[j];
+    const float q0 = num * y;
+    const float q1 = __fmaf_rn(__fmaf_rn(-d[j], q0, num), y, q0);
+    nbad += __float_as_uint(q1) != __float_as_uint(num / d[j]);
+  }
+  if (nbad) atomicAdd(bad, nbad);
+}
+
+// Every divisor 1 + az[k] of the z-damped update through fastdiv_check_kernel; s->fastdiv = 1
+// when no significand differs for any of them (2^23 checks per divisor, about a millisecond).
+tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
+  std::vector<float> d;
+  for (int k = 0; k < s->N2; k++) {
+    const float dk = 1.0f + tw_damping(0.0f, 0.0f, pb->a[2][k]);
+    if (pb->a[2][k] != 0.0f && (d.empty() || d.back() != dk)) d.push_back(dk);
+  }
+  s->fastdiv = 1;
+  if (d.empty()) return TW_OK;
+  float *dd = NULL;
+  unsigned *bad = NULL, hbad = 0;
+  size_t cap = 0;
+  tw_status st = tw_dev_ensure(&dd, &cap, d.size(), "division check", err);
+  if (!st) {
+    cudaError_t ce = cudaMalloc(&bad, sizeof(unsigned));
+    if (ce == cudaSuccess) ce = cudaMemsetAsync(bad, 0, sizeof(unsigned), s->stream);
+    if (ce == cudaSuccess) ce = cudaMemcpyAsync(dd, d.data(), d.size() * sizeof(float), cudaMemcpyHostToDevice, s->stream);
+    if (ce == cudaSuccess) {
+      fastdiv_check_kernel<<<(1u << 23) / 256, 256, 0, s->stream>>>(dd, (int)d.size(), bad);
+      ce = cudaGetLastError();
+    }
+    if (ce == cudaSuccess) ce = cudaMemcpyAsync(&hbad, bad, sizeof(unsigned), cudaMemcpyDeviceToHost, s->stream);
+    if (ce == cudaSuccess) ce = cudaStreamSynchronize(s->stream);
+    if (ce != cudaSuccess)
+      st = tw_error_set(err, TW_ECUDA, "division check (%d divisors): %s", (int)d.size(), cudaGetErrorString(ce));
+  }
+  cudaFree(dd), cudaFree(bad);
+  s->fastdiv = hbad == 0;
+  return st;
+}
 
 void dia_free(dia_state *s) {
   if (!s) return;
@@ -1006,15 +1127,17 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // same numbers bitwise, at the better speed; report() says so. The generic tower is slower
   // than either (docs/performance.md) and runs only on request.
   // Absorbing layers on the z faces put damped cells in every column, so every tower carries a
-  // warp on the damped path and the step barrier paces the whole tower by it: measured on an H200
-  // (2026-11-21, docs/performance.md) the register tower then ran at 0.71x (order 2) and 0.58x
-  // (order 4) of gpu-stepwise. Such grids run the stepwise kernel too.
+  // warp on the damped path and the step barrier paces the whole tower by it. Measured on an H200
+  // (docs/performance.md, session 4, with the branch-free z-damped update): order 2, dts 3:
+  // 1.51x gpu-stepwise; order 4, dts 2: 0.99x. Such grids run a register tower only where its model
+  // moves at most half of gpu-stepwise's bytes.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
-  if (!(me && *me) && (!s->fn || s->bpu > MODEL_MARGIN * STEPWISE_BPU || z_damped)) {
+  const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
+  if (!(me && *me) && (!s->fn || s->bpu > margin * STEPWISE_BPU)) {
     char why[sizeof s->why];
     if (s->fn && z_damped)
-      snprintf(why, sizeof why, "absorbing layers on the z faces (%d/%d cells) damp every tower's column; the "
-               "register tower measured 0.6-0.7x gpu-stepwise there", pb->g.lo[2], pb->g.hi[2]);
+      snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower (%.1f B/update) is not faster there",
+               pb->g.lo[2], pb->g.hi[2], s->dts, s->bpu);
     else if (s->fn)
       snprintf(why, sizeof why, "the register tower of order %d with dts %d moves %.1f B per update in the model, "
                "gpu-stepwise 16", pb->order, s->dts, s->bpu);
@@ -1111,6 +1234,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   }
 
+  if ((st = check_fastdiv(s, pb, err))) return st;
+
   // Persistent mode: done flags for the tallest block, the ticket counter.
   if (s->mode == MODE_PERSISTENT) {
     tw_schedule sc;
@@ -1168,6 +1293,11 @@ dia_args base_args(const dia_state *s) {
   A.xz0 = s->xz0, A.xz1 = s->xz1, A.yz0 = s->yz0, A.yz1 = s->yz1;
   A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
   A.ntap = pb->ntap, A.interval = pb->interval;
+  A.fastdiv = s->fastdiv;
+  const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;
+  if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
+    for (int dx = -r; dx < 2 * R + r; dx++)
+      for (int dy = -R - r; dy <= R + r; dy++) A.off[(dx + r) * ny + dy + R + r] = (int)(dx * s->SX + dy * s->NZp);
   A.done = s->done, A.ticket = s->ticket;
   return A;
 }
@@ -1220,14 +1350,8 @@ tw_status win_group_launch(void *ctx, int g, int lo, tw_error *err) {
 
 tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
-  if (t0 != s->level)
-    return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, s->level);
-  if (n < 0 || t0 + n > pb->steps)
-    return tw_error_set(err, TW_EINTERNAL, "advance %ld steps from level %ld: past the last step %ld", n, t0,
-                        pb->steps);
   long first, count;
-  tw_samples_in(pb, t0, n, &first, &count);
-  tw_status st = tw_dev_ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver samples", err);
+  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &first, &count, err);
   if (st) return st;
 
   // The blocks of this call and their source events, uploaded once.

@@ -616,14 +616,8 @@ tw_status slab_group_run(void *ctx, int g, int lo, tw_error *err) {
 
 tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
-  if (t0 != s->level)
-    return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, s->level);
-  if (n < 0 || t0 + n > pb->steps)
-    return tw_error_set(err, TW_EINTERNAL, "advance %ld steps from level %ld: past the last step %ld", n, t0,
-                        pb->steps);
   long first, count;
-  tw_samples_in(pb, t0, n, &first, &count);
-  tw_status st = tw_dev_ensure(&s->taps, &s->taps_cap, (size_t)count * (size_t)pb->ntap, "receiver taps", err);
+  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &first, &count, err);
   if (st) return st;
   const double w0 = tw_wall_seconds();
   if (s->win) {

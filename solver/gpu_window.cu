@@ -503,6 +503,17 @@ tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_w
   return TW_OK;
 }
 
+tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n, float **taps, size_t *cap,
+                               long *first, long *count, tw_error *err) {
+  if (t0 != level)
+    return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, level);
+  if (n < 0 || t0 + n > pb->steps)
+    return tw_error_set(err, TW_EINTERNAL, "advance %ld steps from level %ld: past the last step %ld", n, t0,
+                        pb->steps);
+  tw_samples_in(pb, t0, n, first, count);
+  return tw_dev_ensure(taps, cap, (size_t)*count * (size_t)pb->ntap, "receiver samples", err);
+}
+
 tw_status tw_gpu_advance_end(cudaStream_t stream, float *taps, const float *dev_taps, size_t n, tw_gpu_window *w,
                              double t_start, double *win_s, tw_error *err) {
   if (n) TW_CUDA_TRY(err, cudaMemcpyAsync(taps, dev_taps, n * sizeof(float), cudaMemcpyDeviceToHost, stream));

@@ -93,6 +93,11 @@ void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], 
 tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_window *w, long level,
                           cudaStream_t stream, float **stage, size_t *stage_cap, const int lo[3], const int cnt[3],
                           int dec, float *out, tw_error *err);
+// The start of a backend's advance call: the call must continue from the field's level and stay
+// within the job's steps; *first, *count: the receiver samples it produces (tw_samples_in), for
+// which the device buffer *taps (capacity *cap) is made large enough.
+tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n, float **taps, size_t *cap,
+                               long *first, long *count, tw_error *err);
 // The end of a backend's advance call (the block boundary): the call's receiver samples to the
 // host, one synchronization (a fault of any kernel of the call surfaces here), then the window's
 // copies and timings; *win_s gains the call's host time since t_start.

@@ -21,7 +21,8 @@
  *
  * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS and tower heights, the three modes,
  * receivers on and off) against gpu-stepwise on one large grid and prints the table of
- * docs/performance.md. */
+ * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing]` times one register-tower configuration
+ * (few launches: what a profiler wants). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -31,17 +32,14 @@
 
 #include "problem.h"
 #include "tw_boundary.h"
+#include "test_gpu_common.h"
 #include "tw_test.h"
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
-static uint64_t rnd64(void) { /* splitmix64 */
-  uint64_t z = (rng_state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-static int rnd_in(int lo, int hi) { return lo + (int)(rnd64() % (uint64_t)(hi - lo + 1)); } /* [lo, hi] */
-static double rnd_unit(void) { return (double)(rnd64() >> 11) * (1.0 / 9007199254740992.0); }
+/* the GPU tests' generator (test_gpu_common.h), under this file's short names */
+#define rng_state tg_rng_state
+#define rnd64 tg_next
+#define rnd_in tg_int
+#define rnd_unit tg_unif
 
 typedef struct {
   int order, n[3], absorb[3], fs;
@@ -505,33 +503,67 @@ static double time_kernel(const tw_problem *pb, const char *kernel, const char *
   return rc ? 0 : (double)tw_grid_cells(&pb->g) * (double)steps / best / 1e9;
 }
 
-static void bench(double gb) {
-  /* Ny large (towers per stage ≈ Ny / 2R ≥ 2 per SM at R = 4), Nz = 256 (one block of 256 threads
-   * per tower), Nx from the size: 12 B per cell (two levels and c²dt²). */
+/* The bench problem: Ny large (towers per stage ≈ Ny / 2R ≥ 2 per SM at R = 4), Nz = 256 (one
+ * block of 256 threads per tower), Nx from the size: 12 B per cell (two levels and c²dt²); random
+ * c²dt² in the stable range, no absorbing layers, no receivers. */
+static tw_problem *bench_problem(double gb, int order, double *c2max) {
   const int nz = 256, ny = 2176;
   int nx = (int)(gb * 1e9 / 12.0 / ((double)ny * nz));
   if (nx < 400) nx = 400;
-  printf("bench grid %d x %d x %d = %.0f M cells (%.2f GB of fields)\n", nx, ny, nz, (double)nx * ny * nz / 1e6,
-         12.0 * nx * ny * nz / 1e9);
+  spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.order = order, sp.n[0] = nx, sp.n[1] = ny, sp.n[2] = nz, sp.interval = 2;
+  sp.steps = 100000;
+  tw_problem *pb = calloc(1, sizeof *pb);
+  const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
+  tw_grid_setup(&pb->g, sp.n, d, origin, sp.absorb, 0);
+  pb->order = order;
+  tw_stencil_setup(order, d, &pb->st);
+  pb->dt = 1e-3;
+  pb->steps = sp.steps;
+  const size_t cells = tw_grid_cells(&pb->g);
+  *c2max = 4.0 / (3.0 * tw_fd_lambda(order) / 100.0);
+  pb->c2dt2 = malloc(cells * sizeof(float));
+  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(*c2max * (0.3 + 0.65 * (double)((c * 2654435761u) % 1000) / 1000.0));
+  for (int a = 0; a < 3; a++) pb->a[a] = calloc((size_t)pb->g.N[a], sizeof(float));
+  pb->interval = 2;
+  pb->nsamples = pb->steps / 2 + 1;
+  return pb;
+}
+
+/* Absorbing layers of 20 cells on every face but a free surface on top, as in a real job. */
+static void bench_absorbing(tw_problem *pb, double c2max) {
+  const int ab[3] = {20, 20, 20}, n2[3] = {pb->g.N[0] - 40, pb->g.N[1] - 40, pb->g.N[2] - 20};
+  const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
+  tw_grid g2;
+  tw_grid_setup(&g2, n2, d, origin, ab, 1);
+  for (int a = 0; a < 3; a++) tw_damping_profile(&g2, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
+  pb->free_surface = 1;
+}
+
+/* One register-tower configuration and gpu-stepwise (what a profiler run wants: few launches). */
+static void bench_one(double gb, int order, int dts, int h, int absorb) {
+  double c2max;
+  tw_problem *pb = bench_problem(gb, order, &c2max);
+  if (absorb) bench_absorbing(pb, c2max);
+  char note[256];
+  printf("bench grid %d x %d x %d\n", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
+  const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
+  pb->dts = dts, pb->tower_height = h;
+  const double g = time_kernel(pb, "gpu-diamond", "persistent", 2L * h, note, sizeof note);
+  printf("order %d  gpu-stepwise %7.1f  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, sw, dts, h, g,
+         sw > 0 ? g / sw : 0, note);
+  tw_problem_destroy(pb);
+}
+
+static void bench(double gb) {
   for (int order = 2; order <= 8; order += 2) {
-    spec sp;
-    memset(&sp, 0, sizeof sp);
-    sp.order = order, sp.n[0] = nx, sp.n[1] = ny, sp.n[2] = nz, sp.interval = 2;
-    sp.steps = 100000;
-    tw_problem *pb = calloc(1, sizeof *pb);
-    const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
-    tw_grid_setup(&pb->g, sp.n, d, origin, sp.absorb, 0);
-    pb->order = order;
-    tw_stencil_setup(order, d, &pb->st);
-    pb->dt = 1e-3;
-    pb->steps = sp.steps;
-    const size_t cells = tw_grid_cells(&pb->g);
-    const double c2max = 4.0 / (3.0 * tw_fd_lambda(order) / 100.0);
-    pb->c2dt2 = malloc(cells * sizeof(float));
-    for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * (double)((c * 2654435761u) % 1000) / 1000.0));
-    for (int a = 0; a < 3; a++) pb->a[a] = calloc((size_t)pb->g.N[a], sizeof(float));
-    pb->interval = 2;
-    pb->nsamples = pb->steps / 2 + 1;
+    double c2max;
+    tw_problem *pb = bench_problem(gb, order, &c2max);
+    const int nx = pb->g.N[0], ny = pb->g.N[1], nz = pb->g.N[2];
+    if (order == 2)
+      printf("bench grid %d x %d x %d = %.0f M cells (%.2f GB of fields)\n", nx, ny, nz, (double)nx * ny * nz / 1e6,
+             12.0 * nx * ny * nz / 1e9);
     char note[256];
     const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
     printf("order %d  gpu-stepwise                 %7.1f Gcell/s   %s\n", order, sw, note);
@@ -571,11 +603,7 @@ static void bench(double gb) {
     pb->ntap = 0;
     /* absorbing layers (20 cells on every face but the free surface), as in a real job */
     {
-      const int ab[3] = {20, 20, 20}, n2[3] = {nx - 40, ny - 40, nz - 20};
-      tw_grid g2;
-      tw_grid_setup(&g2, n2, d, origin, ab, 1);
-      for (int a = 0; a < 3; a++) tw_damping_profile(&g2, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
-      pb->free_surface = 1;
+      bench_absorbing(pb, c2max);
       const double s2 = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
       g = time_kernel(pb, "gpu-diamond", "persistent", 256, note, sizeof note);
       printf("order %d  absorbing 20 + free surface: gpu-stepwise %7.1f, register tower %7.1f Gcell/s (%5.2fx)\n", order,
@@ -596,7 +624,8 @@ int main(int argc, char **argv) {
     return tw_test_exit();
   }
   if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
-    bench(argc > 2 ? atof(argv[2]) : 4.3);
+    if (argc > 5) bench_one(atof(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 && !strcmp(argv[6], "absorbing"));
+    else bench(argc > 2 ? atof(argv[2]) : 4.3);
     return 0;
   }
   const char *e = getenv("TW_TEST_SEED");
