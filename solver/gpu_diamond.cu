@@ -56,7 +56,8 @@
 // finds its range by binary search and adds S inside the cell's update (lap + S, as every kernel).
 // Receivers: at a sample level the values of the columns the tower computed are in the shared
 // exchange buffer of the next step (D ∩ D(τ+1) anyway, the columns that left D in extra slots), so
-// all threads gather them column-parallel through a per-column tap index: no per-cell cost.
+// a few lanes of every warp gather them column-parallel through a per-column tap index: no
+// per-cell cost.
 //
 // The host emulation used in development compiles this file as C++ with a shim (TW_DIAMOND_EMU):
 // OS threads with a barrier per CUDA block. It is not part of the build.
