@@ -35,11 +35,6 @@
 #include "test_gpu_common.h"
 #include "tw_test.h"
 
-/* the GPU tests' generator (test_gpu_common.h), under this file's short names */
-#define rng_state tg_rng_state
-#define rnd64 tg_next
-#define rnd_in tg_int
-#define rnd_unit tg_unif
 
 typedef struct {
   int order, n[3], absorb[3], fs;
@@ -56,12 +51,12 @@ static long pick_cells(const tw_grid *g, int trilinear, int (*out)[3], long room
   for (int c = 0; c < 8 && n < room; c++, n++)
     for (int a = 0; a < 3; a++) out[n][a] = (c >> a) & 1 ? N[a] - 1 : 0;
   for (int e = 0; e < 8 && n < room; e++, n++)
-    for (int a = 0; a < 3; a++) out[n][a] = rnd64() % 3 == 0 ? (rnd64() % 2 ? N[a] - 1 : 0) : rnd_in(0, N[a] - 1);
+    for (int a = 0; a < 3; a++) out[n][a] = tg_next() % 3 == 0 ? (tg_next() % 2 ? N[a] - 1 : 0) : tg_int(0, N[a] - 1);
   for (int e = 0; e < 6 && n < room; e++, n++)
-    out[n][0] = rnd_in(0, N[0] - 1), out[n][1] = rnd_in(0, N[1] - 1), out[n][2] = e % 3 == 2 ? rnd_in(0, N[2] - 1) : e % 3;
+    out[n][0] = tg_int(0, N[0] - 1), out[n][1] = tg_int(0, N[1] - 1), out[n][2] = e % 3 == 2 ? tg_int(0, N[2] - 1) : e % 3;
   for (int e = 0; trilinear && e < 3 && n + 8 <= room; e++) {
     int lo[3];
-    for (int a = 0; a < 3; a++) lo[a] = N[a] > 1 ? rnd_in(0, N[a] - 2) : 0;
+    for (int a = 0; a < 3; a++) lo[a] = N[a] > 1 ? tg_int(0, N[a] - 2) : 0;
     if (e == 0) lo[2] = 0; /* one group at the free surface */
     for (int c = 0; c < 8; c++, n++)
       for (int a = 0; a < 3; a++) out[n][a] = lo[a] + ((c >> a) & 1 && N[a] > 1);
@@ -90,7 +85,7 @@ static tw_problem *make_problem(const spec *sp, int full_surface_taps) {
   const double c2max = 4.0 / (3.0 * tw_fd_lambda(sp->order) / (d[0] * d[0]));
   pb->c2dt2 = malloc(cells * sizeof(float));
   REQUIRE(pb->c2dt2, "alloc c2");
-  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * rnd_unit()));
+  for (size_t c = 0; c < cells; c++) pb->c2dt2[c] = (float)(c2max * (0.3 + 0.65 * tg_unif()));
   for (int a = 0; a < 3; a++) {
     pb->a[a] = malloc((size_t)pb->g.N[a] * sizeof(float));
     tw_damping_profile(&pb->g, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
@@ -103,7 +98,7 @@ static tw_problem *make_problem(const spec *sp, int full_surface_taps) {
   pb->inj = malloc((size_t)pb->ninj * sizeof *pb->inj);
   memcpy(pb->inj, buf, (size_t)pb->ninj * sizeof *buf);
   pb->S = malloc((size_t)pb->ninj * (size_t)pb->steps * sizeof(float));
-  for (long e = 0; e < pb->ninj * pb->steps; e++) pb->S[e] = (float)(2.0 * rnd_unit() - 1.0);
+  for (long e = 0; e < pb->ninj * pb->steps; e++) pb->S[e] = (float)(2.0 * tg_unif() - 1.0);
   long nt = pick_cells(&pb->g, sp->trilinear, buf, 64);
   if (full_surface_taps) /* every column at the two top layers: a surface receiver grid */
     for (int i = 0; i < N[0]; i++)
@@ -148,16 +143,16 @@ static void make_schedule(const tw_problem *pb, long nt, schedule *sc) {
   sc->full_every = 0;
   for (long t = 0; t < pb->steps && sc->nblocks < 4096;) {
     /* like the driver: multiples of the kernel's block, or ending early at a "snapshot" */
-    long n = rnd64() % 3 ? nt * rnd_in(1, 3) : rnd_in(1, (int)nt + 2);
+    long n = tg_next() % 3 ? nt * tg_int(1, 3) : tg_int(1, (int)nt + 2);
     if (t + n > pb->steps || sc->nblocks == 4095) n = pb->steps - t;
     const int b = sc->nblocks++;
     sc->len[b] = n;
     t += n;
-    sc->dec[b] = rnd_in(1, 2);
+    sc->dec[b] = tg_int(1, 2);
     for (int a = 0; a < 3; a++) {
       const int Na = pb->g.N[a];
-      sc->lo[b][a] = rnd_in(0, Na - 1);
-      sc->cnt[b][a] = rnd_in(1, (Na - 1 - sc->lo[b][a]) / sc->dec[b] + 1);
+      sc->lo[b][a] = tg_int(0, Na - 1);
+      sc->cnt[b][a] = tg_int(1, (Na - 1 - sc->lo[b][a]) / sc->dec[b] + 1);
     }
   }
 }
@@ -234,23 +229,23 @@ static int nonfinite(const float *a, size_t n) {
 static void random_spec(spec *sp, int order, int i) {
   memset(sp, 0, sizeof *sp);
   sp->order = order;
-  for (int a = 0; a < 3; a++) sp->n[a] = 2 * rnd_in(2, 12) + 1; /* odd, 5 .. 25 */
-  if (i % 5 == 1) sp->n[2] = rnd_in(33, 70);                     /* several warps in z */
-  if (i % 7 == 3) sp->n[rnd_in(0, 2)] = rnd_in(1, 3);            /* very thin */
-  if (i % 6 == 4) sp->n[0] = 2 * rnd_in(15, 30) + 1;             /* long in x: many stages */
-  const int ab = rnd64() % 3 ? rnd_in(1, 5) : 0;
-  for (int a = 0; a < 3; a++) sp->absorb[a] = rnd64() % 4 ? ab : rnd_in(0, 3);
+  for (int a = 0; a < 3; a++) sp->n[a] = 2 * tg_int(2, 12) + 1; /* odd, 5 .. 25 */
+  if (i % 5 == 1) sp->n[2] = tg_int(33, 70);                     /* several warps in z */
+  if (i % 7 == 3) sp->n[tg_int(0, 2)] = tg_int(1, 3);            /* very thin */
+  if (i % 6 == 4) sp->n[0] = 2 * tg_int(15, 30) + 1;             /* long in x: many stages */
+  const int ab = tg_next() % 3 ? tg_int(1, 5) : 0;
+  for (int a = 0; a < 3; a++) sp->absorb[a] = tg_next() % 4 ? ab : tg_int(0, 3);
   sp->fs = (i / 2) % 2;
-  sp->interval = rnd_in(1, 3);
-  sp->trilinear = rnd64() % 2;
+  sp->interval = tg_int(1, 3);
+  sp->trilinear = tg_next() % 2;
   sp->surface_grid = i % 4 == 2;
   int Nmax = 0;
   for (int a = 0; a < 3; a++) Nmax = sp->n[a] + 2 * sp->absorb[a] > Nmax ? sp->n[a] + 2 * sp->absorb[a] : Nmax;
-  sp->steps = Nmax + rnd_in(4, 24);
+  sp->steps = Nmax + tg_int(4, 24);
   sp->dts = 1 + i % 3;
   const int r = order / 2;
   const int N0 = sp->n[0] + 2 * sp->absorb[0];
-  const int heights[4] = {1, rnd_in(2, 7), rnd_in(8, 24), N0 / r + rnd_in(1, 8)};
+  const int heights[4] = {1, tg_int(2, 7), tg_int(8, 24), N0 / r + tg_int(1, 8)};
   sp->height = heights[(i / 3) % 4];
 }
 
@@ -447,14 +442,14 @@ static void window_matrix(int ncases) {
       /* Planes of 64–128 KB: a ring is a whole number of 2 MB granules (gpu_window.cuh), so with
        * smaller planes the smallest ring would hold the whole grid and never wrap. Long in x: the
        * window slides over several ring lengths. */
-      sp.n[0] = rnd_in(150, 300);
-      sp.n[1] = rnd_in(470, 490);
-      sp.n[2] = rnd64() % 2 ? rnd_in(1, 32) : rnd_in(33, 64);
-      sp.steps = rnd_in(10, 60);
-      const int heights[4] = {1, rnd_in(2, 9), rnd_in(10, 30), rnd_in(2, 30)};
+      sp.n[0] = tg_int(150, 300);
+      sp.n[1] = tg_int(470, 490);
+      sp.n[2] = tg_next() % 2 ? tg_int(1, 32) : tg_int(33, 64);
+      sp.steps = tg_int(10, 60);
+      const int heights[4] = {1, tg_int(2, 9), tg_int(10, 30), tg_int(2, 30)};
       sp.height = heights[i % 4];
-      sp.dts = order == 2 ? rnd_in(1, 3) : order == 4 ? rnd_in(1, 2) : 1;
-      if (i % 5 == 3) sp.absorb[2] = rnd_in(1, 4);
+      sp.dts = order == 2 ? tg_int(1, 3) : order == 4 ? tg_int(1, 2) : 1;
+      if (i % 5 == 3) sp.absorb[2] = tg_int(1, 4);
       runs += window_case(&sp, i % 5 == 4 ? "gpu-stepwise" : "gpu-diamond", modes[i % 5]);
       cases++;
     }
@@ -510,17 +505,14 @@ static tw_problem *bench_problem(double gb, int order, double *c2max) {
   const int nz = 256, ny = 2176;
   int nx = (int)(gb * 1e9 / 12.0 / ((double)ny * nz));
   if (nx < 400) nx = 400;
-  spec sp;
-  memset(&sp, 0, sizeof sp);
-  sp.order = order, sp.n[0] = nx, sp.n[1] = ny, sp.n[2] = nz, sp.interval = 2;
-  sp.steps = 100000;
-  tw_problem *pb = calloc(1, sizeof *pb);
+  const int n[3] = {nx, ny, nz}, none[3] = {0, 0, 0};
   const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
-  tw_grid_setup(&pb->g, sp.n, d, origin, sp.absorb, 0);
+  tw_problem *pb = calloc(1, sizeof *pb);
+  tw_grid_setup(&pb->g, n, d, origin, none, 0);
   pb->order = order;
   tw_stencil_setup(order, d, &pb->st);
   pb->dt = 1e-3;
-  pb->steps = sp.steps;
+  pb->steps = 100000;
   const size_t cells = tw_grid_cells(&pb->g);
   *c2max = 4.0 / (3.0 * tw_fd_lambda(order) / 100.0);
   pb->c2dt2 = malloc(cells * sizeof(float));
@@ -534,9 +526,8 @@ static tw_problem *bench_problem(double gb, int order, double *c2max) {
 /* Absorbing layers of 20 cells on every face but a free surface on top, as in a real job. */
 static void bench_absorbing(tw_problem *pb, double c2max) {
   const int ab[3] = {20, 20, 20}, n2[3] = {pb->g.N[0] - 40, pb->g.N[1] - 40, pb->g.N[2] - 20};
-  const double d[3] = {10.0, 10.0, 10.0}, origin[3] = {0, 0, 0};
   tw_grid g2;
-  tw_grid_setup(&g2, n2, d, origin, ab, 1);
+  tw_grid_setup(&g2, n2, pb->g.d, pb->g.origin, ab, 1);
   for (int a = 0; a < 3; a++) tw_damping_profile(&g2, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
   pb->free_surface = 1;
 }
@@ -618,7 +609,7 @@ int main(int argc, char **argv) {
   if (tw_gpu_count() == 0) TW_SKIP("no GPU: gpu-diamond needs one and none is present");
   if (argc > 1 && strcmp(argv[1], "--window") == 0) {
     const char *e = getenv("TW_TEST_SEED");
-    rng_state = e ? strtoull(e, NULL, 10) : 20261121u;
+    tg_rng_state = e ? strtoull(e, NULL, 10) : 20261121u;
     e = getenv("TW_TEST_CASES");
     window_matrix(e ? atoi(e) : 5);
     return tw_test_exit();
@@ -629,7 +620,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   const char *e = getenv("TW_TEST_SEED");
-  rng_state = e ? strtoull(e, NULL, 10) : 20251122u;
+  tg_rng_state = e ? strtoull(e, NULL, 10) : 20251122u;
   e = getenv("TW_TEST_CASES");
   const int ncases = e ? atoi(e) : 12;
   const char *bitref = getenv("TW_DIAMOND_BITWISE_REF");
