@@ -15,6 +15,9 @@
 #               (default 2,8) with Nsight Compute (--clock-control none): ncu.txt
 #   TARGETS     build only these targets (default: all)
 #   TESTS       ctest -R regex among the gpu tests (default: all of label gpu)
+#   DIAMOND_BENCH="GB ORDER DTS H [absorbing] [zN] [nzN];..."  register-tower configurations timed
+#               by `test_gpu_diamond --bench` against gpu-stepwise in the same process (diamond.txt)
+#   SKIP_E2E=1 / SKIP_WINDOW=1
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
 # bench.json, ncu.txt, summary.txt.
@@ -101,6 +104,16 @@ if [ $build_ok = 1 ] && [ "${SKIP_BENCH:-0}" != 1 ]; then
     "$TW" bench --kernels "$KERNELS" --orders "$ORDERS" --gb "$GB" --steps "$STEPS" --reps "$REPS" \
       --json "$LOG/bench.json" 2>&1 | tee -a "$LOG/bench.txt" && bench_ok=1
   fi
+fi
+
+# ---------------------------------------------------------------- register-tower configurations
+if [ $build_ok = 1 ] && [ -n "${DIAMOND_BENCH:-}" ]; then
+  : >"$LOG/diamond.txt"
+  IFS=';' read -ra cfgs <<<"$DIAMOND_BENCH"
+  for c in "${cfgs[@]}"; do
+    "$B/tests/test_gpu_diamond" --bench $c >>"$LOG/diamond.txt" 2>&1 || echo "failed: $c" >>"$LOG/diamond.txt"
+  done
+  grep -E "register tower|failed" "$LOG/diamond.txt" | cut -c1-260
 fi
 
 # ---------------------------------------------------------------- Nsight Compute (optional)
@@ -196,6 +209,7 @@ EOF
   else
     echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
   fi
+  [ -s "$LOG/diamond.txt" ] && grep -E "register tower|failed" "$LOG/diamond.txt" | sed 's/^/diamond: /' | cut -c1-260
   for f in "$LOG"/window-*.json; do
     [ -s "$f" ] || continue
     python3 - "$f" <<'EOF'

@@ -10,9 +10,11 @@
 // (or a persistent grid that starts a tower when its two predecessors are done).
 //
 // Implementations behind one backend, bitwise equal to each other and to gpu-stepwise:
-//  * the register tower (tower_kernel<r, DTS>): one thread per z cell (blockDim = Nz rounded up
-//    to 32); each thread keeps, for its z, the tower's working set in registers across the
-//    tower's steps: F = p^n on the window W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every
+//  * the register tower (tower_kernel<r, DTS, Z>): Z = 1 or 2 adjacent z cells per thread
+//    (blockDim = Nz rounded up to 32·Z, over Z; Z = 2 where one thread per cell would not fit a
+//    block: Nz up to 512 at order 2, and with half the memory instructions per update: 8-byte
+//    loads, stores and copies, one z-neighbour in a register); each thread keeps, for its z
+//    cells, the tower's working set in registers across the tower's steps: F = p^n on the window W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every
 //    x/y neighbour its stencil reads, and the cells that enter the diamond next step, whose p^n
 //    is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
 //    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
@@ -28,7 +30,7 @@
 //    than gpu-stepwise (docs/performance.md): a second opinion for the tests, run on request only.
 //  * the stepwise kernel itself: by default gpu-diamond runs a register tower only where its
 //    locality model moves clearly fewer bytes per update than gpu-stepwise's 16 and one block of
-//    Nz threads fits (the DTS is lowered until it does); elsewhere (orders 6 and 8, very large Nz)
+//    Nz / Z threads fits (the DTS is lowered until it does); elsewhere (orders 6 and 8, very large Nz)
 //    it delegates to gpu-stepwise — the same numbers, the better speed — and report() says why.
 //
 // Why the stages need no other synchronization (schedule.h has the argument): every value a tower
@@ -83,7 +85,10 @@ namespace {
 
 #ifdef TW_DIAMOND_EMU
 #define DIA_DYN_SMEM(name) float *name = tw_emu_smem()
-__device__ inline void cp_async4(float *dst, const float *src) { *dst = *src; }
+template <int Z>
+__device__ inline void cp_async_z(float *dst, const float *src) {
+  for (int j = 0; j < Z; j++) dst[j] = src[j];
+}
 __device__ inline void cp_async_commit() {}
 template <int N>
 __device__ inline void cp_async_wait() {}
@@ -95,11 +100,13 @@ template <typename T>
 __device__ inline T *at(T *base, int off) { return base + off; }
 #else
 #define DIA_DYN_SMEM(name) extern __shared__ float name[]
-// Asynchronous 4-byte global → shared copy (sm_80+): the thread that issues it is the only one
-// that reads the word, after cp_async_wait, so no barrier is involved.
-__device__ __forceinline__ void cp_async4(float *dst, const float *src) {
+// Asynchronous global → shared copy of Z floats (4 or 8 bytes, aligned; sm_80+): the thread that
+// issues it is the only one that reads the words, after cp_async_wait, so no barrier is involved.
+template <int Z>
+__device__ __forceinline__ void cp_async_z(float *dst, const float *src) {
+  static_assert(Z == 1 || Z == 2, "4- or 8-byte copies");
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(src) : "memory");
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(4 * Z) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -331,15 +338,22 @@ __device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f,
   return A.coltap[(long long)x * A.N1 + y];
 }
 
+// The exchange buffer of the register tower: rows (z + H, H halo rows above z = 0) in groups of Z
+// (a thread's Z adjacent z cells, so that it writes its values of a column with one Z-wide store),
+// groups PZ words apart (PZ = Z·SS, SS odd: the threads of a warp hit distinct banks, per half-warp
+// for 8-byte accesses), column c of a row at word Z·c of its group.
+template <int Z>
+__host__ __device__ __forceinline__ int xaddr(int row, int col, int PZ) { return (row / Z) * PZ + row % Z + Z * col; }
+
 // Record the taps of the columns of a frame (origin X0f, Y0) that reached a sample level (row `row`
-// of the taps buffer), from
-// an exchange buffer laid out by gather_slot: column-parallel over the block's threads, thread k
-// taking columns myc, myc + blockDim.x, … with myc = gather_column(k) (a few columns per warp, not
-// all in warp 0: the warp that gathers is late at the next barrier). `mine` is the record of
-// column myc, loaded a step ahead so that its latency is hidden.
+// of the taps buffer), from an exchange buffer (xaddr) whose columns are laid out by gather_slot:
+// column-parallel over the block's threads, thread k taking columns myc, myc + blockDim.x, … with
+// myc = gather_column(k) (a few columns per warp, not all in warp 0: the warp that gathers is late
+// at the next barrier). `mine` is the record of column myc, loaded a step ahead so that its
+// latency is hidden.
 __device__ __forceinline__ int gather_column(int k) { return (k & 31) * (int)(blockDim.x / 32) + (k >> 5); }
-template <int r, int R>
-__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int SS, int X0f, int Y0, long long row,
+template <int r, int R, int Z, int H>
+__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int PZ, int X0f, int Y0, long long row,
                                             int myc, int myslot, const colrec &mine) {
   constexpr int ND = 2 * R * R;
   if (myc >= ND) return;
@@ -349,59 +363,91 @@ __device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb,
     const int slot = c == myc ? myslot : gather_slot<r, R>(c);
     for (int j = 0; j < ct.count; j++) {
       const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
-      A.taps[row * A.ntap + ct.first + j] = xbb[(kz + r) * SS + slot];
+      A.taps[row * A.ntap + ct.first + j] = xbb[xaddr<Z>(kz + H, slot, PZ)];
     }
   }
 }
 
+// Z adjacent floats (8-byte aligned when Z = 2) as one access: v(J) / put(J, x) with J an
+// integral_constant, so that register arrays stay indexed by constants.
+template <int Z, typename Fn>
+__device__ __forceinline__ void store_z(float *p, Fn &&v) {
+  static_assert(Z == 1 || Z == 2, "1 or 2 z cells per thread");
+  if constexpr (Z == 1) *p = v(std::integral_constant<int, 0>{});
+  else *reinterpret_cast<float2 *>(p) = make_float2(v(std::integral_constant<int, 0>{}), v(std::integral_constant<int, 1>{}));
+}
+template <int Z, bool RO = false, typename Fn>
+__device__ __forceinline__ void load_z(const float *p, Fn &&put) {
+  if constexpr (Z == 1) {
+    put(std::integral_constant<int, 0>{}, RO ? __ldg(p) : *p);
+  } else {
+    const float2 t = RO ? __ldg(reinterpret_cast<const float2 *>(p)) : *reinterpret_cast<const float2 *>(p);
+    put(std::integral_constant<int, 0>{}, t.x);
+    put(std::integral_constant<int, 1>{}, t.y);
+  }
+}
+
+constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
 // ---------------------------------------------------------------------------------- register tower
 
 // Shared memory of the register tower, in floats: the double-buffered z exchange
-// [2][NZp + 2r][SS] (SS odd: thread k's row starts at bank k·SS mod 32, all distinct), the band
-// buffers [NZp][NB·(NBF + NBC) | 1] (thread-private words: the current frame's, read by HS, and
-// the next NB − 1 frames', in flight), the damping of the current frame [2][4R] (x then y), and
-// one word for the persistent ticket.
+// [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
+// frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
+// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), and one word for the
+// persistent ticket. H: halo rows above z = 0 (r, rounded up to whole groups of Z).
 template <int r, int DTS>
 struct Tab {
   static constexpr Geo<r, DTS> T{};
 };
-template <int r, int DTS>
-__host__ __device__ constexpr int exch_stride() {
-  return odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
+template <int r, int Z>
+__host__ __device__ constexpr int halo_rows() {
+  return (r + Z - 1) / Z * Z;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int exch_group() {
+  return Z * odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int band_stride_nb(int nb) {
+  return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
+  return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
+         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) + 1;
 }
 // Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
-// short against the DRAM latency) when that still fits 227 KB at Nz = 256, else 2 (one step
-// ahead: orders 4 and 6, whose bands are 2–4 times larger).
-template <int r, int DTS>
+// short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
+// (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
+template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_buffers() {
-  constexpr int nb = Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC;
-  return 2 * (256 + 2 * r) * exch_stride<r, DTS>() + 256 * odd_up(3 * nb) + 8 * r * DTS + 1 <= 227 * 1024 / 4 ? 3 : 2;
+  return smem_floats<r, DTS, Z>(256 * Z, 3) <= 227 * 1024 / 4 ? 3 : 2;
 }
-template <int r, int DTS>
-__host__ __device__ constexpr int band_stride() {
-  return odd_up(band_buffers<r, DTS>() * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
-}
-template <int r, int DTS>
+template <int r, int DTS, int Z>
 __host__ __device__ size_t tower_smem_bytes(int NZp) {
-  const size_t f = 2 * (size_t)(NZp + 2 * r) * exch_stride<r, DTS>() + (size_t)NZp * band_stride<r, DTS>() +
-                   2 * 4 * (size_t)(r * DTS);
-  return (f + 1) * sizeof(float);
+  return smem_floats<r, DTS, Z>(NZp, band_buffers<r, DTS, Z>()) * sizeof(float);
 }
 
 // One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
-// block calls it (barriers inside). Register budget per thread: NW + 2·ND floats of tower state
-// (F, G, C) plus the band being moved in (NBF + NBC) and addressing: for R = 4, r = 1 that is
-// 50 + 64 + 25 ≈ 140 (ptxas -v: docs/performance.md). The band of step τ+1 is copied
-// asynchronously into shared memory during step τ (cp.async: a step of latency hiding without
-// holding registers) and moved into registers at the end of step τ.
-template <int r, int DTS>
+// block calls it (barriers inside). Thread k holds the Z adjacent z cells z = Z·k + j, j < Z
+// (Z = 2 halves the memory instructions per update: 8-byte loads, stores and band copies, and
+// one of a cell's two z-neighbours at order 2 is the thread's other cell, in a register).
+// Register budget per thread: Z·(NW + 2·ND) floats of tower state (F, G, C) plus the band being
+// moved in Z·(NBF + NBC) and addressing: for R = 4, r = 1, Z = 1 that is 50 + 64 + 25 ≈ 140
+// (ptxas -v: docs/performance.md). The band of step τ+1 is copied asynchronously into shared
+// memory during step τ (cp.async: a step of latency hiding without holding registers) and moved
+// into registers at the end of step τ.
+template <int r, int DTS, int Z>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
   using G = Geo<r, DTS>;
   using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
   constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
-  constexpr int SS = exch_stride<r, DTS>();
-  constexpr int SB = band_stride<r, DTS>();
-  constexpr int NB = band_buffers<r, DTS>(), PD = NB - 1;  // buffers, prefetch distance in steps
+  constexpr int H = halo_rows<r, Z>();
+  constexpr int PZ = exch_group<r, DTS, Z>();
+  constexpr int NB = band_buffers<r, DTS, Z>(), PD = NB - 1;  // buffers, prefetch distance in steps
+  constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
+  constexpr int NBI = NBF + NBC;  // band items per frame
   const int k = threadIdx.x;
   const int NZp = A.NZp;
   static_assert((2 * R + 2 * r) * (2 * R + 2 * r + 1) <= DIA_OFF_MAX, "column offset table too small");
@@ -414,67 +460,71 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   int ecur, eend;
   tower_events(A, key, &ecur, &eend);
 
-  float *const xb = sm;                                         // [2][NZp + 2r][SS]
-  const int XBSZ = (NZp + 2 * r) * SS;
-  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBF + NBC] of thread k
-  float *const sdamp = sm + 2 * XBSZ + NZp * SB;                // [2][4R]: ax of the frame, ay
-  const bool ghost = A.fs && k >= 1 && k <= r && k < A.N2;      // writes the image −p[k] to row −k
-  const float azk = A.az[k];
+  float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
+  const int XBSZ = (NZp + 2 * H) / Z * PZ;
+  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
+  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;            // [2][4R]: ax of the frame, ay
+  float azk[Z];
+  for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
   // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
   // so that a warp straddling a layer's edge runs one path, not both.
   bool wz = false;
-  for (int j = 0; j < 32; j++) wz = wz || A.az[(k & ~31) + j] != 0.0f;
+  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
-  const int myc = gather_column(k);  // receivers: the column this thread gathers (blockDim.x = NZp, 32 | NZp)
+  const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
   const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
-  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = k): from the table in
+  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = Z·k): from the table in
   // the kernel parameters (constant bank), so that an address costs one multiply-add with a
   // constant operand and the offsets hold no registers across the step loop.
   auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
-  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + k; };
+  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + Z * k; };
 
-  float F[NW], Gv[ND], C[ND];
-  float BF[NBF > 0 ? NBF : 1], BC[NBC > 0 ? NBC : 1];
+  float F[Z][NW], Gv[Z][ND], C[Z][ND];
+  float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
   // HS ("halo in shared memory"): the cells of W that this tower did not compute (fromB ≥ 0) stay
   // in the band buffer they were copied into and are read from there at each use; only the
   // computed ones (ND of them) are registers. Chosen where the state NW + 2·ND would not fit the
   // 255 registers next to everything else (high orders: W is mostly the cross-stencil halo).
   constexpr bool HS = NW + 2 * ND > 130;
   const float *bcur = bandk;  // the band buffer of the current frame (HS reads)
-  auto fget = [&](auto Wc) -> float {
-    constexpr int w = Wc;
+  // p^n of W cell w for the thread's cell j
+  auto fget = [&](auto Jc, auto Wc) -> float {
+    constexpr int j = Jc, w = Wc;
     constexpr int b = TB::T.fromB[w];
-    if constexpr (HS && b >= 0) return bcur[b];
-    else return F[w];
+    if constexpr (HS && b >= 0) return bcur[b * Z + j];
+    else return F[j][w];
+  };
+  auto fgetD = [&](auto Jc, auto Ic) -> float {  // the same for diamond column i
+    return fget(Jc, std::integral_constant<int, TB::T.dw[Ic]>{});
   };
 
   // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
   // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
   auto band_issue_async = [&](int tau1) {
     if (tau1 < thi) {
-      float *dst = bandk + (tau1 % NB) * (NBF + NBC);
+      float *dst = bandk + (tau1 % NB) * NBI * Z;
       const float *src = lvl(A, A.t0 + tau1);
       const long long b1 = base_of(R * s + tau1 * r);
       const float *const srcb = src + b1, *const c2b = A.c2 + b1;
       sfor<0, NBF>([&](auto J) {
         constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
-        cp_async4(dst + J, at(srcb, off((u + v) / 2, (u - v) / 2)));
+        cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
       });
       sfor<0, NBC>([&](auto J) {
         constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
-        cp_async4(dst + NBF + J, at(c2b, off((u + v) / 2, (u - v) / 2)));
+        cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
       });
     }
     cp_async_commit();  // an empty group past the end keeps the wait counts uniform
   };
 
-  // Zero the halo rows of both exchange buffers: rows [0, r) (above k = 0: zero, or the image
-  // written every step by the ghost threads) and [NZp + r, NZp + 2r) (below the padded column).
-  for (int e = threadIdx.x; e < 2 * 2 * r * SS; e += blockDim.x) {
-    const int b = e / (2 * r * SS), rem = e % (2 * r * SS), row = rem / SS, col = rem % SS;
-    xb[b * XBSZ + (row < r ? row : NZp + row) * SS + col] = 0.0f;
+  // Zero the halo rows of both exchange buffers: groups [0, H/Z) (above z = 0: zero, or the image
+  // written every step by the ghost threads) and [(NZp + H)/Z, (NZp + 2H)/Z) (below the column).
+  for (int e = threadIdx.x; e < 2 * 2 * (H / Z) * PZ; e += blockDim.x) {
+    const int b = e / (2 * (H / Z) * PZ), rem = e % (2 * (H / Z) * PZ), g = rem / PZ, col = rem % PZ;
+    xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
   }
   __syncthreads();  // before the ghost threads write the image rows
 
@@ -483,19 +533,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long n = A.t0 + tlo;
     const float *cur = lvl(A, n), *old = lvl(A, n + 1);
     const long long b0 = base_of(R * s + tlo * r);
-    float *const bfirst = bandk + (tlo % NB) * (NBF + NBC);
+    float *const bfirst = bandk + (tlo % NB) * NBI * Z;
     sfor<0, NW>([&](auto I) {
       constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
-      const float val = cur[b0 + off((u + v) / 2, (u - v) / 2)];
-      if constexpr (HS && b >= 0) bfirst[b] = val;
-      else F[I] = val;
+      load_z<Z>(cur + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) {
+        if constexpr (HS && b >= 0) bfirst[b * Z + J] = val;
+        else F[J][I] = val;
+      });
       // a one-time phase, but its register peak would set the whole kernel's count: in chunks
       if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
     sfor<0, ND>([&](auto I) {
       constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-      Gv[I] = old[b0 + off((u + v) / 2, (u - v) / 2)];
-      C[I] = __ldg(&A.c2[b0 + off((u + v) / 2, (u - v) / 2)]);
+      load_z<Z>(old + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { Gv[J][I] = val; });
+      load_z<Z, true>(A.c2 + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { C[J][I] = val; });
       if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
   }
@@ -507,9 +558,13 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
   // level itself came from memory); levels are gathered in increasing order, one row each
   long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
-  // The z-damped update (step 4): a = az[k] for this thread, p^{n+1} = num / (1 + a).
-  const float az_om = 1.0f - tw_damping(0.0f, 0.0f, azk), az_d = 1.0f + tw_damping(0.0f, 0.0f, azk);
-  const float az_y = 1.0f / az_d;
+  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num / (1 + a).
+  float az_om[Z], az_d[Z], az_y[Z];
+  for (int j = 0; j < Z; j++) {
+    az_om[j] = 1.0f - tw_damping(0.0f, 0.0f, azk[j]);
+    az_d[j] = 1.0f + tw_damping(0.0f, 0.0f, azk[j]);
+    az_y[j] = 1.0f / az_d[j];
+  }
 
 #pragma unroll 1
   for (int tau = tlo; tau < thi; tau++) {
@@ -517,8 +572,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const int X0 = R * s + tau * r;
     const long long b0 = base_of(X0);
     float *const xbb = xb + (tau & 1) * XBSZ;
-    float *const row = xbb + (k + r) * SS;
-    bcur = bandk + (tau % NB) * (NBF + NBC);
+    float *const row = xbb + (k + H / Z) * PZ;  // the thread's group of rows
+    bcur = bandk + (tau % NB) * NBI * Z;
     const bool tap_prev = A.ntap && phase == 0 && tau > tlo;  // level n, computed at τ−1
     const int phase1 = phase + 1 == A.interval ? 0 : phase + 1;
     const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
@@ -530,12 +585,21 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
-    sfor<0, ND>([&](auto I) { row[I] = fget(std::integral_constant<int, TB::T.dw[I]>{}); });
-    if (ghost) {
-      float *const grow = xbb + (r - k) * SS;
-      sfor<0, ND>([&](auto I) { grow[I] = -fget(std::integral_constant<int, TB::T.dw[I]>{}); });
-    }
-    if (tap_prev) sfor<0, NL>([&](auto J) { row[ND + J] = fget(std::integral_constant<int, TB::T.plw[J]>{}); });
+    sfor<0, ND>([&](auto I) { store_z<Z>(row + Z * I, [&](auto J) { return fgetD(J, I); }); });
+    // (free surface: the threads holding z = 1 … r write the image −p[z] to row H − z; the
+    // condition evaluated here, not held across the loop: that register made the z-damped
+    // path spill at order 2, DTS 4)
+    sfor<0, Z>([&](auto J) {
+      const int z = Z * k + J;
+      if (A.fs && z >= 1 && z <= r && z < A.N2) {
+        float *const grow = xbb + xaddr<Z>(H - z, 0, PZ);
+        sfor<0, ND>([&](auto I) { grow[Z * I] = -fgetD(J, I); });
+      }
+    });
+    if (tap_prev)
+      sfor<0, NL>([&](auto L) {
+        store_z<Z>(row + Z * (ND + L), [&](auto J) { return fget(J, std::integral_constant<int, TB::T.plw[L]>{}); });
+      });
     // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
     // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
     const bool xydamp = ydamp || !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
@@ -545,7 +609,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
     }
     __syncthreads();
-    if (tap_prev) gather_taps<r, R>(A, xbb, SS, X0 - r, Y0, trow++, myc, myslot, mine);
+    if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine);
 
     // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
     //    τ − 1, before the barrier above.
@@ -560,46 +624,56 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     // 4. the update of the 2R² columns: p^{n+1} into G. Three paths, chosen per warp, with the
     //    arithmetic and order of tw_laplacian / tw_cell_update:
     //    FAST   no damping in the warp's cells, no source (the interior);
-    //    ZDAMP  damping in z only (a = az[k], the same for all the thread's cells): the numerators
+    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns): the numerators
     //           first, then the divisions by 1 + a, straight-line (no branch per cell);
     //    FULL   damping in x or y in this step (a per cell) or a source in this tower's step.
     const bool full = xydamp || e1 > e0;  // uniform over the block
-    auto lap = [&](auto I) -> float {
+    // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
+    // own register when that cell is its own, else the exchange buffer
+    auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
+      constexpr int jd = (int)Jc + (int)Dc;
+      if constexpr (jd >= 0 && jd < Z) return fgetD(std::integral_constant<int, jd>{}, Ic);
+      else return row[floor_div(jd, Z) * PZ + (jd - floor_div(jd, Z) * Z) + Z * (int)Ic];
+    };
+    auto lap = [&](auto J, auto I) -> float {
       constexpr int i = I;
-      const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
+      const float p0 = fgetD(J, I);
       float acc = A.st.wc * p0;
       sfor<1, r + 1>([&](auto M) {
         constexpr int m = M;
         constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
         constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
-        acc = TW_MADD(A.st.w[0][m], fget(std::integral_constant<int, xm>{}) + fget(std::integral_constant<int, xp>{}), acc);
-        acc = TW_MADD(A.st.w[1][m], fget(std::integral_constant<int, ym>{}) + fget(std::integral_constant<int, yp>{}), acc);
-        acc = TW_MADD(A.st.w[2][m], row[i - m * SS] + row[i + m * SS], acc);
+        acc = TW_MADD(A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}) + fget(J, std::integral_constant<int, xp>{}), acc);
+        acc = TW_MADD(A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}) + fget(J, std::integral_constant<int, yp>{}), acc);
+        acc = TW_MADD(A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}) + zget(J, I, std::integral_constant<int, m>{}), acc);
       });
       return acc;
     };
     // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
-    // arithmetic (it would, and run out of registers at high order): a fence every 8 cells.
+    // arithmetic (it would, and run out of registers at high order): a fence every 8 columns.
     auto fence8 = [](auto I) {
       if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
     };
     if (full) {
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
-        const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
-        float acc = lap(I);
+        sfor<0, Z>([&](auto J) {
+          const float p0 = fgetD(J, I);
+          float acc = lap(J, I);
+          const int z = Z * k + J;
 #pragma unroll 1
-        for (int e = e0; e < e1; e++)
-          if (A.ev[e].col == i && A.ev[e].k == k) acc = acc + A.ev[e].S;
-        constexpr int u = TB::T.du[i], v = TB::T.dv[i];
-        const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk)
-                               : tw_damping(0.0f, 0.0f, azk);
-        // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
-        // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
-        // straddles a layer's edge takes one path instead of both.
-        const float t = TW_MADD(C[i], acc, 2.0f * p0);
-        const float num = t - (1.0f - a) * Gv[i];
-        Gv[i] = num == 0.0f ? num : num / (1.0f + a);
+          for (int e = e0; e < e1; e++)
+            if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
+          constexpr int u = TB::T.du[i], v = TB::T.dv[i];
+          const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J])
+                                 : tw_damping(0.0f, 0.0f, azk[J]);
+          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
+          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
+          // straddles a layer's edge takes one path instead of both.
+          const float t = TW_MADD(C[J][i], acc, 2.0f * p0);
+          const float num = t - (1.0f - a) * Gv[J][i];
+          Gv[J][i] = num == 0.0f ? num : num / (1.0f + a);
+        });
         fence8(I);
       });
     } else if (wz) {
@@ -608,89 +682,99 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       bool hard = !A.fastdiv;
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
-        const float p0 = fget(std::integral_constant<int, TB::T.dw[i]>{});
-        const float t = TW_MADD(C[i], lap(I), 2.0f * p0);
-        const float num = t - az_om * Gv[i];
-        Gv[i] = num;
-        hard = hard || (num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f));
+        sfor<0, Z>([&](auto J) {
+          const float p0 = fgetD(J, I);
+          const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
+          const float num = t - az_om[J] * Gv[J][i];
+          Gv[J][i] = num;
+          hard = hard || (num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f));
+        });
         fence8(I);
       });
       if (__any_sync(0xffffffffu, hard)) {
-        sfor<0, ND>([&](auto I) { Gv[I] = Gv[I] == 0.0f ? Gv[I] : Gv[I] / az_d; });
+        sfor<0, ND>([&](auto I) {
+          sfor<0, Z>([&](auto J) { Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : Gv[J][I] / az_d[J]; });
+        });
       } else {
         // num / d correctly rounded from y = RN(1/d): q0 = RN(num·y), the exact residual
         // num − d·q0, one correction (check_fastdiv proves it for every d of the grid).
         sfor<0, ND>([&](auto I) {
-          const float q0 = Gv[I] * az_y;
-          const float q1 = __fmaf_rn(__fmaf_rn(-az_d, q0, Gv[I]), az_y, q0);
-          Gv[I] = Gv[I] == 0.0f ? Gv[I] : q1;  // ±0 stays ±0 (the residual step would give +0)
+          sfor<0, Z>([&](auto J) {
+            const float q0 = Gv[J][I] * az_y[J];
+            const float q1 = __fmaf_rn(__fmaf_rn(-az_d[J], q0, Gv[J][I]), az_y[J], q0);
+            Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : q1;  // ±0 stays ±0 (the residual step would give +0)
+          });
         });
       }
     } else {
       sfor<0, ND>([&](auto I) {
-        constexpr int i = I;
-        Gv[i] = tw_cell_update_undamped(fget(std::integral_constant<int, TB::T.dw[i]>{}), Gv[i], lap(I), C[i]);
+        sfor<0, Z>([&](auto J) { Gv[J][I] = tw_cell_update_undamped(fgetD(J, I), Gv[J][I], lap(J, I), C[J][I]); });
         fence8(I);
       });
     }
 
     // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
     float *const nxt = lvl(A, n + 1) + b0, *const curp = lvl(A, n) + b0;
-    sfor<0, NL>([&](auto J) {
-      constexpr int i = TB::T.lc[J], u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
+    sfor<0, NL>([&](auto L) {
+      constexpr int i = TB::T.lc[L], u = TB::T.du[i], v = TB::T.dv[i];
       constexpr bool prev = TB::T.prevIn[i];
-      *at(nxt, off((u + v) / 2, (u - v) / 2)) = Gv[i];
+      store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
       if constexpr (prev)
-        if (tau > tlo) *at(curp, off((u + v) / 2, (u - v) / 2)) = fget(std::integral_constant<int, wi>{});
+        if (tau > tlo)
+          store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)),
+                     [&](auto J) { return fgetD(J, std::integral_constant<int, i>{}); });
     });
 
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
       cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
-      const float *srcb = bandk + ((tau + 1) % NB) * (NBF + NBC);
-      if constexpr (!HS) sfor<0, NBF>([&](auto J) { BF[J] = srcb[J]; });
-      sfor<0, NBC>([&](auto J) { BC[J] = srcb[NBF + J]; });
-      float Fn[NW], Gn[ND], Cn[ND];
-      sfor<0, NW>([&](auto I) {
-        constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
-        if constexpr (g >= 0) Fn[I] = Gv[g];
-        else if constexpr (!HS) Fn[I] = BF[b];  // HS: stays in the band buffer of frame τ+1
-      });
-      sfor<0, ND>([&](auto I) {
-        constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
-        Gn[I] = fget(std::integral_constant<int, w>{});
-        if constexpr (c >= 0) Cn[I] = C[c];
-        else Cn[I] = BC[b];
-      });
-      sfor<0, NW>([&](auto I) {
-        if constexpr (!HS || TB::T.fromG[I] >= 0) F[I] = Fn[I];
-      });
-      sfor<0, ND>([&](auto I) {
-        Gv[I] = Gn[I];
-        C[I] = Cn[I];
+      const float *srcb = bandk + ((tau + 1) % NB) * NBI * Z;
+      if constexpr (!HS)
+        sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * Z, [&](auto J, float x) { BF[J][B] = x; }); });
+      sfor<0, NBC>([&](auto B) { load_z<Z>(srcb + (NBF + B) * Z, [&](auto J, float x) { BC[J][B] = x; }); });
+      sfor<0, Z>([&](auto J) {
+        float Fn[NW], Gn[ND], Cn[ND];
+        sfor<0, NW>([&](auto I) {
+          constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
+          if constexpr (g >= 0) Fn[I] = Gv[J][g];
+          else if constexpr (!HS) Fn[I] = BF[J][b];  // HS: stays in the band buffer of frame τ+1
+        });
+        sfor<0, ND>([&](auto I) {
+          constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
+          Gn[I] = fget(J, std::integral_constant<int, w>{});
+          if constexpr (c >= 0) Cn[I] = C[J][c];
+          else Cn[I] = BC[J][b];
+        });
+        sfor<0, NW>([&](auto I) {
+          if constexpr (!HS || TB::T.fromG[I] >= 0) F[J][I] = Fn[I];
+        });
+        sfor<0, ND>([&](auto I) {
+          Gv[J][I] = Gn[I];
+          C[J][I] = Cn[I];
+        });
       });
     } else {
       // 7. the last step: store the rest of D (its last two levels), record its taps.
       sfor<0, ND>([&](auto I) {
-        constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], wi = TB::T.dw[i];
+        constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i];
         constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
         if constexpr (!leave) {
-          *at(nxt, off((u + v) / 2, (u - v) / 2)) = Gv[i];
+          store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
           if constexpr (prev)
-            if (tau > tlo) *at(curp, off((u + v) / 2, (u - v) / 2)) = fget(std::integral_constant<int, wi>{});
+            if (tau > tlo) store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return fgetD(J, I); });
         }
       });
       if (tap_next) {
         float *const xbn = xb + ((tau + 1) & 1) * XBSZ;
-        float *const rown = xbn + (k + r) * SS;
+        float *const rown = xbn + (k + H / Z) * PZ;
         sfor<0, ND>([&](auto I) {
           constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], li = TB::T.lidx[i];
           constexpr bool leave = TB::T.leaving[i];
-          if constexpr (leave) rown[ND + li] = Gv[i];
-          else rown[G::dIdx(u - r, v - r)] = Gv[i];
+          constexpr int slot = leave ? ND + li : G::dIdx(u - r, v - r);
+          store_z<Z>(rown + Z * slot, [&](auto J) { return Gv[J][i]; });
         });
         __syncthreads();
-        gather_taps<r, R>(A, xbn, SS, X0, Y0, trow, myc, myslot, nextrec);
+        gather_taps<r, R, Z, H>(A, xbn, PZ, X0, Y0, trow, myc, myslot, nextrec);
       }
     }
   }
@@ -724,22 +808,23 @@ __device__ __forceinline__ int flag_index(const dia_args &A, int s, int kk) { re
 // waits only for towers with smaller tickets, which running blocks took: no deadlock, whatever
 // the grid size.
 // The largest block a register tower is compiled for (ptxas then keeps it within 65536 / that
-// registers): small towers (R ≤ 2, ~130 registers unbounded) are held to 128 registers, so that two
-// blocks of 256 threads share an SM (one tower's barrier wait is the other's issue slots) and Nz up
-// to 512 fits one block; order 2 DTS 3 (~168) to 384 threads; the rest need up to 255 (Nz ≤ 256).
-template <int r, int DTS>
+// registers): small towers (Z·R ≤ 2, ~130 registers unbounded) are held to 128 registers, so
+// that two blocks of 256 threads share an SM (one tower's barrier wait is the other's issue
+// slots) and 512 threads fit one block; order 2 DTS 3 (~168) to 384 threads; the rest need up to
+// 255 (256 threads).
+template <int r, int DTS, int Z>
 constexpr int tower_max_threads() {
-  return r * DTS <= 2 ? 512 : (r == 1 && DTS == 3 ? 384 : 256);
+  return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
 }
-template <int r, int DTS>
-__global__ void __launch_bounds__(tower_max_threads<r, DTS>(), 1) tower_kernel(const dia_args A) {
+template <int r, int DTS, int Z>
+__global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
   DIA_DYN_SMEM(sm);
   if (!A.persistent) {
     const int s = A.s;
-    run_tower<r, DTS>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    run_tower<r, DTS, Z>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
     return;
   }
-  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS>(A.NZp) / sizeof(float) - 1));
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
   for (;;) {
     if (threadIdx.x == 0) sh_ticket[0] = atomicAdd(A.ticket, 1);
     __syncthreads();
@@ -761,7 +846,7 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS>(), 1) tower_kernel(c
       __threadfence();
     }
     __syncthreads();
-    run_tower<r, DTS>(A, s, kk, sm);
+    run_tower<r, DTS, Z>(A, s, kk, sm);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) st_release(&A.done[flag_index(A, s, kk)], A.epoch);
@@ -837,7 +922,7 @@ typedef void (*kernel_fn)(dia_args);
 enum { MODE_STAGE = 0, MODE_PERSISTENT = 1, MODE_GENERIC = 2 };
 
 struct reg_kernel {
-  int r, dts;
+  int r, dts, z;  // radius, DTS, z cells per thread
   kernel_fn fn;
   size_t (*smem)(int NZp);
   double bpu;  // the locality model: DRAM bytes per cell update in steady state
@@ -859,12 +944,14 @@ constexpr double model_bpu() {
 // With absorbing layers on the z faces a tower must move at most half of that (see dia_init).
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5;
 
-#define DIA_REG(R_, D_) {R_, D_, tower_kernel<R_, D_>, tower_smem_bytes<R_, D_>, model_bpu<R_, D_>()}
+#define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
-// neighbours in the DTS table of docs/performance.md.
+// neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
+// (order 2, DTS 2 and 3: Nz up to 1024 and 512).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1), DIA_REG(1, 2), DIA_REG(1, 3), DIA_REG(1, 4), DIA_REG(2, 1), DIA_REG(2, 2), DIA_REG(3, 1), DIA_REG(4, 1),
+    DIA_REG(1, 1, 1), DIA_REG(1, 2, 1), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1), DIA_REG(2, 1, 1), DIA_REG(2, 2, 1),
+    DIA_REG(3, 1, 1), DIA_REG(4, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 3, 2),
 };
 constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
 
@@ -874,6 +961,7 @@ const kernel_fn generic_kernels[TW_GPU_RMAX] = {generic_kernel<1>, generic_kerne
 struct dia_state {
   const tw_problem *pb;
   int r, dts, R, nt;
+  int zpt;      // z cells per thread of the register tower
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
   double bpu;     // the chosen register tower's model bytes per update
@@ -1058,10 +1146,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   s->PY = 2 * R + r + 1;
   s->NXd = s->N0 + 2 * s->PX;
   s->NYd = s->N1 + 2 * s->PY;
-  s->SX = (long long)s->NYd * s->NZp;
-  if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
-    return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
-                        s->N1, s->N2);
+  s->zpt = 1;
   int dev = 0;
   TW_CUDA_TRY(err, cudaGetDevice(&dev));
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
@@ -1069,14 +1154,17 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
 
-  // Which implementation: the register tower when (r, dts) is instantiated and one block of NZp
-  // threads fits (registers and shared memory); the generic tower otherwise. Environment
-  // TW_DIAMOND_MODE = persistent (default) | stage | generic: a tuning and test knob (the tests
-  // compare the implementations bitwise; docs/performance.md compares their speed).
+  // Which implementation: the register tower when (r, dts) is instantiated and one block of
+  // NZp / Z threads fits (registers and shared memory), Z = 1 or else 2 z cells per thread; the
+  // generic tower otherwise. Environment (tuning and test knobs: the tests compare the
+  // implementations bitwise, docs/performance.md their speed): TW_DIAMOND_MODE = persistent
+  // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z.
   const char *me = getenv("TW_DIAMOND_MODE");
   int mode = MODE_PERSISTENT;
   if (me && strcmp(me, "stage") == 0) mode = MODE_STAGE;
   if (me && strcmp(me, "generic") == 0) mode = MODE_GENERIC;
+  const char *mz = getenv("TW_DIAMOND_ZPT");
+  const int zforce = mz && *mz ? atoi(mz) : 0;
   s->fn = NULL;
   s->dts_req = s->dts;
   snprintf(s->why, sizeof s->why, "generic tower requested");
@@ -1084,20 +1172,26 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // result (the schedule is exact for any tile), only the speed, and a smaller register tower is
   // far faster than the generic one.
   for (int d = s->dts; mode != MODE_GENERIC && d >= 1 && !s->fn; d--) {
-    const reg_kernel *rk = NULL;
-    for (int i = 0; i < NREGK; i++)
-      if (reg_kernels[i].r == r && reg_kernels[i].dts == d) rk = &reg_kernels[i];
     char why[160] = "";
-    if (!rk) {
-      snprintf(why, sizeof why, "no register tower for order %d with dts %d (R = %d: too many registers)", pb->order,
-               d, r * d);
-    } else {
+    for (int z = 1; z <= 2 && !s->fn; z++) {
+      if (zforce && z != zforce) continue;
+      const reg_kernel *rk = NULL;
+      for (int i = 0; i < NREGK; i++)
+        if (reg_kernels[i].r == r && reg_kernels[i].dts == d && reg_kernels[i].z == z) rk = &reg_kernels[i];
+      if (!rk) {
+        if (z == 1 || zforce)
+          snprintf(why, sizeof why, "no register tower for order %d with dts %d (R = %d: too many registers)",
+                   pb->order, d, r * d);
+        continue;
+      }
+      // a warp covers 32·Z cells of z: the column is padded to a whole number of warps
+      const int nzp = (s->N2 + 32 * z - 1) / (32 * z) * (32 * z), threads = nzp / z;
       cudaFuncAttributes fa;
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)rk->fn));
-      const size_t smem = rk->smem(s->NZp);
-      if (s->NZp > fa.maxThreadsPerBlock) {
-        snprintf(why, sizeof why, "Nz = %d needs %d threads, the register tower of dts %d (%d registers) allows %d",
-                 s->N2, s->NZp, d, fa.numRegs, fa.maxThreadsPerBlock);
+      const size_t smem = rk->smem(nzp);
+      if (threads > fa.maxThreadsPerBlock) {
+        snprintf(why, sizeof why, "Nz = %d needs %d threads (%d z per thread), the register tower of dts %d (%d "
+                 "registers) allows %d", s->N2, threads, z, d, fa.numRegs, fa.maxThreadsPerBlock);
       } else if (smem > (size_t)smem_optin) {
         snprintf(why, sizeof why, "the register tower of dts %d needs %zu B of shared memory for Nz = %d, %d available",
                  d, smem, s->N2, smem_optin);
@@ -1105,18 +1199,20 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
         TW_CUDA_TRY(err, cudaFuncSetAttribute((const void *)rk->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)smem));
         TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)rk->fn,
-                                                                       s->NZp, smem));
+                                                                       threads, smem));
         if (s->blocks_per_sm >= 1) {
           s->fn = rk->fn;
           s->smem = smem;
-          s->threads = s->NZp;
+          s->threads = threads;
+          s->zpt = z;
+          s->NZp = nzp;
           s->regs = fa.numRegs;
           s->mode = mode;
           s->dts = d;
           s->R = r * d;
           s->bpu = rk->bpu;
         } else {
-          snprintf(why, sizeof why, "the register tower of dts %d cannot be resident with %d threads", d, s->NZp);
+          snprintf(why, sizeof why, "the register tower of dts %d cannot be resident with %d threads", d, threads);
         }
       }
     }
@@ -1160,6 +1256,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, s->threads, 0));
   }
 
+  // the layout, with the column padding of the chosen tower (NZp above)
+  s->SX = (long long)s->NYd * s->NZp;
+  if (s->SX * (2 * s->R + 2 * r + 2) >= (1LL << 31))
+    return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
+                        s->N1, s->N2);
   const size_t cells = (size_t)s->NXd * (size_t)s->SX;
   const double need = 3.0 * (double)cells * sizeof(float);
   // The whole grid resident, or the sliding window (tw_gpu_window_decide).
@@ -1480,9 +1581,9 @@ void dd_report(void *state, tw_run_report *rep) {
   if (s->win) snprintf(win, sizeof win, "; %s", s->win_why);
   window_report(s, rep);
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d%s (R = %d), tower height %d, "
-           "%d threads, %d registers, %d blocks/SM on %d SMs%s",
+           "%d threads x %d z, %d registers, %d blocks/SM on %d SMs%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, lowered, s->R, s->nt,
-           s->threads, s->regs, s->blocks_per_sm, s->sms, win);
+           s->threads, s->zpt, s->regs, s->blocks_per_sm, s->sms, win);
 }
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }

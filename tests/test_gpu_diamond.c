@@ -2,13 +2,13 @@
  * snapshot boxes), and against the cpu reference within relative L2 1e-5 (DESIGN §1), over a
  * randomized matrix of problems built directly as tw_problem (no job file): orders 2/4/6/8,
  * DTS 1–3, tower heights from 1 to more than the grid's x length, odd grid sizes, Nz from 1 to
- * more than one warp (and one case beyond a block, which takes the generic tower), sources and
+ * more than one warp (and tall columns beyond a block of one thread per z cell), sources and
  * receiver taps in corners, on edges and on the free surface (random S per step), trilinear
  * 8-cell groups, a full surface grid of taps, absorbing layers on and off, free surface on and
  * off, advance calls of random lengths (as the driver makes them end at snapshots) with a full
  * snapshot and a decimated box after each. Each case runs the three implementations of
- * gpu-diamond (TW_DIAMOND_MODE = persistent, stage, generic): all must be bitwise equal to
- * gpu-stepwise.
+ * gpu-diamond (TW_DIAMOND_MODE = persistent, stage, generic; at order 2 also the register tower
+ * with two z cells per thread, TW_DIAMOND_ZPT = 2): all must be bitwise equal to gpu-stepwise.
  *
  * Environment: TW_TEST_SEED, TW_TEST_CASES (cases per order, default 12),
  * TW_DIAMOND_BITWISE_REF (the kernel the results must equal bitwise, default gpu-stepwise; the
@@ -21,8 +21,9 @@
  *
  * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS and tower heights, the three modes,
  * receivers on and off) against gpu-stepwise on one large grid and prints the table of
- * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing]` times one register-tower configuration
- * (few launches: what a profiler wants). */
+ * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing] [zN] [nzN]` times one register-tower
+ * configuration (N z cells per thread; a column of N cells instead of 256), few launches: what a
+ * profiler wants. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -161,15 +162,34 @@ static int full_snap(const schedule *sc, int b) {
   return sc->full_every == 0 || b % sc->full_every == 0 || b == sc->nblocks - 1;
 }
 
+/* The implementation knobs of gpu-diamond for one create: TW_DIAMOND_MODE = `mode` up to a "/zN"
+ * suffix, which sets TW_DIAMOND_ZPT = N (z cells per thread of the register tower); NULL: the
+ * defaults. */
+static void mode_env(const char *mode) {
+  if (!mode) return;
+  char m[32];
+  snprintf(m, sizeof m, "%s", mode);
+  char *z = strstr(m, "/z");
+  if (z) {
+    setenv("TW_DIAMOND_ZPT", z + 2, 1);
+    *z = 0;
+  }
+  if (*m) setenv("TW_DIAMOND_MODE", m, 1);
+}
+static void mode_env_clear(void) {
+  unsetenv("TW_DIAMOND_MODE");
+  unsetenv("TW_DIAMOND_ZPT");
+}
+
 static tw_status run_backend(const tw_problem *pb, const char *kernel, const char *mode, const schedule *sc,
                              run_out *out, tw_error *err) {
   memset(out, 0, sizeof *out);
   const tw_backend_ops *be = tw_backend_find(kernel);
   if (!be) return tw_error_set(err, TW_EUNSUPPORTED, "kernel %s is not in this build", kernel);
-  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  mode_env(mode);
   void *st = NULL;
   tw_status rc = be->create(pb, &st, err);
-  unsetenv("TW_DIAMOND_MODE");
+  mode_env_clear();
   if (rc) return rc;
   const int *N = pb->g.N;
   const size_t cells = tw_grid_cells(&pb->g);
@@ -251,8 +271,9 @@ static void random_spec(spec *sp, int order, int i) {
 
 static void matrix(const char *bitref, int ncases) {
   /* the three implementations forced, and the default (which may run the stepwise kernel where
-   * DiamondTorre cannot win: the report says so) */
-  static const char *modes[4] = {"persistent", "stage", "generic", NULL};
+   * DiamondTorre cannot win: the report says so); at order 2 also the register tower with two z
+   * cells per thread (DTS 2 and 3; DTS 1 then runs the generic tower) */
+  static const char *modes[6] = {"persistent", "stage", "generic", NULL, "persistent/z2", "stage/z2"};
   const int have_ref = tw_backend_find(bitref) != NULL;
   if (!have_ref) printf("NOTE: %s is not in this build: bitwise comparison skipped, cpu within 1e-5 only\n", bitref);
   int total = 0;
@@ -278,7 +299,7 @@ static void matrix(const char *bitref, int ncases) {
         CHECK(rc == TW_OK, "%s: %s: %s", what, bitref, err.msg);
         ref_ok = rc == TW_OK;
       }
-      for (int m = 0; m < 4; m++) {
+      for (int m = 0; m < (order == 2 ? 6 : 4); m++) {
         tw_status rc = run_backend(pb, "gpu-diamond", modes[m], sc, &dia, &err);
         const char *ml = modes[m] ? modes[m] : "default";
         CHECK(rc == TW_OK, "%s [%s]: gpu-diamond: %s", what, ml, err.msg);
@@ -315,33 +336,39 @@ static void matrix(const char *bitref, int ncases) {
   printf("%d cases\n", total);
 }
 
-/* A column of z > one block: the generic tower (z looped over the threads) must agree too. */
-static void tall_column(const char *bitref) {
+/* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
+ * tower holds it (the stepwise kernel by default); order 2: the register tower with two z cells
+ * per thread (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`). Bitwise equal
+ * to the reference kernel, within 1e-5 of cpu. */
+static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
   spec sp;
   memset(&sp, 0, sizeof sp);
-  sp.order = 4, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = 1100, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
-  sp.absorb[2] = 3, sp.steps = 40, sp.dts = 2, sp.height = 7;
+  sp.order = order, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = nz, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
+  sp.absorb[2] = 3, sp.steps = 40, sp.dts = dts, sp.height = 7;
   tw_problem *pb = make_problem(&sp, 0);
   schedule *sc = malloc(sizeof *sc);
   make_schedule(pb, sp.height, sc);
   tw_error err = {0};
   run_out a, b;
-  REQUIRE(run_backend(pb, "cpu", NULL, sc, &a, &err) == TW_OK, "tall: cpu: %s", err.msg);
-  tw_status rc = run_backend(pb, "gpu-diamond", NULL, sc, &b, &err);
-  CHECK(rc == TW_OK, "tall column: gpu-diamond: %s", err.msg);
+  char what[64];
+  snprintf(what, sizeof what, "tall column (order %d, Nz %d, dts %d)", order, nz, dts);
+  REQUIRE(run_backend(pb, "cpu", NULL, sc, &a, &err) == TW_OK, "%s: cpu: %s", what, err.msg);
+  tw_status rc = run_backend(pb, "gpu-diamond", want ? "persistent" : NULL, sc, &b, &err);
+  CHECK(rc == TW_OK, "%s: gpu-diamond: %s", what, err.msg);
   if (!rc) {
     const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
     const double et = tw_rel_l2(b.taps, a.taps, ntaps), es = tw_rel_l2(b.snaps, a.snaps, b.nsnap);
-    CHECK(et <= 1e-5 && es <= 1e-5, "tall column (Nz 1100): against cpu: taps %.3g, snapshots %.3g", et, es);
+    CHECK(et <= 1e-5 && es <= 1e-5, "%s: against cpu: taps %.3g, snapshots %.3g", what, et, es);
+    CHECK(!want || strstr(b.rep.note, want), "%s: ran '%s', expected '%s'", what, b.rep.note, want);
     if (tw_backend_find(bitref)) {
       run_out c;
       if (run_backend(pb, bitref, NULL, sc, &c, &err) == TW_OK) {
         CHECK(first_diff(b.taps, c.taps, ntaps) < 0 && first_diff(b.snaps, c.snaps, b.nsnap) < 0,
-              "tall column (Nz 1100): not bitwise equal to %s", bitref);
+              "%s: not bitwise equal to %s", what, bitref);
         free_run(&c);
       }
     }
-    printf("tall column Nz 1100: cpu rel L2 taps %.2e snapshots %.2e\n", et, es);
+    printf("%s: cpu rel L2 taps %.2e snapshots %.2e; %s\n", what, et, es, b.rep.note);
     free_run(&b);
   }
   free_run(&a);
@@ -386,9 +413,9 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
   tw_error err = {0};
   run_out ref, win;
   int runs = 0;
-  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  mode_env(mode);
   const uint64_t smallest = smallest_cap(pb, kernel);
-  if (mode) unsetenv("TW_DIAMOND_MODE");
+  mode_env_clear();
   REQUIRE(run_backend(pb, kernel, mode, sc, &ref, &err) == TW_OK, "%s: in-core: %s", what, err.msg);
   const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
   const uint64_t caps[4] = {smallest, smallest + smallest / 3, 2 * smallest, smallest - 1};
@@ -434,6 +461,7 @@ static void window_matrix(int ncases) {
   /* gpu-diamond's three tower implementations forced, its default (orders 6 and 8 and grids with
    * z layers: the stepwise kernel's slabs), and gpu-stepwise itself */
   static const char *modes[5] = {"persistent", "stage", "generic", NULL, NULL};
+  static const char *modes2[5] = {"persistent", "persistent/z2", "stage", "stage/z2", NULL}; /* order 2 */
   int cases = 0, runs = 0;
   for (int order = 2; order <= 8; order += 2)
     for (int i = 0; i < ncases; i++) {
@@ -450,7 +478,7 @@ static void window_matrix(int ncases) {
       sp.height = heights[i % 4];
       sp.dts = order == 2 ? tg_int(1, 3) : order == 4 ? tg_int(1, 2) : 1;
       if (i % 5 == 3) sp.absorb[2] = tg_int(1, 4);
-      runs += window_case(&sp, i % 5 == 4 ? "gpu-stepwise" : "gpu-diamond", modes[i % 5]);
+      runs += window_case(&sp, i % 5 == 4 ? "gpu-stepwise" : "gpu-diamond", (order == 2 ? modes2 : modes)[i % 5]);
       cases++;
     }
   printf("window: %d cases, %d capped runs bitwise equal to in-core\n", cases, runs);
@@ -463,11 +491,11 @@ static double time_kernel(const tw_problem *pb, const char *kernel, const char *
                           size_t notelen) {
   const tw_backend_ops *be = tw_backend_find(kernel);
   if (!be) return 0;
-  if (mode) setenv("TW_DIAMOND_MODE", mode, 1);
+  mode_env(mode);
   void *st = NULL;
   tw_error err = {0};
   tw_status rc = be->create(pb, &st, &err);
-  unsetenv("TW_DIAMOND_MODE");
+  mode_env_clear();
   if (rc) {
     printf("  %s: %s\n", kernel, err.msg);
     return 0;
@@ -501,8 +529,8 @@ static double time_kernel(const tw_problem *pb, const char *kernel, const char *
 /* The bench problem: Ny large (towers per stage ≈ Ny / 2R ≥ 2 per SM at R = 4), Nz = 256 (one
  * block of 256 threads per tower), Nx from the size: 12 B per cell (two levels and c²dt²); random
  * c²dt² in the stable range, no absorbing layers, no receivers. */
-static tw_problem *bench_problem(double gb, int order, double *c2max) {
-  const int nz = 256, ny = 2176;
+static tw_problem *bench_problem(double gb, int order, int nz, double *c2max) {
+  const int ny = 2176;
   int nx = (int)(gb * 1e9 / 12.0 / ((double)ny * nz));
   if (nx < 400) nx = 400;
   const int n[3] = {nx, ny, nz}, none[3] = {0, 0, 0};
@@ -532,16 +560,19 @@ static void bench_absorbing(tw_problem *pb, double c2max) {
   pb->free_surface = 1;
 }
 
-/* One register-tower configuration and gpu-stepwise (what a profiler run wants: few launches). */
-static void bench_one(double gb, int order, int dts, int h, int absorb) {
+/* One register-tower configuration and gpu-stepwise (what a profiler run wants: few launches);
+ * z: z cells per thread (0: the backend's choice), nz: the column. */
+static void bench_one(double gb, int order, int dts, int h, int absorb, int z, int nz) {
   double c2max;
-  tw_problem *pb = bench_problem(gb, order, &c2max);
+  tw_problem *pb = bench_problem(gb, order, nz, &c2max);
   if (absorb) bench_absorbing(pb, c2max);
-  char note[256];
+  char note[256], mode[32];
   printf("bench grid %d x %d x %d\n", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
   const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
   pb->dts = dts, pb->tower_height = h;
-  const double g = time_kernel(pb, "gpu-diamond", "persistent", 2L * h, note, sizeof note);
+  if (z) snprintf(mode, sizeof mode, "persistent/z%d", z);
+  else snprintf(mode, sizeof mode, "persistent");
+  const double g = time_kernel(pb, "gpu-diamond", mode, 2L * h, note, sizeof note);
   printf("order %d  gpu-stepwise %7.1f  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, sw, dts, h, g,
          sw > 0 ? g / sw : 0, note);
   tw_problem_destroy(pb);
@@ -550,7 +581,7 @@ static void bench_one(double gb, int order, int dts, int h, int absorb) {
 static void bench(double gb) {
   for (int order = 2; order <= 8; order += 2) {
     double c2max;
-    tw_problem *pb = bench_problem(gb, order, &c2max);
+    tw_problem *pb = bench_problem(gb, order, 256, &c2max);
     const int nx = pb->g.N[0], ny = pb->g.N[1], nz = pb->g.N[2];
     if (order == 2)
       printf("bench grid %d x %d x %d = %.0f M cells (%.2f GB of fields)\n", nx, ny, nz, (double)nx * ny * nz / 1e6,
@@ -615,7 +646,15 @@ int main(int argc, char **argv) {
     return tw_test_exit();
   }
   if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
-    if (argc > 5) bench_one(atof(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), argc > 6 && !strcmp(argv[6], "absorbing"));
+    if (argc > 5) {
+      int absorbing = 0, z = 0, nz = 256;
+      for (int a = 6; a < argc; a++) {
+        if (!strcmp(argv[a], "absorbing")) absorbing = 1;
+        else if (!strncmp(argv[a], "nz", 2)) nz = atoi(argv[a] + 2);
+        else if (argv[a][0] == 'z') z = atoi(argv[a] + 1);
+      }
+      bench_one(atof(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), absorbing, z, nz);
+    }
     else bench(argc > 2 ? atof(argv[2]) : 4.3);
     return 0;
   }
@@ -627,6 +666,8 @@ int main(int argc, char **argv) {
   if (!bitref || !*bitref) bitref = "gpu-stepwise";
   printf("gpu-diamond against %s (bitwise) and cpu (relative L2 <= 1e-5), %d cases per order\n", bitref, ncases);
   matrix(bitref, ncases);
-  tall_column(bitref);
+  tall_column(bitref, 4, 1100, 2, NULL);
+  tall_column(bitref, 2, 500, 3, "dts 3 (R = 3), tower height 7, 256 threads x 2 z");
+  tall_column(bitref, 2, 700, 3, "x 2 z");
   return tw_test_exit();
 }
