@@ -168,8 +168,9 @@ fi
 
 # ---------------------------------------------------------------- the sliding window (bench)
 # In-core against windowed on one grid with the cap 8x below the fields (12 B per cell), at the
-# orders in WINDOW_ORDERS, over tower heights (WINDOW_H2 for order 2, WINDOW_H8 for order 8). Steps
-# per repetition: a multiple of every height (a window moves the grid once per block).
+# orders in WINDOW_ORDERS, over tower heights (WINDOW_H2 for order 2, WINDOW_H8 for order 8; `auto`:
+# the backend's choice). Steps per repetition: a multiple of every height (a window moves the grid
+# once per block; WINDOW_STEPS2 for order 2).
 # WINDOW_GRID (default 3400x2176x256: 22.7 GB of fields, a ring of ~400 planes at the default
 # cap), WINDOW_CAP (default fields / 8). Both runs start from the same random fields.
 if [ $build_ok = 1 ] && [ "${SKIP_WINDOW:-0}" != 1 ]; then
@@ -178,9 +179,11 @@ if [ $build_ok = 1 ] && [ "${SKIP_WINDOW:-0}" != 1 ]; then
   CAP=${WINDOW_CAP:-$((cells * 12 / 8))}
   : >"$LOG/window.txt"
   for o in $(tr , ' ' <<<"${WINDOW_ORDERS:-2,8}"); do
-    if [ "$o" = 2 ]; then hs=${WINDOW_H2:-126,252}; steps=252; ab=0; else hs=${WINDOW_H8:-48,64}; steps=192; ab=20; fi
+    if [ "$o" = 2 ]; then hs=${WINDOW_H2:-128,256,auto}; steps=${WINDOW_STEPS2:-256}; ab=0; else hs=${WINDOW_H8:-48,64}; steps=192; ab=20; fi
     ks="gpu-diamond"
-    for h in $(tr , ' ' <<<"$hs"); do ks="$ks,gpu-diamond+cap=$CAP+h=$h"; done
+    for h in $(tr , ' ' <<<"$hs"); do
+      if [ "$h" = auto ]; then ks="$ks,gpu-diamond+cap=$CAP"; else ks="$ks,gpu-diamond+cap=$CAP+h=$h"; fi
+    done
     echo "== order $o, grid $WG, cap $CAP B, absorb $ab, $steps steps per repetition" | tee -a "$LOG/window.txt"
     "$TW" bench --kernels "$ks" --orders "$o" --grid "$WG" --absorb "$ab" --steps "$steps" --reps "${WINDOW_REPS:-3}" \
       --no-ceiling --json "$LOG/window-$o.json" >>"$LOG/window.txt" 2>&1

@@ -566,6 +566,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     az_y[j] = 1.0f / az_d[j];
   }
 
+  // (unrolled by 2, which would halve the frame-shift moves: 255 registers and 8 % slower,
+  // 32 % with absorbing layers: docs/performance.md, session 5)
 #pragma unroll 1
   for (int tau = tlo; tau < thi; tau++) {
     const long long n = A.t0 + tau;  // this step computes level n + 1
@@ -948,10 +950,12 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
-// (order 2, DTS 2 and 3: Nz up to 1024 and 512).
+// (order 2, DTS 2 and 3: Nz up to 768 and 512). For one (r, DTS) the first entry that fits is
+// taken: the order is the measured preference (H200, session 5: DTS 2 with Z = 2 435 Gcell/s
+// against 330 with Z = 1, three blocks per SM; DTS 3 with Z = 1 506 against 482).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1, 1), DIA_REG(1, 2, 1), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1), DIA_REG(2, 1, 1), DIA_REG(2, 2, 1),
-    DIA_REG(3, 1, 1), DIA_REG(4, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 3, 2),
+    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG(1, 3, 1), DIA_REG(1, 3, 2), DIA_REG(1, 4, 1),
+    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1), DIA_REG(4, 1, 1),
 };
 constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
 
@@ -1093,7 +1097,9 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   const int r = s->r, R = s->R;
   s->M = 2 * R + r;
   tw_schedule sc;
-  tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, pb->steps < s->nt ? (int)(pb->steps > 0 ? pb->steps : 1) : s->nt);
+  auto schedule = [&]() {
+    tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, pb->steps < s->nt ? (int)(pb->steps > 0 ? pb->steps : 1) : s->nt);
+  };
   auto planes = [&](int G, int overlap) {
     tw_window_plan p;
     tw_window_plan_diamond(&sc, s->M, G, &p);
@@ -1102,7 +1108,22 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   tw_gpu_plane_layout L = {s->N0, s->N1, s->N2, s->NYd, s->NZp, s->PY};
   int W = 0, q = 1, sp = 0;
   uint64_t smallest = 0;
-  tw_status st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err);
+  tw_status st;
+  // The copies (20 B per cell and block, DESIGN §3) hide behind a block only when it is tall
+  // enough; the register towers of order 2 run at ~500 Gcell/s, where the default height of 128
+  // leaves the run waiting for copies (75 % of in-core, 96 % at 256: docs/performance.md). So
+  // without a tower_height in the job, the window takes twice the default where the ring still
+  // holds two launches of it with the copies overlapping.
+  const int nt0 = s->nt;
+  if (!pb->tower_height && s->mode != MODE_GENERIC && s->bpu < 0.5 * STEPWISE_BPU) {
+    s->nt = 2 * nt0;
+    schedule();
+    tw_gpu_plane_layout L2 = L;
+    if ((st = tw_gpu_window_fit(&L2, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
+    if (!W || planes(2, 1) > W) s->nt = nt0;
+  }
+  schedule();
+  st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err);
   if (st) return st;
   if (!W) {
     char params[64];
@@ -1172,18 +1193,13 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // result (the schedule is exact for any tile), only the speed, and a smaller register tower is
   // far faster than the generic one.
   for (int d = s->dts; mode != MODE_GENERIC && d >= 1 && !s->fn; d--) {
-    char why[160] = "";
-    for (int z = 1; z <= 2 && !s->fn; z++) {
-      if (zforce && z != zforce) continue;
-      const reg_kernel *rk = NULL;
-      for (int i = 0; i < NREGK; i++)
-        if (reg_kernels[i].r == r && reg_kernels[i].dts == d && reg_kernels[i].z == z) rk = &reg_kernels[i];
-      if (!rk) {
-        if (z == 1 || zforce)
-          snprintf(why, sizeof why, "no register tower for order %d with dts %d (R = %d: too many registers)",
-                   pb->order, d, r * d);
-        continue;
-      }
+    char why[160];
+    snprintf(why, sizeof why, "no register tower for order %d with dts %d%s (R = %d: too many registers)", pb->order,
+             d, zforce ? " and the z per thread asked" : "", r * d);
+    for (int i = 0; i < NREGK && !s->fn; i++) {
+      const reg_kernel *rk = &reg_kernels[i];
+      const int z = rk->z;
+      if (rk->r != r || rk->dts != d || (zforce && z != zforce)) continue;
       // a warp covers 32·Z cells of z: the column is padded to a whole number of warps
       const int nzp = (s->N2 + 32 * z - 1) / (32 * z) * (32 * z), threads = nzp / z;
       cudaFuncAttributes fa;

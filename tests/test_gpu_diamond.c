@@ -19,11 +19,11 @@
  * in-core run of the same implementation, every grid plane in and out once per block, and a cap
  * one byte below the smallest refused with the message that names it.
  *
- * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS and tower heights, the three modes,
- * receivers on and off) against gpu-stepwise on one large grid and prints the table of
+ * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS, tower heights and z cells per thread, the
+ * three modes, receivers on and off) against gpu-stepwise on one large grid and prints the table of
  * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing] [zN] [nzN]` times one register-tower
  * configuration (N z cells per thread; a column of N cells instead of 256), few launches: what a
- * profiler wants. */
+ * profiler wants; `absorbing` puts layers on every face, `absorbxz` etc. on those axes only. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -271,9 +271,10 @@ static void random_spec(spec *sp, int order, int i) {
 
 static void matrix(const char *bitref, int ncases) {
   /* the three implementations forced, and the default (which may run the stepwise kernel where
-   * DiamondTorre cannot win: the report says so); at order 2 also the register tower with two z
-   * cells per thread (DTS 2 and 3; DTS 1 then runs the generic tower) */
-  static const char *modes[6] = {"persistent", "stage", "generic", NULL, "persistent/z2", "stage/z2"};
+   * DiamondTorre cannot win: the report says so); at order 2 also the other choice of z cells per
+   * thread (the defaults: DTS 2 two, DTS 1 and 3 one; DTS 1 has no Z = 2 tower and then runs the
+   * generic one) */
+  static const char *modes[6] = {"persistent", "stage", "generic", NULL, "persistent/z2", "stage/z1"};
   const int have_ref = tw_backend_find(bitref) != NULL;
   if (!have_ref) printf("NOTE: %s is not in this build: bitwise comparison skipped, cpu within 1e-5 only\n", bitref);
   int total = 0;
@@ -461,7 +462,7 @@ static void window_matrix(int ncases) {
   /* gpu-diamond's three tower implementations forced, its default (orders 6 and 8 and grids with
    * z layers: the stepwise kernel's slabs), and gpu-stepwise itself */
   static const char *modes[5] = {"persistent", "stage", "generic", NULL, NULL};
-  static const char *modes2[5] = {"persistent", "persistent/z2", "stage", "stage/z2", NULL}; /* order 2 */
+  static const char *modes2[5] = {"persistent", "persistent/z2", "stage", "stage/z1", NULL}; /* order 2 */
   int cases = 0, runs = 0;
   for (int order = 2; order <= 8; order += 2)
     for (int i = 0; i < ncases; i++) {
@@ -551,21 +552,24 @@ static tw_problem *bench_problem(double gb, int order, int nz, double *c2max) {
   return pb;
 }
 
-/* Absorbing layers of 20 cells on every face but a free surface on top, as in a real job. */
-static void bench_absorbing(tw_problem *pb, double c2max) {
+/* Absorbing layers of 20 cells on the faces of the axes in `axes` (bit a: axis a), and a free
+ * surface on top, as in a real job (axes = 7). */
+static void bench_absorbing(tw_problem *pb, double c2max, int axes) {
   const int ab[3] = {20, 20, 20}, n2[3] = {pb->g.N[0] - 40, pb->g.N[1] - 40, pb->g.N[2] - 20};
   tw_grid g2;
   tw_grid_setup(&g2, n2, pb->g.d, pb->g.origin, ab, 1);
-  for (int a = 0; a < 3; a++) tw_damping_profile(&g2, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
+  for (int a = 0; a < 3; a++)
+    if (axes >> a & 1) tw_damping_profile(&g2, a, sqrt(c2max) / pb->dt, pb->dt, pb->a[a]);
   pb->free_surface = 1;
 }
 
 /* One register-tower configuration and gpu-stepwise (what a profiler run wants: few launches);
- * z: z cells per thread (0: the backend's choice), nz: the column. */
+ * absorb: the axes with layers (bench_absorbing), z: z cells per thread (0: the backend's choice),
+ * nz: the column. */
 static void bench_one(double gb, int order, int dts, int h, int absorb, int z, int nz) {
   double c2max;
   tw_problem *pb = bench_problem(gb, order, nz, &c2max);
-  if (absorb) bench_absorbing(pb, c2max);
+  if (absorb) bench_absorbing(pb, c2max, absorb);
   char note[256], mode[32];
   printf("bench grid %d x %d x %d\n", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
   const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
@@ -598,7 +602,18 @@ static void bench(double gb) {
       for (int hi = 0; hi < 3; hi++) {
         pb->dts = r == 1 ? 2 + di : 1 + di;
         pb->tower_height = heights[hi];
-        const double g = time_kernel(pb, "gpu-diamond", "persistent", 2L * heights[hi], note, sizeof note);
+        const double g = time_kernel(pb, "gpu-diamond", "persistent/z1", 2L * heights[hi], note, sizeof note);
+        printf("order %d  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
+               sw > 0 ? g / sw : 0, note);
+      }
+    }
+    /* order 2: two z cells per thread (DTS 2 and 3) */
+    for (int di = 0; r == 1 && di < 2; di++) {
+      const int heights[3] = {32, 64, 128};
+      for (int hi = 0; hi < 3; hi++) {
+        pb->dts = 2 + di;
+        pb->tower_height = heights[hi];
+        const double g = time_kernel(pb, "gpu-diamond", "persistent/z2", 2L * heights[hi], note, sizeof note);
         printf("order %d  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
                sw > 0 ? g / sw : 0, note);
       }
@@ -625,7 +640,7 @@ static void bench(double gb) {
     pb->ntap = 0;
     /* absorbing layers (20 cells on every face but the free surface), as in a real job */
     {
-      bench_absorbing(pb, c2max);
+      bench_absorbing(pb, c2max, 7);
       const double s2 = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
       g = time_kernel(pb, "gpu-diamond", "persistent", 256, note, sizeof note);
       printf("order %d  absorbing 20 + free surface: gpu-stepwise %7.1f, register tower %7.1f Gcell/s (%5.2fx)\n", order,
@@ -649,7 +664,9 @@ int main(int argc, char **argv) {
     if (argc > 5) {
       int absorbing = 0, z = 0, nz = 256;
       for (int a = 6; a < argc; a++) {
-        if (!strcmp(argv[a], "absorbing")) absorbing = 1;
+        if (!strcmp(argv[a], "absorbing")) absorbing = 7;
+        else if (!strncmp(argv[a], "absorb", 6)) /* absorbx, absorbyz, …: layers on those axes only */
+          for (const char *c = argv[a] + 6; *c; c++) absorbing |= *c == 'x' ? 1 : *c == 'y' ? 2 : *c == 'z' ? 4 : 0;
         else if (!strncmp(argv[a], "nz", 2)) nz = atoi(argv[a] + 2);
         else if (argv[a][0] == 'z') z = atoi(argv[a] + 1);
       }
