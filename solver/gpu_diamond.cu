@@ -281,7 +281,8 @@ struct dia_args {
   // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
   // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
   int off[DIA_OFF_MAX];
-  int fastdiv;  // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
+  int fastdiv;   // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
+  int fastdivy;  // the y-damped update may divide by 1 + (ay + az) the same way
   int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
   int epoch, persistent, ntowers;
 };
@@ -389,13 +390,59 @@ __device__ __forceinline__ void load_z(const float *p, Fn &&put) {
 
 constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 
+// num / d correctly rounded from y = RN(1/d): q0 = RN(num·y), the exact residual num − d·q0 (a
+// fused multiply-add), one correction. check_fastdiv proves it on the GPU for every divisor d of
+// the grid and every num in the range recip_hard accepts; ±0 stays ±0 (the residual step would
+// give +0).
+__device__ __forceinline__ float div_by_recip(float num, float d, float y) {
+  const float q0 = num * y;
+  const float q1 = __fmaf_rn(__fmaf_rn(-d, q0, num), y, q0);
+  return num == 0.0f ? num : q1;
+}
+// A numerator outside [2^-100, 2^100] (or not finite): the IEEE division then.
+__device__ __forceinline__ bool recip_hard(float num) {
+  return num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f);
+}
+
+// The damped update of the register tower's ZDAMP and YDAMP paths (run_tower, step 4): the
+// numerators num = t − (1 − a)·p^{n−1} into G (p^{n−1} is not read again this step), then
+// G / (1 + a), straight-line: by the reciprocal unless a numerator of the warp is out of its
+// proven range (or `noproof`: none for these divisors). om(J, I) = 1 − a,
+// d(J, I) = 1 + a, y(J, I) = RN(1/d) of cell J of column I.
+// A function, not a lambda, so that it is always inlined (a call would put G and C in memory).
+template <int ND, int Z, typename P0, typename Lap, typename Fence, typename Om, typename D, typename Y>
+__device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&C)[Z][ND], P0 &&fgetD, Lap &&lap,
+                                              Fence &&fence8, bool noproof, Om &&om, D &&d, Y &&y) {
+  bool hard = false;
+  sfor<0, ND>([&](auto I) {
+    constexpr int i = I;
+    sfor<0, Z>([&](auto J) {
+      const float p0 = fgetD(J, I);
+      const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
+      const float num = t - om(J, I) * Gv[J][i];
+      Gv[J][i] = num;
+      hard = hard || recip_hard(num);
+    });
+    fence8(I);
+  });
+  if (__any_sync(0xffffffffu, hard || noproof)) {
+    sfor<0, ND>([&](auto I) {
+      sfor<0, Z>([&](auto J) { Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : Gv[J][I] / d(J, I); });
+    });
+  } else {
+    sfor<0, ND>([&](auto I) { sfor<0, Z>([&](auto J) { Gv[J][I] = div_by_recip(Gv[J][I], d(J, I), y(J, I)); }); });
+  }
+}
+
 // ---------------------------------------------------------------------------------- register tower
 
 // Shared memory of the register tower, in floats: the double-buffered z exchange
 // [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
 // frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
-// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), and one word for the
-// persistent ticket. H: halo rows above z = 0 (r, rounded up to whole groups of Z).
+// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), the reciprocals of a y-layer
+// tower's divisors [NZp / Z][SR] (thread-private: column c of the tower's 2R − 1 y columns, cell j
+// at word c·Z + j), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
+// up to whole groups of Z).
 template <int r, int DTS>
 struct Tab {
   static constexpr Geo<r, DTS> T{};
@@ -412,10 +459,23 @@ template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_stride_nb(int nb) {
   return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
 }
+// Whether a register tower has the YDAMP path (run_tower, step 4). Measured on an H200 (session 5,
+// docs/performance.md): order 2 DTS 3 with two z cells per thread 305 -> 350 Gcell/s on the project
+// bench's grid with layers; in the one-cell towers it raised DTS 4 from 246 to 253 registers and
+// cost 6 % in the interior without a gain on a real wavefield.
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr bool has_ypath() {
+  return Z == 2;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int recip_stride() {
+  return has_ypath<r, DTS, Z>() ? odd_up((2 * r * DTS - 1) * Z) : 0;
+}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
   return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
-         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) + 1;
+         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) +
+         (size_t)(NZp / Z) * recip_stride<r, DTS, Z>() + 1;
 }
 // Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
 // short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
@@ -464,6 +524,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   const int XBSZ = (NZp + 2 * H) / Z * PZ;
   float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
   float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;            // [2][4R]: ax of the frame, ay
+  float *const srec = sdamp + 8 * R + k * recip_stride<r, DTS, Z>();  // [2R − 1][Z] of thread k
   float azk[Z];
   for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
   // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
@@ -472,6 +533,12 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
+  // A tower in a y layer: the reciprocal of each divisor 1 + ((0 + ay) + az) of its cells, for
+  // the steps outside the x layers (YDAMP below), with tw_damping's order of operations.
+  constexpr bool YP = has_ypath<r, DTS, Z>();
+  if (YP && ydamp && A.fastdivy)
+    for (int c = 0; c < 2 * R - 1; c++)
+      for (int j = 0; j < Z; j++) srec[c * Z + j] = 1.0f / (1.0f + tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
   const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
@@ -604,7 +671,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       });
     // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
     // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
-    const bool xydamp = ydamp || !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
+    const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
+    const bool xydamp = ydamp || xdamp;
     float *const sd = sdamp + (tau & 1) * 4 * R;
     if (xydamp) {
       if (k < 2 * R) sd[k] = __ldg(&A.ax[X0 + k]);
@@ -623,13 +691,19 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const int e0 = ecur;
     ecur = e1;
 
-    // 4. the update of the 2R² columns: p^{n+1} into G. Three paths, chosen per warp, with the
-    //    arithmetic and order of tw_laplacian / tw_cell_update:
+    // 4. the update of the 2R² columns: p^{n+1} into G. Four paths, with the arithmetic and order
+    //    of tw_laplacian / tw_cell_update:
     //    FAST   no damping in the warp's cells, no source (the interior);
-    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns): the numerators
-    //           first, then the divisions by 1 + a, straight-line (no branch per cell);
-    //    FULL   damping in x or y in this step (a per cell) or a source in this tower's step.
-    const bool full = xydamp || e1 > e0;  // uniform over the block
+    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns), per warp;
+    //    YDAMP  a tower in a y layer, in a step outside the x layers and without a source: a per
+    //           y column and z, its reciprocals precomputed per tower (srec);
+    //    FULL   damping in x in this step (a per cell) or a source in this tower's step.
+    //    ZDAMP and YDAMP compute all numerators first, then the divisions, straight-line: by the
+    //    reciprocal (div_by_recip) unless a numerator of the warp is out of its proven range.
+    //    The layers' towers run YDAMP/FULL every step and form a dependency chain through the
+    //    stages: their speed paces the whole block (docs/performance.md, session 5).
+    const bool ypath = YP && ydamp && !xdamp && e1 == e0 && A.fastdivy;  // uniform over the block
+    const bool full = (xydamp || e1 > e0) && !ypath;               // uniform over the block
     // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
     // own register when that cell is its own, else the exchange buffer
     auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
@@ -651,6 +725,12 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       });
       return acc;
     };
+    // a of cell (j, column i) in a step that touches an x or y layer: ax of its row, ay of its
+    // column (the frame's tables in sd), az of its z
+    auto cell_damping = [&](auto J, auto I) -> float {
+      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+      return tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J]);
+    };
     // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
     // arithmetic (it would, and run out of registers at high order): a fence every 8 columns.
     auto fence8 = [](auto I) {
@@ -666,9 +746,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 #pragma unroll 1
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
-          constexpr int u = TB::T.du[i], v = TB::T.dv[i];
-          const float a = xydamp ? tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J])
-                                 : tw_damping(0.0f, 0.0f, azk[J]);
+          const float a = xydamp ? cell_damping(J, I) : tw_damping(0.0f, 0.0f, azk[J]);
           // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
           // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
           // straddles a layer's edge takes one path instead of both.
@@ -678,36 +756,19 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         });
         fence8(I);
       });
+    } else if (ypath) {
+      // (1 − a and 1 + a from the same a, as FULL computes them; check_fastdiv proved the
+      // reciprocal for every divisor 1 + ((0 + ay) + az) of the grid)
+      if constexpr (YP)
+        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, false, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
+                             [&](auto J, auto I) { return 1.0f + cell_damping(J, I); },
+                             [&](auto J, auto I) {
+                               constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+                               return srec[((u - v) / 2 + R - 1) * Z + J];
+                             });
     } else if (wz) {
-      // The numerators into G (p^{n−1} is not read again this step), and whether any of them is
-      // outside the range where the reciprocal division is exact (check_fastdiv).
-      bool hard = !A.fastdiv;
-      sfor<0, ND>([&](auto I) {
-        constexpr int i = I;
-        sfor<0, Z>([&](auto J) {
-          const float p0 = fgetD(J, I);
-          const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
-          const float num = t - az_om[J] * Gv[J][i];
-          Gv[J][i] = num;
-          hard = hard || (num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f));
-        });
-        fence8(I);
-      });
-      if (__any_sync(0xffffffffu, hard)) {
-        sfor<0, ND>([&](auto I) {
-          sfor<0, Z>([&](auto J) { Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : Gv[J][I] / az_d[J]; });
-        });
-      } else {
-        // num / d correctly rounded from y = RN(1/d): q0 = RN(num·y), the exact residual
-        // num − d·q0, one correction (check_fastdiv proves it for every d of the grid).
-        sfor<0, ND>([&](auto I) {
-          sfor<0, Z>([&](auto J) {
-            const float q0 = Gv[J][I] * az_y[J];
-            const float q1 = __fmaf_rn(__fmaf_rn(-az_d[J], q0, Gv[J][I]), az_y[J], q0);
-            Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : q1;  // ±0 stays ±0 (the residual step would give +0)
-          });
-        });
-      }
+      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, !A.fastdiv, [&](auto J, auto) { return az_om[J]; },
+                           [&](auto J, auto) { return az_d[J]; }, [&](auto J, auto) { return az_y[J]; });
     } else {
       sfor<0, ND>([&](auto I) {
         sfor<0, Z>([&](auto J) { Gv[J][I] = tw_cell_update_undamped(fgetD(J, I), Gv[J][I], lap(J, I), C[J][I]); });
@@ -955,7 +1016,8 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5
 // against 330 with Z = 1, three blocks per SM; DTS 3 with Z = 1 506 against 482).
 const reg_kernel reg_kernels[] = {
     DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG(1, 3, 1), DIA_REG(1, 3, 2), DIA_REG(1, 4, 1),
-    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1), DIA_REG(4, 1, 1),
+    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),
+    // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
 constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
 
@@ -991,7 +1053,7 @@ struct dia_state {
   std::vector<size_t> ev_block;  // first event of each block of the call
   dia_event *ev;
   size_t ev_cap;
-  int fastdiv;  // check_fastdiv passed
+  int fastdiv, fastdivy;  // check_fastdiv passed for the z-damped / y-damped divisors
   // persistent mode
   int *done, *ticket;
   size_t done_cap;
@@ -1019,24 +1081,16 @@ __global__ void fastdiv_check_kernel(const float *d, int nd, unsigned *bad) {
   if (m >= (1u << 23)) return;
   const float num = __uint_as_float(0x3f800000u | m);
   unsigned nbad = 0;
-  for (int j = 0; j < nd; j++) {
-    const float y = 1.0f / d[j];
-    const float q0 = num * y;
-    const float q1 = __fmaf_rn(__fmaf_rn(-d[j], q0, num), y, q0);
-    nbad += __float_as_uint(q1) != __float_as_uint(num / d[j]);
-  }
+  for (int j = 0; j < nd; j++) nbad += __float_as_uint(div_by_recip(num, d[j], 1.0f / d[j])) != __float_as_uint(num / d[j]);
   if (nbad) atomicAdd(bad, nbad);
 }
 
-// Every divisor 1 + az[k] of the z-damped update through fastdiv_check_kernel; s->fastdiv = 1
-// when no significand differs for any of them (2^23 checks per divisor, about a millisecond).
-tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
-  std::vector<float> d;
-  for (int k = 0; k < s->N2; k++) {
-    const float dk = 1.0f + tw_damping(0.0f, 0.0f, pb->a[2][k]);
-    if (pb->a[2][k] != 0.0f && (d.empty() || d.back() != dk)) d.push_back(dk);
-  }
-  s->fastdiv = 1;
+// Whether the reciprocal division is exact for every divisor in d (fastdiv_check_kernel: 2^23
+// significands per divisor, about a millisecond per 400 divisors on an H200).
+tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *err) {
+  std::sort(d.begin(), d.end());
+  d.erase(std::unique(d.begin(), d.end()), d.end());
+  *ok = 1;
   if (d.empty()) return TW_OK;
   float *dd = NULL;
   unsigned *bad = NULL, hbad = 0;
@@ -1056,7 +1110,28 @@ tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
       st = tw_error_set(err, TW_ECUDA, "division check (%d divisors): %s", (int)d.size(), cudaGetErrorString(ce));
   }
   cudaFree(dd), cudaFree(bad);
-  s->fastdiv = hbad == 0;
+  *ok = !st && hbad == 0;
+  return st;
+}
+
+// The divisors of the damped paths: ZDAMP's 1 + az[k] (s->fastdiv) and YDAMP's
+// 1 + ((0 + ay[y]) + az[k]) for every pair of values the two profiles take (s->fastdivy; zero
+// included: a y-layer tower has cells outside the z layers).
+tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
+  std::vector<float> az(pb->a[2], pb->a[2] + s->N2), ay(pb->a[1], pb->a[1] + s->N1), dz, dy;
+  az.push_back(0.0f), ay.push_back(0.0f);
+  std::sort(az.begin(), az.end()), std::sort(ay.begin(), ay.end());
+  az.erase(std::unique(az.begin(), az.end()), az.end());
+  ay.erase(std::unique(ay.begin(), ay.end()), ay.end());
+  for (float a : az)
+    if (a != 0.0f) dz.push_back(1.0f + tw_damping(0.0f, 0.0f, a));
+  if (ay.size() > 1)
+    for (float b : ay)
+      for (float a : az) dy.push_back(1.0f + tw_damping(0.0f, b, a));
+  tw_status st = check_divisors(s, dz, &s->fastdiv, err);
+  // (beyond a few thousand pairs the proof would take seconds: such layers keep the FULL path)
+  if (!st && dy.size() <= 4096) st = check_divisors(s, dy, &s->fastdivy, err);
+  else s->fastdivy = 0;
   return st;
 }
 
@@ -1412,6 +1487,7 @@ dia_args base_args(const dia_state *s) {
   A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
   A.ntap = pb->ntap, A.interval = pb->interval;
   A.fastdiv = s->fastdiv;
+  A.fastdivy = s->fastdivy;
   const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;
   if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
     for (int dx = -r; dx < 2 * R + r; dx++)
