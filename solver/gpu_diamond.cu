@@ -14,9 +14,9 @@
 //    (blockDim = Nz rounded up to 32·Z, over Z; Z = 2 where one thread per cell would not fit a
 //    block: Nz up to 512 at order 2, and with half the memory instructions per update: 8-byte
 //    loads, stores and copies, one z-neighbour in a register); each thread keeps, for its z
-//    cells, the tower's working set in registers across the tower's steps: F = p^n on the window W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every
-//    x/y neighbour its stencil reads, and the cells that enter the diamond next step, whose p^n
-//    is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
+//    cells, the tower's working set in registers across the tower's steps: F = p^n on the window
+//    W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every x/y neighbour its stencil reads, and the
+//    cells that enter the diamond next step, whose p^n is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
 //    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
 //    entering columns; cp.async into shared memory one or two steps ahead) and only the columns
 //    that leave D are stored (their last two levels). z-neighbours: each thread writes its p^n of
@@ -30,8 +30,8 @@
 //    than gpu-stepwise (docs/performance.md): a second opinion for the tests, run on request only.
 //  * the stepwise kernel itself: by default gpu-diamond runs a register tower only where its
 //    locality model moves clearly fewer bytes per update than gpu-stepwise's 16 and one block of
-//    Nz / Z threads fits (the DTS is lowered until it does); elsewhere (orders 6 and 8, very large Nz)
-//    it delegates to gpu-stepwise — the same numbers, the better speed — and report() says why.
+//    Nz / Z threads fits (the DTS is lowered until it does); elsewhere (orders 6 and 8, very large
+//    Nz) it delegates to gpu-stepwise — the same numbers, the better speed — and report() says why.
 //
 // Why the stages need no other synchronization (schedule.h has the argument): every value a tower
 // reads from memory was written by a tower of a larger stage (finished: earlier launch, or a done

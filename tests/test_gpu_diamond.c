@@ -593,31 +593,22 @@ static void bench(double gb) {
     char note[256];
     const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
     printf("order %d  gpu-stepwise                 %7.1f Gcell/s   %s\n", order, sw, note);
-    /* the register tower over DTS and tower height (forced: the default may hand a tower that
-     * cannot win to the stepwise kernel) */
+    /* the register tower over DTS, tower height and z cells per thread (forced: the default may
+     * hand a tower that cannot win to the stepwise kernel); two z cells per thread exist at
+     * order 2, DTS 2 and 3 */
     const int r = order / 2;
     const int ndts = r == 1 ? 3 : r == 2 ? 2 : r == 3 ? 1 : 0; /* order 8: no register tower fits Nz = 256 */
-    for (int di = 0; di < ndts; di++) {
-      const int heights[3] = {32, 64, 128};
-      for (int hi = 0; hi < 3; hi++) {
-        pb->dts = r == 1 ? 2 + di : 1 + di;
-        pb->tower_height = heights[hi];
-        const double g = time_kernel(pb, "gpu-diamond", "persistent/z1", 2L * heights[hi], note, sizeof note);
-        printf("order %d  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
-               sw > 0 ? g / sw : 0, note);
-      }
-    }
-    /* order 2: two z cells per thread (DTS 2 and 3) */
-    for (int di = 0; r == 1 && di < 2; di++) {
-      const int heights[3] = {32, 64, 128};
-      for (int hi = 0; hi < 3; hi++) {
-        pb->dts = 2 + di;
-        pb->tower_height = heights[hi];
-        const double g = time_kernel(pb, "gpu-diamond", "persistent/z2", 2L * heights[hi], note, sizeof note);
-        printf("order %d  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
-               sw > 0 ? g / sw : 0, note);
-      }
-    }
+    const int heights[3] = {32, 64, 128};
+    for (int z = 1; z <= 2; z++)
+      for (int di = 0; di < (z == 1 ? ndts : r == 1 ? 2 : 0); di++)
+        for (int hi = 0; hi < 3; hi++) {
+          pb->dts = r == 1 ? 2 + di : 1 + di;
+          pb->tower_height = heights[hi];
+          const double g = time_kernel(pb, "gpu-diamond", z == 1 ? "persistent/z1" : "persistent/z2", 2L * heights[hi],
+                                       note, sizeof note);
+          printf("order %d  register tower dts %d h %3d %7.1f Gcell/s  %5.2fx   %s\n", order, pb->dts, pb->tower_height, g,
+                 sw > 0 ? g / sw : 0, note);
+        }
     /* the defaults per order: the implementations, and what the backend picks by itself */
     pb->dts = 0, pb->tower_height = 0;
     static const char *modes[4] = {"persistent", "stage", "generic", NULL};
