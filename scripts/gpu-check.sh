@@ -17,6 +17,9 @@
 #   TESTS       ctest -R regex among the gpu tests (default: all of label gpu)
 #   DIAMOND_BENCH="GB ORDER DTS H [absorbing] [zN] [nzN];..."  register-tower configurations timed
 #               by `test_gpu_diamond --bench` against gpu-stepwise in the same process (diamond.txt)
+#   TRACE="GRID[;GRID...]"  per-tower times of the last launch of an order-2 gpu-diamond bench run
+#               on each grid (TW_DIAMOND_TRACE, scripts/diamond-trace.py: span, work bound, critical
+#               path, run time per step by class of tower), appended to diamond.txt
 #   SKIP_E2E=1 / SKIP_WINDOW=1
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
@@ -114,6 +117,17 @@ if [ $build_ok = 1 ] && [ -n "${DIAMOND_BENCH:-}" ]; then
     "$B/tests/test_gpu_diamond" --bench $c >>"$LOG/diamond.txt" 2>&1 || echo "failed: $c" >>"$LOG/diamond.txt"
   done
   grep -E "register tower|failed" "$LOG/diamond.txt" | cut -c1-260
+fi
+
+# ---------------------------------------------------------------- tower traces (optional)
+if [ $build_ok = 1 ] && [ -n "${TRACE:-}" ]; then
+  IFS=';' read -ra grids <<<"$TRACE"
+  for g in "${grids[@]}"; do
+    TW_DIAMOND_TRACE=$B/trace.txt "$TW" bench --kernels gpu-diamond --orders 2 --grid "$g" --steps 256 --reps 1 \
+      --warmup 1 --no-ceiling >/dev/null 2>&1 &&
+      python3 "$ROOT/scripts/diamond-trace.py" "$B/trace.txt" | tee -a "$LOG/diamond.txt" ||
+      echo "trace failed: $g" | tee -a "$LOG/diamond.txt"
+  done
 fi
 
 # ---------------------------------------------------------------- Nsight Compute (optional)

@@ -61,6 +61,12 @@
 // a few lanes of every warp gather them column-parallel through a per-column tap index: no
 // per-cell cost.
 //
+// Files: gpu_diamond_base.cuh (portability shims, compile-time loops, the geometry tables Geo),
+// gpu_diamond_args.cuh (the kernels' arguments and small device helpers), gpu_diamond_div.cuh (the
+// damped update's division and its proof kernel), gpu_diamond_tower.cuh (the register and generic
+// towers); this file: the host side (which tower, memory, sources, launches, the window, the
+// backend interface). One translation unit: the .cuh files are included here only.
+//
 // The host emulation used in development compiles this file as C++ with a shim (TW_DIAMOND_EMU):
 // OS threads with a barrier per CUDA block. It is not part of the build.
 #include <cuda_runtime.h>
@@ -79,904 +85,9 @@
 #include "gpu_window.cuh"
 #include "schedule.h"
 
+#include "gpu_diamond_tower.cuh"
+
 namespace {
-
-// ---------------------------------------------------------------------------------- portability
-
-#ifdef TW_DIAMOND_EMU
-#define DIA_DYN_SMEM(name) float *name = tw_emu_smem()
-template <int Z>
-__device__ inline void cp_async_z(float *dst, const float *src) {
-  for (int j = 0; j < Z; j++) dst[j] = src[j];
-}
-__device__ inline void cp_async_commit() {}
-template <int N>
-__device__ inline void cp_async_wait() {}
-__device__ inline int ld_acquire(const int *p) { return *(volatile const int *)p; }
-__device__ inline void st_release(int *p, int v) { *(volatile int *)p = v; }
-__device__ inline void dia_nanosleep(unsigned) {}
-#define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
-template <typename T>
-__device__ inline T *at(T *base, int off) { return base + off; }
-#else
-#define DIA_DYN_SMEM(name) extern __shared__ float name[]
-// Asynchronous global → shared copy of Z floats (4 or 8 bytes, aligned; sm_80+): the thread that
-// issues it is the only one that reads the words, after cp_async_wait, so no barrier is involved.
-template <int Z>
-__device__ __forceinline__ void cp_async_z(float *dst, const float *src) {
-  static_assert(Z == 1 || Z == 2, "4- or 8-byte copies");
-  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(4 * Z) : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N>
-__device__ __forceinline__ void cp_async_wait() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-__device__ __forceinline__ int ld_acquire(const int *p) {
-  int v;
-  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release(int *p, int v) {
-  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
-}
-__device__ __forceinline__ void dia_nanosleep(unsigned ns) { __nanosleep(ns); }
-#define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
-// base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
-// sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
-template <typename T>
-__device__ __forceinline__ T *at(T *base, int off) {
-  T *p;
-  asm("mad.wide.s32 %0, %1, 4, %2;" : "=l"(p) : "r"(off), "l"(base));
-  return p;
-}
-#endif
-
-// Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
-// are constant expressions and register arrays are only ever indexed by constants.
-template <int B, int E, typename Fn>
-__host__ __device__ __forceinline__ void sfor(Fn &&f) {
-  if constexpr (B < E) {
-    f(std::integral_constant<int, B>{});
-    sfor<B + 1, E>(f);
-  }
-}
-
-constexpr int odd_up(int n) { return n | 1; }
-
-// ---------------------------------------------------------------------------------- geometry
-
-// The register tower's tables for radius r and tile R = r·DTS, in tower-local (u, v) of one frame
-// (see the header). All of this is evaluated by the compiler.
-template <int r, int DTS>
-struct Geo {
-  static constexpr int R = r * DTS;
-  static constexpr int ND = 2 * R * R;  // columns of the diamond
-  static constexpr int BS = 2 * R + 2 * r;  // W lies in the box [−r, 2R + r)²
-  static constexpr int NWMAX = BS * BS;
-
-  int wid[BS][BS] = {};     // W index of (u, v) at [u + r][v + r], −1 if not in W
-  int NW = 0;
-  int wu[NWMAX] = {}, wv[NWMAX] = {};
-  int du[ND] = {}, dv[ND] = {};  // D column c: u = c / R, v = 2(c % R) + (u & 1)
-  int dw[ND] = {};               // its W index
-  int nb[ND][4][r] = {};         // W index of its x−m, x+m, y−m, y+m neighbour
-  // Shift to the next frame (u', v') = (u − r, v − r):
-  int fromG[NWMAX] = {}, fromB[NWMAX] = {};  // F'[w] = G[fromG] (computed) or BF[fromB] (loaded)
-  int NBF = 0;
-  int bfu[NWMAX] = {}, bfv[NWMAX] = {};      // band cells (next-frame coordinates)
-  int gsrc[ND] = {};                         // G'[c] = F[gsrc]
-  int cfromC[ND] = {}, cfromB[ND] = {};      // C'[c] = C[cfromC] or BC[cfromB]
-  int NBC = 0;
-  int bcu[ND] = {}, bcv[ND] = {};
-  // Columns that leave D after a step (u < r or v < r) and whether this tower computed their
-  // previous level too (they were in the previous frame's D: u, v < 2R − r).
-  int NL = 0;
-  int lc[ND] = {};
-  int lidx[ND] = {};
-  bool leaving[ND] = {}, prevIn[ND] = {};
-  int plw[ND] = {};  // W index, in the next frame, of leaving column j (for the tap exchange)
-
-  static constexpr bool inD(int u, int v) { return u >= 0 && u < 2 * R && v >= 0 && v < 2 * R && ((u - v) & 1) == 0; }
-  static constexpr int dIdx(int u, int v) { return u * R + (v >> 1); }
-  constexpr int W(int u, int v) const {
-    return (u >= -r && u < 2 * R + r && v >= -r && v < 2 * R + r) ? wid[u + r][v + r] : -1;
-  }
-
-  constexpr Geo() {
-    for (int u = -r; u < 2 * R + r; u++)
-      for (int v = -r; v < 2 * R + r; v++) {
-        wid[u + r][v + r] = -1;
-        if ((u - v) & 1) continue;
-        bool in = inD(u, v) || inD(u - r, v - r);
-        for (int m = 1; m <= r; m++)
-          in = in || inD(u - m, v - m) || inD(u + m, v + m) || inD(u - m, v + m) || inD(u + m, v - m);
-        if (in) {
-          wu[NW] = u, wv[NW] = v;
-          wid[u + r][v + r] = NW++;
-        }
-      }
-    for (int c = 0; c < ND; c++) {
-      const int u = c / R, v = 2 * (c % R) + (u & 1);
-      du[c] = u, dv[c] = v;
-      dw[c] = W(u, v);
-      for (int m = 1; m <= r; m++) {
-        nb[c][0][m - 1] = W(u - m, v - m);
-        nb[c][1][m - 1] = W(u + m, v + m);
-        nb[c][2][m - 1] = W(u - m, v + m);
-        nb[c][3][m - 1] = W(u + m, v - m);
-      }
-      gsrc[c] = W(u + r, v + r);
-      if (inD(u + r, v + r)) {
-        cfromC[c] = dIdx(u + r, v + r), cfromB[c] = -1;
-      } else {
-        cfromC[c] = -1, cfromB[c] = NBC;
-        bcu[NBC] = u, bcv[NBC] = v;
-        NBC++;
-      }
-      leaving[c] = u < r || v < r;
-      prevIn[c] = u < 2 * R - r && v < 2 * R - r;
-      if (leaving[c]) {
-        lidx[c] = NL;
-        lc[NL] = c;
-        plw[NL] = W(u - r, v - r);
-        NL++;
-      } else {
-        lidx[c] = -1;
-      }
-    }
-    for (int w = 0; w < NW; w++) {
-      const int u = wu[w], v = wv[w];
-      if (inD(u + r, v + r)) {
-        fromG[w] = dIdx(u + r, v + r), fromB[w] = -1;
-      } else {
-        fromG[w] = -1, fromB[w] = NBF;
-        bfu[NBF] = u, bfv[NBF] = v;
-        NBF++;
-      }
-    }
-  }
-};
-
-
-// ---------------------------------------------------------------------------------- kernel args
-
-struct dia_event {
-  int key;  // tower: (s_hi − s)·(kmax + 1) + k, increasing in launch/ticket order
-  int tau;  // local step
-  int col;  // diamond column c = u·R + (v >> 1) at that step
-  int k;
-  float S;  // S^n of the cell, n = t0 + tau
-};
-
-// Receiver index of one column: its taps [first, first + count) of the sorted tap list, and the k
-// of the first two (a nearest receiver has one tap per column, a trilinear one two), so that the
-// common cases need one 16-byte load.
-struct alignas(16) colrec {
-  int first, count, k0, k1;
-};
-
-// The largest column-offset table of a register tower (order 8, DTS 1: 16 x 17).
-constexpr int DIA_OFF_MAX = 16 * 17;
-
-struct dia_args {
-  float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
-  const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
-  long long SX;                  // floats per x plane (NYd·NZp)
-  int NZp, N0, N1, N2, fs;
-  tw_stencil st;
-  long long t0;  // level at the start of the block
-  int h, R;      // block height; tile size (the generic tower's R is a run-time value)
-  int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
-  int s_top;                // persistent mode: the first stage of this launch (s_hi, or a window group's)
-  int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
-  const dia_event *ev;      // this block's events, sorted by (key, tau)
-  int nev;
-  const colrec *coltap;     // [N0·N1]
-  const int *tapk;          // k of each tap
-  float *taps;              // [sample − first][ntap]
-  long long ntap, first;
-  int interval;
-  // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
-  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
-  int off[DIA_OFF_MAX];
-  int fastdiv;   // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
-  int fastdivy;  // the y-damped update may divide by 1 + (ay + az) the same way
-  int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
-  int epoch, persistent, ntowers;
-};
-
-__device__ __forceinline__ float *lvl(const dia_args &A, long long m) { return (m & 1) ? A.p1 : A.p0; }
-
-// Steps [tlo, thi) in which a tower of stage s has columns inside the grid: X0 = R·s + τr must
-// satisfy X0 + 2R − 1 ≥ 0 and X0 ≤ N0 − 1.
-__host__ __device__ __forceinline__ void active_steps(int R, int r, int s, int N0, int h, int *tlo, int *thi) {
-  const int lo = -tw_floordiv(2 * R - 1 + R * s, r);  // ⌈(1 − 2R − Rs) / r⌉
-  const int hi = tw_floordiv(N0 - 1 - R * s, r) + 1;
-  *tlo = lo > 0 ? lo : 0;
-  *thi = hi < h ? hi : h;
-}
-
-// The events of one tower: [e0, e1) with ev.key == key.
-__device__ __forceinline__ void tower_events(const dia_args &A, int key, int *e0, int *e1) {
-  int lo = 0, hi = A.nev;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (A.ev[mid].key < key) lo = mid + 1;
-    else hi = mid;
-  }
-  int e = lo;
-  while (e < A.nev && A.ev[e].key == key) e++;
-  *e0 = lo;
-  *e1 = e;
-}
-
-// Row of the taps buffer for level L (a sample level).
-__device__ __forceinline__ long long tap_row(const dia_args &A, long long L) { return L / A.interval - A.first; }
-
-// Slot in the exchange buffer (frame τ+1 numbering, extra slots ND + j for the leaving columns)
-// where the value that column c of frame τ reached at step τ sits.
-template <int r, int R>
-__device__ __forceinline__ int gather_slot(int c) {
-  const int u = c / R, v = 2 * (c % R) + (u & 1);
-  if (u >= r && v >= r) return (u - r) * R + ((v - r) >> 1);
-  int j = 0;
-  for (int c2 = 0; c2 < c; c2++) {
-    const int u2 = c2 / R, v2 = 2 * (c2 % R) + (u2 & 1);
-    j += u2 < r || v2 < r;
-  }
-  return 2 * R * R + j;
-}
-
-// The receiver record of column c of a frame (origin X0f, Y0); empty outside the grid.
-template <int R>
-__device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f, int Y0) {
-  const int u = c / R, v = 2 * (c % R) + (u & 1);
-  const int x = X0f + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
-  colrec z = {0, 0, 0, 0};
-  if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) return z;
-  return A.coltap[(long long)x * A.N1 + y];
-}
-
-// The exchange buffer of the register tower: rows (z + H, H halo rows above z = 0) in groups of Z
-// (a thread's Z adjacent z cells, so that it writes its values of a column with one Z-wide store),
-// groups PZ words apart (PZ = Z·SS, SS odd: the threads of a warp hit distinct banks, per half-warp
-// for 8-byte accesses), column c of a row at word Z·c of its group.
-template <int Z>
-__host__ __device__ __forceinline__ int xaddr(int row, int col, int PZ) { return (row / Z) * PZ + row % Z + Z * col; }
-
-// Record the taps of the columns of a frame (origin X0f, Y0) that reached a sample level (row `row`
-// of the taps buffer), from an exchange buffer (xaddr) whose columns are laid out by gather_slot:
-// column-parallel over the block's threads, thread k taking columns myc, myc + blockDim.x, … with
-// myc = gather_column(k) (a few columns per warp, not all in warp 0: the warp that gathers is late
-// at the next barrier). `mine` is the record of column myc, loaded a step ahead so that its
-// latency is hidden.
-__device__ __forceinline__ int gather_column(int k) { return (k & 31) * (int)(blockDim.x / 32) + (k >> 5); }
-template <int r, int R, int Z, int H>
-__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int PZ, int X0f, int Y0, long long row,
-                                            int myc, int myslot, const colrec &mine) {
-  constexpr int ND = 2 * R * R;
-  if (myc >= ND) return;
-  for (int c = myc; c < ND; c += blockDim.x) {
-    const colrec ct = c == myc ? mine : load_colrec<R>(A, c, X0f, Y0);
-    if (ct.count == 0) continue;
-    const int slot = c == myc ? myslot : gather_slot<r, R>(c);
-    for (int j = 0; j < ct.count; j++) {
-      const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
-      A.taps[row * A.ntap + ct.first + j] = xbb[xaddr<Z>(kz + H, slot, PZ)];
-    }
-  }
-}
-
-// Z adjacent floats (8-byte aligned when Z = 2) as one access: v(J) / put(J, x) with J an
-// integral_constant, so that register arrays stay indexed by constants.
-template <int Z, typename Fn>
-__device__ __forceinline__ void store_z(float *p, Fn &&v) {
-  static_assert(Z == 1 || Z == 2, "1 or 2 z cells per thread");
-  if constexpr (Z == 1) *p = v(std::integral_constant<int, 0>{});
-  else *reinterpret_cast<float2 *>(p) = make_float2(v(std::integral_constant<int, 0>{}), v(std::integral_constant<int, 1>{}));
-}
-template <int Z, bool RO = false, typename Fn>
-__device__ __forceinline__ void load_z(const float *p, Fn &&put) {
-  if constexpr (Z == 1) {
-    put(std::integral_constant<int, 0>{}, RO ? __ldg(p) : *p);
-  } else {
-    const float2 t = RO ? __ldg(reinterpret_cast<const float2 *>(p)) : *reinterpret_cast<const float2 *>(p);
-    put(std::integral_constant<int, 0>{}, t.x);
-    put(std::integral_constant<int, 1>{}, t.y);
-  }
-}
-
-constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-
-// num / d correctly rounded from y = RN(1/d): q0 = RN(num·y), the exact residual num − d·q0 (a
-// fused multiply-add), one correction. check_fastdiv proves it on the GPU for every divisor d of
-// the grid and every num in the range recip_hard accepts; ±0 stays ±0 (the residual step would
-// give +0).
-__device__ __forceinline__ float div_by_recip(float num, float d, float y) {
-  const float q0 = num * y;
-  const float q1 = __fmaf_rn(__fmaf_rn(-d, q0, num), y, q0);
-  return num == 0.0f ? num : q1;
-}
-// A numerator outside [2^-100, 2^100] (or not finite): the IEEE division then.
-__device__ __forceinline__ bool recip_hard(float num) {
-  return num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f);
-}
-
-// The damped update of the register tower's ZDAMP and YDAMP paths (run_tower, step 4): the
-// numerators num = t − (1 − a)·p^{n−1} into G (p^{n−1} is not read again this step), then
-// G / (1 + a), straight-line: by the reciprocal unless a numerator of the warp is out of its
-// proven range (or `noproof`: none for these divisors). om(J, I) = 1 − a,
-// d(J, I) = 1 + a, y(J, I) = RN(1/d) of cell J of column I.
-// A function, not a lambda, so that it is always inlined (a call would put G and C in memory).
-template <int ND, int Z, typename P0, typename Lap, typename Fence, typename Om, typename D, typename Y>
-__device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&C)[Z][ND], P0 &&fgetD, Lap &&lap,
-                                              Fence &&fence8, bool noproof, Om &&om, D &&d, Y &&y) {
-  bool hard = false;
-  sfor<0, ND>([&](auto I) {
-    constexpr int i = I;
-    sfor<0, Z>([&](auto J) {
-      const float p0 = fgetD(J, I);
-      const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
-      const float num = t - om(J, I) * Gv[J][i];
-      Gv[J][i] = num;
-      hard = hard || recip_hard(num);
-    });
-    fence8(I);
-  });
-  if (__any_sync(0xffffffffu, hard || noproof)) {
-    sfor<0, ND>([&](auto I) {
-      sfor<0, Z>([&](auto J) { Gv[J][I] = Gv[J][I] == 0.0f ? Gv[J][I] : Gv[J][I] / d(J, I); });
-    });
-  } else {
-    sfor<0, ND>([&](auto I) { sfor<0, Z>([&](auto J) { Gv[J][I] = div_by_recip(Gv[J][I], d(J, I), y(J, I)); }); });
-  }
-}
-
-// ---------------------------------------------------------------------------------- register tower
-
-// Shared memory of the register tower, in floats: the double-buffered z exchange
-// [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
-// frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
-// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), the reciprocals of a y-layer
-// tower's divisors [NZp / Z][SR] (thread-private: column c of the tower's 2R − 1 y columns, cell j
-// at word c·Z + j), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
-// up to whole groups of Z).
-template <int r, int DTS>
-struct Tab {
-  static constexpr Geo<r, DTS> T{};
-};
-template <int r, int Z>
-__host__ __device__ constexpr int halo_rows() {
-  return (r + Z - 1) / Z * Z;
-}
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr int exch_group() {
-  return Z * odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
-}
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr int band_stride_nb(int nb) {
-  return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
-}
-// Whether a register tower has the YDAMP path (run_tower, step 4). Measured on an H200 (session 5,
-// docs/performance.md): order 2 DTS 3 with two z cells per thread 305 -> 350 Gcell/s on the project
-// bench's grid with layers; in the one-cell towers it raised DTS 4 from 246 to 253 registers and
-// cost 6 % in the interior without a gain on a real wavefield.
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr bool has_ypath() {
-  return Z == 2;
-}
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr int recip_stride() {
-  return has_ypath<r, DTS, Z>() ? odd_up((2 * r * DTS - 1) * Z) : 0;
-}
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
-  return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
-         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) +
-         (size_t)(NZp / Z) * recip_stride<r, DTS, Z>() + 1;
-}
-// Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
-// short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
-// (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr int band_buffers() {
-  return smem_floats<r, DTS, Z>(256 * Z, 3) <= 227 * 1024 / 4 ? 3 : 2;
-}
-template <int r, int DTS, int Z>
-__host__ __device__ size_t tower_smem_bytes(int NZp) {
-  return smem_floats<r, DTS, Z>(NZp, band_buffers<r, DTS, Z>()) * sizeof(float);
-}
-
-// One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
-// block calls it (barriers inside). Thread k holds the Z adjacent z cells z = Z·k + j, j < Z
-// (Z = 2 halves the memory instructions per update: 8-byte loads, stores and band copies, and
-// one of a cell's two z-neighbours at order 2 is the thread's other cell, in a register).
-// Register budget per thread: Z·(NW + 2·ND) floats of tower state (F, G, C) plus the band being
-// moved in Z·(NBF + NBC) and addressing: for R = 4, r = 1, Z = 1 that is 50 + 64 + 25 ≈ 140
-// (ptxas -v: docs/performance.md). The band of step τ+1 is copied asynchronously into shared
-// memory during step τ (cp.async: a step of latency hiding without holding registers) and moved
-// into registers at the end of step τ.
-template <int r, int DTS, int Z>
-__device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
-  using G = Geo<r, DTS>;
-  using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
-  constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
-  constexpr int H = halo_rows<r, Z>();
-  constexpr int PZ = exch_group<r, DTS, Z>();
-  constexpr int NB = band_buffers<r, DTS, Z>(), PD = NB - 1;  // buffers, prefetch distance in steps
-  constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
-  constexpr int NBI = NBF + NBC;  // band items per frame
-  const int k = threadIdx.x;
-  const int NZp = A.NZp;
-  static_assert((2 * R + 2 * r) * (2 * R + 2 * r + 1) <= DIA_OFF_MAX, "column offset table too small");
-
-  int tlo, thi;
-  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
-  if (tlo >= thi) return;  // uniform over the block
-  const int Y0 = R * kk;
-  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
-  int ecur, eend;
-  tower_events(A, key, &ecur, &eend);
-
-  float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
-  const int XBSZ = (NZp + 2 * H) / Z * PZ;
-  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
-  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;            // [2][4R]: ax of the frame, ay
-  float *const srec = sdamp + 8 * R + k * recip_stride<r, DTS, Z>();  // [2R − 1][Z] of thread k
-  float azk[Z];
-  for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
-  // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
-  // so that a warp straddling a layer's edge runs one path, not both.
-  bool wz = false;
-  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
-  // Damping is zero in y for the whole tower? (x is checked per step.)
-  const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
-  // A tower in a y layer: the reciprocal of each divisor 1 + ((0 + ay) + az) of its cells, for
-  // the steps outside the x layers (YDAMP below), with tw_damping's order of operations.
-  constexpr bool YP = has_ypath<r, DTS, Z>();
-  if (YP && ydamp && A.fastdivy)
-    for (int c = 0; c < 2 * R - 1; c++)
-      for (int j = 0; j < Z; j++) srec[c * Z + j] = 1.0f / (1.0f + tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
-  const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
-  const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
-
-  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = Z·k): from the table in
-  // the kernel parameters (constant bank), so that an address costs one multiply-add with a
-  // constant operand and the offsets hold no registers across the step loop.
-  auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
-  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + Z * k; };
-
-  float F[Z][NW], Gv[Z][ND], C[Z][ND];
-  float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
-  // HS ("halo in shared memory"): the cells of W that this tower did not compute (fromB ≥ 0) stay
-  // in the band buffer they were copied into and are read from there at each use; only the
-  // computed ones (ND of them) are registers. Chosen where the state NW + 2·ND would not fit the
-  // 255 registers next to everything else (high orders: W is mostly the cross-stencil halo).
-  constexpr bool HS = NW + 2 * ND > 130;
-  const float *bcur = bandk;  // the band buffer of the current frame (HS reads)
-  // p^n of W cell w for the thread's cell j
-  auto fget = [&](auto Jc, auto Wc) -> float {
-    constexpr int j = Jc, w = Wc;
-    constexpr int b = TB::T.fromB[w];
-    if constexpr (HS && b >= 0) return bcur[b * Z + j];
-    else return F[j][w];
-  };
-  auto fgetD = [&](auto Jc, auto Ic) -> float {  // the same for diamond column i
-    return fget(Jc, std::integral_constant<int, TB::T.dw[Ic]>{});
-  };
-
-  // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
-  // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
-  auto band_issue_async = [&](int tau1) {
-    if (tau1 < thi) {
-      float *dst = bandk + (tau1 % NB) * NBI * Z;
-      const float *src = lvl(A, A.t0 + tau1);
-      const long long b1 = base_of(R * s + tau1 * r);
-      const float *const srcb = src + b1, *const c2b = A.c2 + b1;
-      sfor<0, NBF>([&](auto J) {
-        constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
-        cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
-      });
-      sfor<0, NBC>([&](auto J) {
-        constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
-        cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
-      });
-    }
-    cp_async_commit();  // an empty group past the end keeps the wait counts uniform
-  };
-
-  // Zero the halo rows of both exchange buffers: groups [0, H/Z) (above z = 0: zero, or the image
-  // written every step by the ghost threads) and [(NZp + H)/Z, (NZp + 2H)/Z) (below the column).
-  for (int e = threadIdx.x; e < 2 * 2 * (H / Z) * PZ; e += blockDim.x) {
-    const int b = e / (2 * (H / Z) * PZ), rem = e % (2 * (H / Z) * PZ), g = rem / PZ, col = rem % PZ;
-    xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
-  }
-  __syncthreads();  // before the ghost threads write the image rows
-
-  // The first active step: the whole working set from memory.
-  {
-    const long long n = A.t0 + tlo;
-    const float *cur = lvl(A, n), *old = lvl(A, n + 1);
-    const long long b0 = base_of(R * s + tlo * r);
-    float *const bfirst = bandk + (tlo % NB) * NBI * Z;
-    sfor<0, NW>([&](auto I) {
-      constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
-      load_z<Z>(cur + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) {
-        if constexpr (HS && b >= 0) bfirst[b * Z + J] = val;
-        else F[J][I] = val;
-      });
-      // a one-time phase, but its register peak would set the whole kernel's count: in chunks
-      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
-    });
-    sfor<0, ND>([&](auto I) {
-      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-      load_z<Z>(old + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { Gv[J][I] = val; });
-      load_z<Z, true>(A.c2 + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { C[J][I] = val; });
-      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
-    });
-  }
-  for (int j = 1; j < PD; j++) band_issue_async(tlo + j);
-  colrec nextrec = {0, 0, 0, 0};
-  // level t0 + tlo modulo the sample interval, counted up per step (a 64-bit remainder per step
-  // cost 16 % of the run with receivers)
-  int phase = A.ntap ? (int)((A.t0 + tlo) % A.interval) : 1;
-  // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
-  // level itself came from memory); levels are gathered in increasing order, one row each
-  long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
-  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num / (1 + a).
-  float az_om[Z], az_d[Z], az_y[Z];
-  for (int j = 0; j < Z; j++) {
-    az_om[j] = 1.0f - tw_damping(0.0f, 0.0f, azk[j]);
-    az_d[j] = 1.0f + tw_damping(0.0f, 0.0f, azk[j]);
-    az_y[j] = 1.0f / az_d[j];
-  }
-
-  // (unrolled by 2, which would halve the frame-shift moves: 255 registers and 8 % slower,
-  // 32 % with absorbing layers: docs/performance.md, session 5)
-#pragma unroll 1
-  for (int tau = tlo; tau < thi; tau++) {
-    const long long n = A.t0 + tau;  // this step computes level n + 1
-    const int X0 = R * s + tau * r;
-    const long long b0 = base_of(X0);
-    float *const xbb = xb + (tau & 1) * XBSZ;
-    float *const row = xbb + (k + H / Z) * PZ;  // the thread's group of rows
-    bcur = bandk + (tau % NB) * NBI * Z;
-    const bool tap_prev = A.ntap && phase == 0 && tau > tlo;  // level n, computed at τ−1
-    const int phase1 = phase + 1 == A.interval ? 0 : phase + 1;
-    const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
-    phase = phase1;
-    // Receiver records: the columns whose taps are gathered at the start of step τ+1 (or in the
-    // flush) are this frame's: load them a whole step ahead of their use.
-    const colrec mine = nextrec;
-    if (tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
-
-    // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
-    //    + the columns that left D last step when level n is a sample).
-    sfor<0, ND>([&](auto I) { store_z<Z>(row + Z * I, [&](auto J) { return fgetD(J, I); }); });
-    // (free surface: the threads holding z = 1 … r write the image −p[z] to row H − z; the
-    // condition evaluated here, not held across the loop: that register made the z-damped
-    // path spill at order 2, DTS 4)
-    sfor<0, Z>([&](auto J) {
-      const int z = Z * k + J;
-      if (A.fs && z >= 1 && z <= r && z < A.N2) {
-        float *const grow = xbb + xaddr<Z>(H - z, 0, PZ);
-        sfor<0, ND>([&](auto I) { grow[Z * I] = -fgetD(J, I); });
-      }
-    });
-    if (tap_prev)
-      sfor<0, NL>([&](auto L) {
-        store_z<Z>(row + Z * (ND + L), [&](auto J) { return fget(J, std::integral_constant<int, TB::T.plw[L]>{}); });
-      });
-    // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
-    // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
-    const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
-    const bool xydamp = ydamp || xdamp;
-    float *const sd = sdamp + (tau & 1) * 4 * R;
-    if (xydamp) {
-      if (k < 2 * R) sd[k] = __ldg(&A.ax[X0 + k]);
-      else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
-    }
-    __syncthreads();
-    if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine);
-
-    // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
-    //    τ − 1, before the barrier above.
-    band_issue_async(tau + PD);
-
-    // 3. the events (sources) of this step
-    int e1 = ecur;
-    while (e1 < eend && A.ev[e1].tau == tau) e1++;
-    const int e0 = ecur;
-    ecur = e1;
-
-    // 4. the update of the 2R² columns: p^{n+1} into G. Four paths, with the arithmetic and order
-    //    of tw_laplacian / tw_cell_update:
-    //    FAST   no damping in the warp's cells, no source (the interior);
-    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns), per warp;
-    //    YDAMP  a tower in a y layer, in a step outside the x layers and without a source: a per
-    //           y column and z, its reciprocals precomputed per tower (srec);
-    //    FULL   damping in x in this step (a per cell) or a source in this tower's step.
-    //    ZDAMP and YDAMP compute all numerators first, then the divisions, straight-line: by the
-    //    reciprocal (div_by_recip) unless a numerator of the warp is out of its proven range.
-    //    The layers' towers run YDAMP/FULL every step and form a dependency chain through the
-    //    stages: their speed paces the whole block (docs/performance.md, session 5).
-    const bool ypath = YP && ydamp && !xdamp && e1 == e0 && A.fastdivy;  // uniform over the block
-    const bool full = (xydamp || e1 > e0) && !ypath;               // uniform over the block
-    // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
-    // own register when that cell is its own, else the exchange buffer
-    auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
-      constexpr int jd = (int)Jc + (int)Dc;
-      if constexpr (jd >= 0 && jd < Z) return fgetD(std::integral_constant<int, jd>{}, Ic);
-      else return row[floor_div(jd, Z) * PZ + (jd - floor_div(jd, Z) * Z) + Z * (int)Ic];
-    };
-    auto lap = [&](auto J, auto I) -> float {
-      constexpr int i = I;
-      const float p0 = fgetD(J, I);
-      float acc = A.st.wc * p0;
-      sfor<1, r + 1>([&](auto M) {
-        constexpr int m = M;
-        constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
-        constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
-        acc = TW_MADD(A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}) + fget(J, std::integral_constant<int, xp>{}), acc);
-        acc = TW_MADD(A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}) + fget(J, std::integral_constant<int, yp>{}), acc);
-        acc = TW_MADD(A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}) + zget(J, I, std::integral_constant<int, m>{}), acc);
-      });
-      return acc;
-    };
-    // a of cell (j, column i) in a step that touches an x or y layer: ax of its row, ay of its
-    // column (the frame's tables in sd), az of its z
-    auto cell_damping = [&](auto J, auto I) -> float {
-      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-      return tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J]);
-    };
-    // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
-    // arithmetic (it would, and run out of registers at high order): a fence every 8 columns.
-    auto fence8 = [](auto I) {
-      if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
-    };
-    if (full) {
-      sfor<0, ND>([&](auto I) {
-        constexpr int i = I;
-        sfor<0, Z>([&](auto J) {
-          const float p0 = fgetD(J, I);
-          float acc = lap(J, I);
-          const int z = Z * k + J;
-#pragma unroll 1
-          for (int e = e0; e < e1; e++)
-            if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
-          const float a = xydamp ? cell_damping(J, I) : tw_damping(0.0f, 0.0f, azk[J]);
-          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
-          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
-          // straddles a layer's edge takes one path instead of both.
-          const float t = TW_MADD(C[J][i], acc, 2.0f * p0);
-          const float num = t - (1.0f - a) * Gv[J][i];
-          Gv[J][i] = num == 0.0f ? num : num / (1.0f + a);
-        });
-        fence8(I);
-      });
-    } else if (ypath) {
-      // (1 − a and 1 + a from the same a, as FULL computes them; check_fastdiv proved the
-      // reciprocal for every divisor 1 + ((0 + ay) + az) of the grid)
-      if constexpr (YP)
-        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, false, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
-                             [&](auto J, auto I) { return 1.0f + cell_damping(J, I); },
-                             [&](auto J, auto I) {
-                               constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-                               return srec[((u - v) / 2 + R - 1) * Z + J];
-                             });
-    } else if (wz) {
-      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, !A.fastdiv, [&](auto J, auto) { return az_om[J]; },
-                           [&](auto J, auto) { return az_d[J]; }, [&](auto J, auto) { return az_y[J]; });
-    } else {
-      sfor<0, ND>([&](auto I) {
-        sfor<0, Z>([&](auto J) { Gv[J][I] = tw_cell_update_undamped(fgetD(J, I), Gv[J][I], lap(J, I), C[J][I]); });
-        fence8(I);
-      });
-    }
-
-    // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
-    float *const nxt = lvl(A, n + 1) + b0, *const curp = lvl(A, n) + b0;
-    sfor<0, NL>([&](auto L) {
-      constexpr int i = TB::T.lc[L], u = TB::T.du[i], v = TB::T.dv[i];
-      constexpr bool prev = TB::T.prevIn[i];
-      store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
-      if constexpr (prev)
-        if (tau > tlo)
-          store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)),
-                     [&](auto J) { return fgetD(J, std::integral_constant<int, i>{}); });
-    });
-
-    if (tau + 1 < thi) {
-      // 6. shift to frame τ+1: what this tower computed, what it loaded.
-      cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
-      const float *srcb = bandk + ((tau + 1) % NB) * NBI * Z;
-      if constexpr (!HS)
-        sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * Z, [&](auto J, float x) { BF[J][B] = x; }); });
-      sfor<0, NBC>([&](auto B) { load_z<Z>(srcb + (NBF + B) * Z, [&](auto J, float x) { BC[J][B] = x; }); });
-      sfor<0, Z>([&](auto J) {
-        float Fn[NW], Gn[ND], Cn[ND];
-        sfor<0, NW>([&](auto I) {
-          constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
-          if constexpr (g >= 0) Fn[I] = Gv[J][g];
-          else if constexpr (!HS) Fn[I] = BF[J][b];  // HS: stays in the band buffer of frame τ+1
-        });
-        sfor<0, ND>([&](auto I) {
-          constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
-          Gn[I] = fget(J, std::integral_constant<int, w>{});
-          if constexpr (c >= 0) Cn[I] = C[J][c];
-          else Cn[I] = BC[J][b];
-        });
-        sfor<0, NW>([&](auto I) {
-          if constexpr (!HS || TB::T.fromG[I] >= 0) F[J][I] = Fn[I];
-        });
-        sfor<0, ND>([&](auto I) {
-          Gv[J][I] = Gn[I];
-          C[J][I] = Cn[I];
-        });
-      });
-    } else {
-      // 7. the last step: store the rest of D (its last two levels), record its taps.
-      sfor<0, ND>([&](auto I) {
-        constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i];
-        constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
-        if constexpr (!leave) {
-          store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
-          if constexpr (prev)
-            if (tau > tlo) store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return fgetD(J, I); });
-        }
-      });
-      if (tap_next) {
-        float *const xbn = xb + ((tau + 1) & 1) * XBSZ;
-        float *const rown = xbn + (k + H / Z) * PZ;
-        sfor<0, ND>([&](auto I) {
-          constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], li = TB::T.lidx[i];
-          constexpr bool leave = TB::T.leaving[i];
-          constexpr int slot = leave ? ND + li : G::dIdx(u - r, v - r);
-          store_z<Z>(rown + Z * slot, [&](auto J) { return Gv[J][i]; });
-        });
-        __syncthreads();
-        gather_taps<r, R, Z, H>(A, xbn, PZ, X0, Y0, trow, myc, myslot, nextrec);
-      }
-    }
-  }
-  cp_async_wait<0>();
-  __syncthreads();  // the exchange buffers are reused by the next tower (persistent mode)
-}
-
-// Decode a ticket of the persistent grid into (stage, tower centre): stages from s_top down, each
-// with tw_stage_towers towers (two alternating counts).
-__device__ __forceinline__ void decode_ticket(const dia_args &A, int t, int *s, int *kk) {
-  const int par_hi = ((A.s_top % 2) + 2) % 2;
-  const int c_hi = A.kmax >= par_hi ? (A.kmax - par_hi) / 2 + 1 : 0;
-  const int par_nx = 1 - par_hi;
-  const int c_nx = A.kmax >= par_nx ? (A.kmax - par_nx) / 2 + 1 : 0;
-  const int P = c_hi + c_nx;
-  const int pair = t / P, rem = t % P;
-  if (rem < c_hi) {
-    *s = A.s_top - 2 * pair;
-    *kk = par_hi + 2 * rem;
-  } else {
-    *s = A.s_top - 2 * pair - 1;
-    *kk = par_nx + 2 * (rem - c_hi);
-  }
-}
-
-__device__ __forceinline__ int flag_index(const dia_args &A, int s, int kk) { return (s - A.s_lo) * (A.kmax + 1) + kk; }
-
-// The register tower kernel. Stage mode: block b of a launch for stage A.s is its b-th tower.
-// Persistent mode: each block takes tickets (stage-major order), waits for the tower's two
-// predecessors T(p+1, q), T(p, q+1) = (s+1, k±1) to be done, runs it, and marks it done. A block
-// waits only for towers with smaller tickets, which running blocks took: no deadlock, whatever
-// the grid size.
-// The largest block a register tower is compiled for (ptxas then keeps it within 65536 / that
-// registers): small towers (Z·R ≤ 2, ~130 registers unbounded) are held to 128 registers, so
-// that two blocks of 256 threads share an SM (one tower's barrier wait is the other's issue
-// slots) and 512 threads fit one block; order 2 DTS 3 (~168) to 384 threads; the rest need up to
-// 255 (256 threads).
-template <int r, int DTS, int Z>
-constexpr int tower_max_threads() {
-  return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
-}
-template <int r, int DTS, int Z>
-__global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
-  DIA_DYN_SMEM(sm);
-  if (!A.persistent) {
-    const int s = A.s;
-    run_tower<r, DTS, Z>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
-    return;
-  }
-  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
-  for (;;) {
-    if (threadIdx.x == 0) sh_ticket[0] = atomicAdd(A.ticket, 1);
-    __syncthreads();
-    const int t = sh_ticket[0];
-    __syncthreads();
-    if (t >= A.ntowers) break;
-    int s, kk;
-    decode_ticket(A, t, &s, &kk);
-    if (threadIdx.x == 0 && s + 1 <= A.s_hi) {
-      if (kk + 1 <= A.kmax)
-        while (ld_acquire(&A.done[flag_index(A, s + 1, kk + 1)]) < A.epoch) dia_nanosleep(100);
-      if (kk - 1 >= 0)
-        while (ld_acquire(&A.done[flag_index(A, s + 1, kk - 1)]) < A.epoch) dia_nanosleep(100);
-      // Everything up-right of T(p, q) in the (p, q) lattice must be done; the two parents cover
-      // it through their own waits whenever one of them exists. With a single tower column
-      // (kmax = 0: only k = 0, on even stages) neither exists: wait for (s + 2, 0) instead.
-      if (A.kmax == 0 && s + 2 <= A.s_hi)
-        while (ld_acquire(&A.done[flag_index(A, s + 2, 0)]) < A.epoch) dia_nanosleep(100);
-      __threadfence();
-    }
-    __syncthreads();
-    run_tower<r, DTS, Z>(A, s, kk, sm);
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) st_release(&A.done[flag_index(A, s, kk)], A.epoch);
-  }
-}
-
-// ---------------------------------------------------------------------------------- generic tower
-
-// p^n at (column offset cb, z = kz + m) with DESIGN §1's rules in z (x/y padding is zero).
-__device__ __forceinline__ float zval(const dia_args &A, const float *cur, long long cb, int kz) {
-  if (kz >= A.N2) return 0.0f;
-  if (kz < 0) return (A.fs && -kz < A.N2) ? -cur[cb - kz] : 0.0f;
-  return cur[cb + kz];
-}
-
-// One tower per block, z looped over the threads; every value through global memory.
-template <int r>
-__global__ void generic_kernel(const dia_args A) {
-  const int s = A.s, R = A.R;
-  const int kk = ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x;
-  int tlo, thi;
-  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
-  if (tlo >= thi) return;
-  const int Y0 = R * kk;
-  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
-  int ecur, eend;
-  tower_events(A, key, &ecur, &eend);
-  for (int tau = tlo; tau < thi; tau++) {
-    const long long n = A.t0 + tau;
-    const float *cur = lvl(A, n);
-    float *nxt = lvl(A, n + 1);
-    const int X0 = R * s + tau * r;
-    int e1 = ecur;
-    while (e1 < eend && A.ev[e1].tau == tau) e1++;
-    const int e0 = ecur;
-    ecur = e1;
-    const bool tapstep = A.ntap && (n + 1) % A.interval == 0;
-    for (int u = 0; u < 2 * R; u++)
-      for (int v = u & 1; v < 2 * R; v += 2) {
-        const int x = X0 + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
-        if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
-        const int col = u * R + (v >> 1);
-        const long long cb = (long long)x * A.SX + (long long)y * A.NZp;
-        const float axv = A.ax[x], ayv = A.ay[y];
-        colrec ct = {0, 0, 0, 0};
-        if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
-        for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
-          const long long c = cb + kz;
-          const float p0 = cur[c];
-          float acc = A.st.wc * p0;
-#pragma unroll
-          for (int m = 1; m <= r; m++) {
-            acc = TW_MADD(A.st.w[0][m], cur[c - m * A.SX] + cur[c + m * A.SX], acc);
-            acc = TW_MADD(A.st.w[1][m], cur[c - m * A.NZp] + cur[c + m * A.NZp], acc);
-            acc = TW_MADD(A.st.w[2][m], zval(A, cur, cb, kz - m) + zval(A, cur, cb, kz + m), acc);
-          }
-          for (int e = e0; e < e1; e++)
-            if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
-          const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));
-          nxt[c] = val;
-          for (int t = ct.first; t < ct.first + ct.count; t++)
-            if (A.tapk[t] == kz) A.taps[tap_row(A, n + 1) * A.ntap + t] = val;
-        }
-      }
-    __syncthreads();
-  }
-}
 
 // ---------------------------------------------------------------------------------- host side
 
@@ -1058,6 +169,9 @@ struct dia_state {
   int *done, *ticket;
   size_t done_cap;
   int epoch;
+  const char *trace_path;  // TW_DIAMOND_TRACE: the last persistent launch's tower times, as text
+  unsigned long long *trace;
+  size_t trace_cap;
   float *stage;
   size_t stage_cap;
   cudaStream_t stream;
@@ -1070,23 +184,9 @@ struct dia_state {
   char win_why[200];
 };
 
-// The z-damped update divides by d = 1 + a through y = RN(1/d): q0 = RN(num·y),
-// q1 = RN(q0 + RN(num − d·q0)·y) (both by fused multiply-add). Whether q1 = RN(num / d) for every
-// num depends, while num, q0 and the residual stay normal, only on num's significand (scaling by
-// 2^e commutes with each rounding, and RN is odd): so one exponent of num decides all of
-// |num| ∈ [2^-100, 2^100]; the kernel uses the IEEE division for the other values (and 0 keeps its
-// sign). This kernel counts, for each d, the significands of [1, 2) where the two differ.
-__global__ void fastdiv_check_kernel(const float *d, int nd, unsigned *bad) {
-  const unsigned m = blockIdx.x * blockDim.x + threadIdx.x;
-  if (m >= (1u << 23)) return;
-  const float num = __uint_as_float(0x3f800000u | m);
-  unsigned nbad = 0;
-  for (int j = 0; j < nd; j++) nbad += __float_as_uint(div_by_recip(num, d[j], 1.0f / d[j])) != __float_as_uint(num / d[j]);
-  if (nbad) atomicAdd(bad, nbad);
-}
 
-// Whether the reciprocal division is exact for every divisor in d (fastdiv_check_kernel: 2^23
-// significands per divisor, about a millisecond per 400 divisors on an H200).
+// Whether the reciprocal division is exact for every divisor in d, the tiny numerators included
+// (fastdiv_check_kernel: 2^23 significands per divisor and band, the bands covering num < 2·d·2^-126).
 tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *err) {
   std::sort(d.begin(), d.end());
   d.erase(std::unique(d.begin(), d.end()), d.end());
@@ -1100,8 +200,10 @@ tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *
     cudaError_t ce = cudaMalloc(&bad, sizeof(unsigned));
     if (ce == cudaSuccess) ce = cudaMemsetAsync(bad, 0, sizeof(unsigned), s->stream);
     if (ce == cudaSuccess) ce = cudaMemcpyAsync(dd, d.data(), d.size() * sizeof(float), cudaMemcpyHostToDevice, s->stream);
+    int nb = 4;  // band 0, the subnormals, [2^-126, 2^-124): d < 2; one binade more per doubling of d
+    for (float top = 2.0f; top <= d.back() && nb < 40; top *= 2.0f) nb++;
     if (ce == cudaSuccess) {
-      fastdiv_check_kernel<<<(1u << 23) / 256, 256, 0, s->stream>>>(dd, (int)d.size(), bad);
+      fastdiv_check_kernel<<<dim3((1u << 23) / 256, (unsigned)nb), 256, 0, s->stream>>>(dd, (int)d.size(), bad);
       ce = cudaGetLastError();
     }
     if (ce == cudaSuccess) ce = cudaMemcpyAsync(&hbad, bad, sizeof(unsigned), cudaMemcpyDeviceToHost, s->stream);
@@ -1142,7 +244,7 @@ void dia_free(dia_state *s) {
   for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
   cudaFree(s->ax_a), cudaFree(s->ay_a), cudaFree(s->az_a);
   cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
-  cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage);
+  cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage), cudaFree(s->trace);
   if (s->stream) cudaStreamDestroy(s->stream);
   tw_gpu_window_destroy(s->win);
   cudaGetLastError();
@@ -1160,6 +262,11 @@ void zero_range(const float *a, int n, int *z0, int *z1) {
       lo = hi = 0;
       break;
     }
+  // The tables are 0 over the padding: a zero run that reaches an edge goes on beyond it, so that
+  // the towers clipped by that edge take the undamped paths (without this, every edge tower of a
+  // grid without layers ran the FULL path: 1.9x the interior's time per step, on the critical path)
+  if (lo < hi && lo == 0) lo = -(1 << 29);
+  if (lo < hi && hi == n) hi = 1 << 29;
   *z0 = lo;
   *z1 = hi;
 }
@@ -1254,11 +361,14 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // NZp / Z threads fits (registers and shared memory), Z = 1 or else 2 z cells per thread; the
   // generic tower otherwise. Environment (tuning and test knobs: the tests compare the
   // implementations bitwise, docs/performance.md their speed): TW_DIAMOND_MODE = persistent
-  // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z.
+  // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z; TW_DIAMOND_TRACE = FILE
+  // writes the towers' times of the last persistent launch (dia_trace_write).
   const char *me = getenv("TW_DIAMOND_MODE");
   int mode = MODE_PERSISTENT;
   if (me && strcmp(me, "stage") == 0) mode = MODE_STAGE;
   if (me && strcmp(me, "generic") == 0) mode = MODE_GENERIC;
+  const char *mtr = getenv("TW_DIAMOND_TRACE");
+  s->trace_path = mtr && *mtr ? mtr : NULL;
   const char *mz = getenv("TW_DIAMOND_ZPT");
   const int zforce = mz && *mz ? atoi(mz) : 0;
   s->fn = NULL;
@@ -1496,6 +606,33 @@ dia_args base_args(const dia_state *s) {
   return A;
 }
 
+// TW_DIAMOND_TRACE (a diagnostic: it synchronizes after every persistent launch): the launch's
+// towers, one line each — ticket, stage, tower, the times (ns from the first ticket) it was taken,
+// its parents were done and it was done, its SM — after a header with the geometry and layers.
+// The file holds the last launch; scripts/diamond-trace.py reads it (critical path, waits).
+tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, tw_error *err) {
+  std::vector<unsigned long long> tr((size_t)ntow * 4);
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  TW_CUDA_TRY(err, cudaMemcpy(tr.data(), s->trace, tr.size() * sizeof(tr[0]), cudaMemcpyDeviceToHost));
+  FILE *f = fopen(s->trace_path, "w");
+  if (!f) return tw_error_set(err, TW_EIO, "TW_DIAMOND_TRACE=%s: cannot open for writing", s->trace_path);
+  unsigned long long t0 = ~0ull;
+  for (long t = 0; t < ntow; t++) t0 = tr[(size_t)t * 4] < t0 ? tr[(size_t)t * 4] : t0;
+  fprintf(f, "# gpu-diamond trace: r %d dts %d R %d Z %d h %d N0 %d N1 %d N2 %d xz %d %d yz %d %d s_top %d kmax %d "
+          "blocks %ld threads %d\n# ticket stage tower taken ready done sm\n",
+          s->r, s->dts, s->R, s->zpt, A.h, s->N0, s->N1, s->N2, s->xz0, s->xz1, s->yz0, s->yz1, A.s_top, A.kmax,
+          (long)s->blocks_per_sm * s->sms, s->threads);
+  for (long t = 0; t < ntow; t++) {
+    const unsigned long long *e = &tr[(size_t)t * 4];
+    int st, kk;
+    decode_ticket(A, (int)t, &st, &kk);
+    fprintf(f, "%ld %d %d %llu %llu %llu %llu\n", t, st, kk, e[0] - t0, e[1] - t0, e[2] - t0, e[3]);
+  }
+  const int bad = ferror(f);
+  if (fclose(f) || bad) return tw_error_set(err, TW_EIO, "TW_DIAMOND_TRACE=%s: write failed", s->trace_path);
+  return TW_OK;
+}
+
 // The towers of stages s_top down to s_bot of one block (A: the block's arguments): one persistent
 // launch, or one launch per stage.
 tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_top, int s_bot, tw_error *err) {
@@ -1508,9 +645,15 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
     TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, sizeof(int), s->stream));
     long grid = (long)s->blocks_per_sm * s->sms;
     if (grid > ntow) grid = ntow;
+    if (s->trace_path && grid > 0) {
+      tw_status st = tw_dev_ensure(&s->trace, &s->trace_cap, (size_t)ntow * 4, "tower trace", err);
+      if (st) return st;
+      A.trace = s->trace;
+    }
     if (grid > 0) {
       DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, s->stream, A);
       TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
+      if (A.trace) return dia_trace_write(s, A, ntow, err);
     }
     return TW_OK;
   }

@@ -337,24 +337,30 @@ static void matrix(const char *bitref, int ncases) {
   printf("%d cases\n", total);
 }
 
-/* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
- * tower holds it (the stepwise kernel by default); order 2: the register tower with two z cells
- * per thread (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`). Bitwise equal
- * to the reference kernel, within 1e-5 of cpu. */
-static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
-  spec sp;
-  memset(&sp, 0, sizeof sp);
-  sp.order = order, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = nz, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
-  sp.absorb[2] = 3, sp.steps = 40, sp.dts = dts, sp.height = 7;
-  tw_problem *pb = make_problem(&sp, 0);
-  schedule *sc = malloc(sizeof *sc);
-  make_schedule(pb, sp.height, sc);
+/* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu (relative L2 <= 1e-5)
+ * and `bitref` (bitwise); `want`: a piece of the report that must appear. Returns the number of
+ * tiny values (0 < |p| < 2^-100) the cpu run's full snapshots hold inside the absorbing layers. */
+static long focused_case(const char *bitref, const char *what, const tw_problem *pb, const schedule *sc,
+                         const char *mode, const char *want) {
   tw_error err = {0};
   run_out a, b;
-  char what[64];
-  snprintf(what, sizeof what, "tall column (order %d, Nz %d, dts %d)", order, nz, dts);
+  long tiny = 0;
   REQUIRE(run_backend(pb, "cpu", NULL, sc, &a, &err) == TW_OK, "%s: cpu: %s", what, err.msg);
-  tw_status rc = run_backend(pb, "gpu-diamond", want ? "persistent" : NULL, sc, &b, &err);
+  const int *N = pb->g.N;
+  const size_t cells = tw_grid_cells(&pb->g);
+  size_t o = 0;
+  for (int bl = 0; bl < sc->nblocks; bl++) {
+    if (full_snap(sc, bl)) {
+      for (size_t c = 0; c < cells; c++) {
+        const int i = (int)(c / ((size_t)N[1] * N[2])), j = (int)(c / N[2] % N[1]), k = (int)(c % N[2]);
+        const int damped = pb->a[0][i] != 0.0f || pb->a[1][j] != 0.0f || pb->a[2][k] != 0.0f;
+        tiny += damped && a.snaps[o + c] != 0.0f && fabsf(a.snaps[o + c]) < 0x1p-100f;
+      }
+      o += cells;
+    }
+    o += (size_t)sc->cnt[bl][0] * sc->cnt[bl][1] * sc->cnt[bl][2];
+  }
+  tw_status rc = run_backend(pb, "gpu-diamond", mode, sc, &b, &err);
   CHECK(rc == TW_OK, "%s: gpu-diamond: %s", what, err.msg);
   if (!rc) {
     const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
@@ -373,6 +379,56 @@ static void tall_column(const char *bitref, int order, int nz, int dts, const ch
     free_run(&b);
   }
   free_run(&a);
+  return tiny;
+}
+
+/* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
+ * tower holds it (the stepwise kernel by default); order 2: the register tower with two z cells
+ * per thread (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`). */
+static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
+  spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.order = order, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = nz, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
+  sp.absorb[2] = 3, sp.steps = 40, sp.dts = dts, sp.height = 7;
+  tw_problem *pb = make_problem(&sp, 0);
+  schedule *sc = malloc(sizeof *sc);
+  REQUIRE(sc, "alloc");
+  make_schedule(pb, sp.height, sc);
+  char what[64];
+  snprintf(what, sizeof what, "tall column (order %d, Nz %d, dts %d)", order, nz, dts);
+  focused_case(bitref, what, pb, sc, want ? "persistent" : NULL, want);
+  free(sc);
+  tw_problem_destroy(pb);
+}
+
+/* The tails ahead of a wavefront: one source under the free surface, waves run into the
+ * absorbing layers for ~100 steps, so that the damped updates divide numerators far below 2^-100,
+ * down to the subnormals (the damped paths' scaled reciprocal, div_by_recip_tiny). The case
+ * counts: the cpu run must show such values inside the layers. */
+static void tails_case(const char *bitref, int order, int dts, const char *mode, const char *want) {
+  spec sp;
+  memset(&sp, 0, sizeof sp);
+  sp.order = order, sp.n[0] = 15, sp.n[1] = 15, sp.n[2] = 60, sp.fs = 1, sp.interval = 3;
+  sp.absorb[0] = sp.absorb[1] = sp.absorb[2] = 6, sp.steps = 110, sp.dts = dts, sp.height = 16;
+  tw_problem *pb = make_problem(&sp, 0);
+  pb->ninj = 1; /* one source (S of row 0), near the top in the middle */
+  pb->inj[0][0] = pb->g.N[0] / 2, pb->inj[0][1] = pb->g.N[1] / 2, pb->inj[0][2] = 2;
+  schedule *sc = malloc(sizeof *sc);
+  REQUIRE(sc, "alloc");
+  /* advance calls of 5 steps, a full snapshot after each: the tails pass through a layer in more
+   * steps than that, so the count sees them whatever the random problem */
+  sc->nblocks = 0, sc->full_every = 0;
+  for (long t = 0; t < sp.steps; t += 5) {
+    const int b = sc->nblocks++;
+    sc->len[b] = sp.steps - t < 5 ? sp.steps - t : 5;
+    sc->dec[b] = 1;
+    for (int a = 0; a < 3; a++) sc->lo[b][a] = 0, sc->cnt[b][a] = 1;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "tails (order %d, dts %d, %s)", order, dts, mode ? mode : "default");
+  const long tiny = focused_case(bitref, what, pb, sc, mode, want);
+  CHECK(tiny > 0, "%s: no value below 2^-100 inside the layers: the case tests nothing", what);
+  printf("%s: %ld tiny values in the layers' snapshots\n", what, tiny);
   free(sc);
   tw_problem_destroy(pb);
 }
@@ -677,5 +733,9 @@ int main(int argc, char **argv) {
   tall_column(bitref, 4, 1100, 2, NULL);
   tall_column(bitref, 2, 500, 3, "dts 3 (R = 3), tower height 7, 256 threads x 2 z");
   tall_column(bitref, 2, 700, 3, "x 2 z");
+  tails_case(bitref, 2, 3, "persistent/z1", "1 z");
+  tails_case(bitref, 2, 3, "persistent/z2", "2 z");
+  tails_case(bitref, 2, 4, NULL, "dts 4");
+  tails_case(bitref, 4, 2, "persistent", "dts 2");
   return tw_test_exit();
 }

@@ -1,0 +1,166 @@
+// gpu_diamond_args.cuh — the kernels' arguments, events, receiver records and the small device
+// helpers they share
+// Part of the gpu-diamond kernel: included by gpu_diamond.cu only (one translation unit, so
+// that the templates see each other); the header of gpu_diamond.cu explains the design.
+#pragma once
+
+#include "gpu_diamond_base.cuh"
+#include "gpu_common.cuh"
+#include "schedule.h"
+
+namespace {
+
+// ---------------------------------------------------------------------------------- kernel args
+
+struct dia_event {
+  int key;  // tower: (s_hi − s)·(kmax + 1) + k, increasing in launch/ticket order
+  int tau;  // local step
+  int col;  // diamond column c = u·R + (v >> 1) at that step
+  int k;
+  float S;  // S^n of the cell, n = t0 + tau
+};
+
+// Receiver index of one column: its taps [first, first + count) of the sorted tap list, and the k
+// of the first two (a nearest receiver has one tap per column, a trilinear one two), so that the
+// common cases need one 16-byte load.
+struct alignas(16) colrec {
+  int first, count, k0, k1;
+};
+
+// The largest column-offset table of a register tower (order 8, DTS 1: 16 x 17).
+constexpr int DIA_OFF_MAX = 16 * 17;
+
+struct dia_args {
+  float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
+  const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
+  long long SX;                  // floats per x plane (NYd·NZp)
+  int NZp, N0, N1, N2, fs;
+  tw_stencil st;
+  long long t0;  // level at the start of the block
+  int h, R;      // block height; tile size (the generic tower's R is a run-time value)
+  int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
+  int s_top;                // persistent mode: the first stage of this launch (s_hi, or a window group's)
+  int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
+  const dia_event *ev;      // this block's events, sorted by (key, tau)
+  int nev;
+  const colrec *coltap;     // [N0·N1]
+  const int *tapk;          // k of each tap
+  float *taps;              // [sample − first][ntap]
+  long long ntap, first;
+  int interval;
+  // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
+  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
+  int off[DIA_OFF_MAX];
+  int fastdiv;   // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
+  int fastdivy;  // the y-damped update may divide by 1 + (ay + az) the same way
+  int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
+  int epoch, persistent, ntowers;
+  // persistent mode, TW_DIAMOND_TRACE: per ticket the times (ns) it was taken, its parents were
+  // done and it was done, and the SM (dia_trace_write); NULL: no trace
+  unsigned long long *trace;
+};
+
+__device__ __forceinline__ float *lvl(const dia_args &A, long long m) { return (m & 1) ? A.p1 : A.p0; }
+
+// Steps [tlo, thi) in which a tower of stage s has columns inside the grid: X0 = R·s + τr must
+// satisfy X0 + 2R − 1 ≥ 0 and X0 ≤ N0 − 1.
+__host__ __device__ __forceinline__ void active_steps(int R, int r, int s, int N0, int h, int *tlo, int *thi) {
+  const int lo = -tw_floordiv(2 * R - 1 + R * s, r);  // ⌈(1 − 2R − Rs) / r⌉
+  const int hi = tw_floordiv(N0 - 1 - R * s, r) + 1;
+  *tlo = lo > 0 ? lo : 0;
+  *thi = hi < h ? hi : h;
+}
+
+// The events of one tower: [e0, e1) with ev.key == key.
+__device__ __forceinline__ void tower_events(const dia_args &A, int key, int *e0, int *e1) {
+  int lo = 0, hi = A.nev;
+  while (lo < hi) {
+    const int mid = (lo + hi) >> 1;
+    if (A.ev[mid].key < key) lo = mid + 1;
+    else hi = mid;
+  }
+  int e = lo;
+  while (e < A.nev && A.ev[e].key == key) e++;
+  *e0 = lo;
+  *e1 = e;
+}
+
+// Row of the taps buffer for level L (a sample level).
+__device__ __forceinline__ long long tap_row(const dia_args &A, long long L) { return L / A.interval - A.first; }
+
+// Slot in the exchange buffer (frame τ+1 numbering, extra slots ND + j for the leaving columns)
+// where the value that column c of frame τ reached at step τ sits.
+template <int r, int R>
+__device__ __forceinline__ int gather_slot(int c) {
+  const int u = c / R, v = 2 * (c % R) + (u & 1);
+  if (u >= r && v >= r) return (u - r) * R + ((v - r) >> 1);
+  int j = 0;
+  for (int c2 = 0; c2 < c; c2++) {
+    const int u2 = c2 / R, v2 = 2 * (c2 % R) + (u2 & 1);
+    j += u2 < r || v2 < r;
+  }
+  return 2 * R * R + j;
+}
+
+// The receiver record of column c of a frame (origin X0f, Y0); empty outside the grid.
+template <int R>
+__device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f, int Y0) {
+  const int u = c / R, v = 2 * (c % R) + (u & 1);
+  const int x = X0f + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
+  colrec z = {0, 0, 0, 0};
+  if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) return z;
+  return A.coltap[(long long)x * A.N1 + y];
+}
+
+// The exchange buffer of the register tower: rows (z + H, H halo rows above z = 0) in groups of Z
+// (a thread's Z adjacent z cells, so that it writes its values of a column with one Z-wide store),
+// groups PZ words apart (PZ = Z·SS, SS odd: the threads of a warp hit distinct banks, per half-warp
+// for 8-byte accesses), column c of a row at word Z·c of its group.
+template <int Z>
+__host__ __device__ __forceinline__ int xaddr(int row, int col, int PZ) { return (row / Z) * PZ + row % Z + Z * col; }
+
+// Record the taps of the columns of a frame (origin X0f, Y0) that reached a sample level (row `row`
+// of the taps buffer), from an exchange buffer (xaddr) whose columns are laid out by gather_slot:
+// column-parallel over the block's threads, thread k taking columns myc, myc + blockDim.x, … with
+// myc = gather_column(k) (a few columns per warp, not all in warp 0: the warp that gathers is late
+// at the next barrier). `mine` is the record of column myc, loaded a step ahead so that its
+// latency is hidden.
+__device__ __forceinline__ int gather_column(int k) { return (k & 31) * (int)(blockDim.x / 32) + (k >> 5); }
+template <int r, int R, int Z, int H>
+__device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int PZ, int X0f, int Y0, long long row,
+                                            int myc, int myslot, const colrec &mine) {
+  constexpr int ND = 2 * R * R;
+  if (myc >= ND) return;
+  for (int c = myc; c < ND; c += blockDim.x) {
+    const colrec ct = c == myc ? mine : load_colrec<R>(A, c, X0f, Y0);
+    if (ct.count == 0) continue;
+    const int slot = c == myc ? myslot : gather_slot<r, R>(c);
+    for (int j = 0; j < ct.count; j++) {
+      const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
+      A.taps[row * A.ntap + ct.first + j] = xbb[xaddr<Z>(kz + H, slot, PZ)];
+    }
+  }
+}
+
+// Z adjacent floats (8-byte aligned when Z = 2) as one access: v(J) / put(J, x) with J an
+// integral_constant, so that register arrays stay indexed by constants.
+template <int Z, typename Fn>
+__device__ __forceinline__ void store_z(float *p, Fn &&v) {
+  static_assert(Z == 1 || Z == 2, "1 or 2 z cells per thread");
+  if constexpr (Z == 1) *p = v(std::integral_constant<int, 0>{});
+  else *reinterpret_cast<float2 *>(p) = make_float2(v(std::integral_constant<int, 0>{}), v(std::integral_constant<int, 1>{}));
+}
+template <int Z, bool RO = false, typename Fn>
+__device__ __forceinline__ void load_z(const float *p, Fn &&put) {
+  if constexpr (Z == 1) {
+    put(std::integral_constant<int, 0>{}, RO ? __ldg(p) : *p);
+  } else {
+    const float2 t = RO ? __ldg(reinterpret_cast<const float2 *>(p)) : *reinterpret_cast<const float2 *>(p);
+    put(std::integral_constant<int, 0>{}, t.x);
+    put(std::integral_constant<int, 1>{}, t.y);
+  }
+}
+
+constexpr int floor_div(int a, int b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+}  // namespace

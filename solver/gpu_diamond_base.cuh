@@ -1,0 +1,185 @@
+// gpu_diamond_base.cuh — portability shims (the host emulation), compile-time loops, the tower's
+// geometry tables (Geo)
+// Part of the gpu-diamond kernel: included by gpu_diamond.cu only (one translation unit, so
+// that the templates see each other); the header of gpu_diamond.cu explains the design.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <type_traits>
+#include <utility>
+
+namespace {
+
+// ---------------------------------------------------------------------------------- portability
+
+#ifdef TW_DIAMOND_EMU
+#define DIA_DYN_SMEM(name) float *name = tw_emu_smem()
+template <int Z>
+__device__ inline void cp_async_z(float *dst, const float *src) {
+  for (int j = 0; j < Z; j++) dst[j] = src[j];
+}
+__device__ inline void cp_async_commit() {}
+template <int N>
+__device__ inline void cp_async_wait() {}
+__device__ inline int ld_acquire(const int *p) { return *(volatile const int *)p; }
+__device__ inline void st_release(int *p, int v) { *(volatile int *)p = v; }
+__device__ inline void dia_nanosleep(unsigned) {}
+__device__ inline unsigned long long dia_clock_ns() { return 0; }
+__device__ inline unsigned dia_smid() { return 0; }
+#define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
+template <typename T>
+__device__ inline T *at(T *base, int off) { return base + off; }
+#else
+#define DIA_DYN_SMEM(name) extern __shared__ float name[]
+// Asynchronous global → shared copy of Z floats (4 or 8 bytes, aligned; sm_80+): the thread that
+// issues it is the only one that reads the words, after cp_async_wait, so no barrier is involved.
+template <int Z>
+__device__ __forceinline__ void cp_async_z(float *dst, const float *src) {
+  static_assert(Z == 1 || Z == 2, "4- or 8-byte copies");
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(4 * Z) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ int ld_acquire(const int *p) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ void st_release(int *p, int v) {
+  asm volatile("st.release.gpu.global.b32 [%0], %1;\n" ::"l"(p), "r"(v) : "memory");
+}
+__device__ __forceinline__ void dia_nanosleep(unsigned ns) { __nanosleep(ns); }
+// The GPU's global timer (ns) and the SM a block runs on: the persistent grid's trace.
+__device__ __forceinline__ unsigned long long dia_clock_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned dia_smid() {
+  unsigned v;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(v));
+  return v;
+}
+#define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
+// base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
+// sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
+template <typename T>
+__device__ __forceinline__ T *at(T *base, int off) {
+  T *p;
+  asm("mad.wide.s32 %0, %1, 4, %2;" : "=l"(p) : "r"(off), "l"(base));
+  return p;
+}
+#endif
+
+// Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
+// are constant expressions and register arrays are only ever indexed by constants.
+template <int B, int E, typename Fn>
+__host__ __device__ __forceinline__ void sfor(Fn &&f) {
+  if constexpr (B < E) {
+    f(std::integral_constant<int, B>{});
+    sfor<B + 1, E>(f);
+  }
+}
+
+constexpr int odd_up(int n) { return n | 1; }
+
+// ---------------------------------------------------------------------------------- geometry
+
+// The register tower's tables for radius r and tile R = r·DTS, in tower-local (u, v) of one frame
+// (see the header). All of this is evaluated by the compiler.
+template <int r, int DTS>
+struct Geo {
+  static constexpr int R = r * DTS;
+  static constexpr int ND = 2 * R * R;  // columns of the diamond
+  static constexpr int BS = 2 * R + 2 * r;  // W lies in the box [−r, 2R + r)²
+  static constexpr int NWMAX = BS * BS;
+
+  int wid[BS][BS] = {};     // W index of (u, v) at [u + r][v + r], −1 if not in W
+  int NW = 0;
+  int wu[NWMAX] = {}, wv[NWMAX] = {};
+  int du[ND] = {}, dv[ND] = {};  // D column c: u = c / R, v = 2(c % R) + (u & 1)
+  int dw[ND] = {};               // its W index
+  int nb[ND][4][r] = {};         // W index of its x−m, x+m, y−m, y+m neighbour
+  // Shift to the next frame (u', v') = (u − r, v − r):
+  int fromG[NWMAX] = {}, fromB[NWMAX] = {};  // F'[w] = G[fromG] (computed) or BF[fromB] (loaded)
+  int NBF = 0;
+  int bfu[NWMAX] = {}, bfv[NWMAX] = {};      // band cells (next-frame coordinates)
+  int gsrc[ND] = {};                         // G'[c] = F[gsrc]
+  int cfromC[ND] = {}, cfromB[ND] = {};      // C'[c] = C[cfromC] or BC[cfromB]
+  int NBC = 0;
+  int bcu[ND] = {}, bcv[ND] = {};
+  // Columns that leave D after a step (u < r or v < r) and whether this tower computed their
+  // previous level too (they were in the previous frame's D: u, v < 2R − r).
+  int NL = 0;
+  int lc[ND] = {};
+  int lidx[ND] = {};
+  bool leaving[ND] = {}, prevIn[ND] = {};
+  int plw[ND] = {};  // W index, in the next frame, of leaving column j (for the tap exchange)
+
+  static constexpr bool inD(int u, int v) { return u >= 0 && u < 2 * R && v >= 0 && v < 2 * R && ((u - v) & 1) == 0; }
+  static constexpr int dIdx(int u, int v) { return u * R + (v >> 1); }
+  constexpr int W(int u, int v) const {
+    return (u >= -r && u < 2 * R + r && v >= -r && v < 2 * R + r) ? wid[u + r][v + r] : -1;
+  }
+
+  constexpr Geo() {
+    for (int u = -r; u < 2 * R + r; u++)
+      for (int v = -r; v < 2 * R + r; v++) {
+        wid[u + r][v + r] = -1;
+        if ((u - v) & 1) continue;
+        bool in = inD(u, v) || inD(u - r, v - r);
+        for (int m = 1; m <= r; m++)
+          in = in || inD(u - m, v - m) || inD(u + m, v + m) || inD(u - m, v + m) || inD(u + m, v - m);
+        if (in) {
+          wu[NW] = u, wv[NW] = v;
+          wid[u + r][v + r] = NW++;
+        }
+      }
+    for (int c = 0; c < ND; c++) {
+      const int u = c / R, v = 2 * (c % R) + (u & 1);
+      du[c] = u, dv[c] = v;
+      dw[c] = W(u, v);
+      for (int m = 1; m <= r; m++) {
+        nb[c][0][m - 1] = W(u - m, v - m);
+        nb[c][1][m - 1] = W(u + m, v + m);
+        nb[c][2][m - 1] = W(u - m, v + m);
+        nb[c][3][m - 1] = W(u + m, v - m);
+      }
+      gsrc[c] = W(u + r, v + r);
+      if (inD(u + r, v + r)) {
+        cfromC[c] = dIdx(u + r, v + r), cfromB[c] = -1;
+      } else {
+        cfromC[c] = -1, cfromB[c] = NBC;
+        bcu[NBC] = u, bcv[NBC] = v;
+        NBC++;
+      }
+      leaving[c] = u < r || v < r;
+      prevIn[c] = u < 2 * R - r && v < 2 * R - r;
+      if (leaving[c]) {
+        lidx[c] = NL;
+        lc[NL] = c;
+        plw[NL] = W(u - r, v - r);
+        NL++;
+      } else {
+        lidx[c] = -1;
+      }
+    }
+    for (int w = 0; w < NW; w++) {
+      const int u = wu[w], v = wv[w];
+      if (inD(u + r, v + r)) {
+        fromG[w] = dIdx(u + r, v + r), fromB[w] = -1;
+      } else {
+        fromG[w] = -1, fromB[w] = NBF;
+        bfu[NBF] = u, bfv[NBF] = v;
+        NBF++;
+      }
+    }
+  }
+};
+
+}  // namespace

@@ -1,0 +1,565 @@
+// gpu_diamond_tower.cuh — the register tower (run_tower, tower_kernel) and the generic tower
+// Part of the gpu-diamond kernel: included by gpu_diamond.cu only (one translation unit, so
+// that the templates see each other); the header of gpu_diamond.cu explains the design.
+#pragma once
+
+#include "gpu_diamond_args.cuh"
+#include "gpu_diamond_div.cuh"
+
+namespace {
+
+// ---------------------------------------------------------------------------------- register tower
+
+// Shared memory of the register tower, in floats: the double-buffered z exchange
+// [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
+// frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
+// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), the reciprocals of a y-layer
+// tower's divisors [NZp / Z][SR] (thread-private: column c of the tower's 2R − 1 y columns, cell j
+// at word c·Z + j), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
+// up to whole groups of Z).
+template <int r, int DTS>
+struct Tab {
+  static constexpr Geo<r, DTS> T{};
+};
+template <int r, int Z>
+__host__ __device__ constexpr int halo_rows() {
+  return (r + Z - 1) / Z * Z;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int exch_group() {
+  return Z * odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int band_stride_nb(int nb) {
+  return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
+}
+// Whether a register tower has the YDAMP path (run_tower, step 4). Measured on an H200 (session 5,
+// docs/performance.md): order 2 DTS 3 with two z cells per thread 305 -> 350 Gcell/s on the project
+// bench's grid with layers; in the one-cell towers it raised DTS 4 from 246 to 253 registers and
+// cost 6 % in the interior without a gain on a real wavefield.
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr bool has_ypath() {
+  return Z == 2;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int recip_stride() {
+  return has_ypath<r, DTS, Z>() ? odd_up((2 * r * DTS - 1) * Z) : 0;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
+  return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
+         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) +
+         (size_t)(NZp / Z) * recip_stride<r, DTS, Z>() + 1;
+}
+// Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
+// short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
+// (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int band_buffers() {
+  return smem_floats<r, DTS, Z>(256 * Z, 3) <= 227 * 1024 / 4 ? 3 : 2;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ size_t tower_smem_bytes(int NZp) {
+  return smem_floats<r, DTS, Z>(NZp, band_buffers<r, DTS, Z>()) * sizeof(float);
+}
+
+// One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
+// block calls it (barriers inside). Thread k holds the Z adjacent z cells z = Z·k + j, j < Z
+// (Z = 2 halves the memory instructions per update: 8-byte loads, stores and band copies, and
+// one of a cell's two z-neighbours at order 2 is the thread's other cell, in a register).
+// Register budget per thread: Z·(NW + 2·ND) floats of tower state (F, G, C) plus the band being
+// moved in Z·(NBF + NBC) and addressing: for R = 4, r = 1, Z = 1 that is 50 + 64 + 25 ≈ 140
+// (ptxas -v: docs/performance.md). The band of step τ+1 is copied asynchronously into shared
+// memory during step τ (cp.async: a step of latency hiding without holding registers) and moved
+// into registers at the end of step τ.
+template <int r, int DTS, int Z>
+__device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
+  using G = Geo<r, DTS>;
+  using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
+  constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
+  constexpr int H = halo_rows<r, Z>();
+  constexpr int PZ = exch_group<r, DTS, Z>();
+  constexpr int NB = band_buffers<r, DTS, Z>(), PD = NB - 1;  // buffers, prefetch distance in steps
+  constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
+  constexpr int NBI = NBF + NBC;  // band items per frame
+  const int k = threadIdx.x;
+  const int NZp = A.NZp;
+  static_assert((2 * R + 2 * r) * (2 * R + 2 * r + 1) <= DIA_OFF_MAX, "column offset table too small");
+
+  int tlo, thi;
+  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
+  if (tlo >= thi) return;  // uniform over the block
+  const int Y0 = R * kk;
+  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
+  int ecur, eend;
+  tower_events(A, key, &ecur, &eend);
+
+  float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
+  const int XBSZ = (NZp + 2 * H) / Z * PZ;
+  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
+  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;            // [2][4R]: ax of the frame, ay
+  float *const srec = sdamp + 8 * R + k * recip_stride<r, DTS, Z>();  // [2R − 1][Z] of thread k
+  float azk[Z];
+  for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
+  // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
+  // so that a warp straddling a layer's edge runs one path, not both.
+  bool wz = false;
+  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
+  // Damping is zero in y for the whole tower? (x is checked per step.)
+  const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
+  // A tower in a y layer: the reciprocal of each divisor 1 + ((0 + ay) + az) of its cells, for
+  // the steps outside the x layers (YDAMP below), with tw_damping's order of operations.
+  constexpr bool YP = has_ypath<r, DTS, Z>();
+  if (YP && ydamp && A.fastdivy)
+    for (int c = 0; c < 2 * R - 1; c++)
+      for (int j = 0; j < Z; j++) srec[c * Z + j] = 1.0f / (1.0f + tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
+  const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
+  const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
+
+  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = Z·k): from the table in
+  // the kernel parameters (constant bank), so that an address costs one multiply-add with a
+  // constant operand and the offsets hold no registers across the step loop.
+  auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
+  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + Z * k; };
+
+  float F[Z][NW], Gv[Z][ND], C[Z][ND];
+  float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
+  // HS ("halo in shared memory"): the cells of W that this tower did not compute (fromB ≥ 0) stay
+  // in the band buffer they were copied into and are read from there at each use; only the
+  // computed ones (ND of them) are registers. Chosen where the state NW + 2·ND would not fit the
+  // 255 registers next to everything else (high orders: W is mostly the cross-stencil halo).
+  constexpr bool HS = NW + 2 * ND > 130;
+  const float *bcur = bandk;  // the band buffer of the current frame (HS reads)
+  // p^n of W cell w for the thread's cell j
+  auto fget = [&](auto Jc, auto Wc) -> float {
+    constexpr int j = Jc, w = Wc;
+    constexpr int b = TB::T.fromB[w];
+    if constexpr (HS && b >= 0) return bcur[b * Z + j];
+    else return F[j][w];
+  };
+  auto fgetD = [&](auto Jc, auto Ic) -> float {  // the same for diamond column i
+    return fget(Jc, std::integral_constant<int, TB::T.dw[Ic]>{});
+  };
+
+  // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
+  // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
+  auto band_issue_async = [&](int tau1) {
+    if (tau1 < thi) {
+      float *dst = bandk + (tau1 % NB) * NBI * Z;
+      const float *src = lvl(A, A.t0 + tau1);
+      const long long b1 = base_of(R * s + tau1 * r);
+      const float *const srcb = src + b1, *const c2b = A.c2 + b1;
+      sfor<0, NBF>([&](auto J) {
+        constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
+        cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
+      });
+      sfor<0, NBC>([&](auto J) {
+        constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
+        cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
+      });
+    }
+    cp_async_commit();  // an empty group past the end keeps the wait counts uniform
+  };
+
+  // Zero the halo rows of both exchange buffers: groups [0, H/Z) (above z = 0: zero, or the image
+  // written every step by the ghost threads) and [(NZp + H)/Z, (NZp + 2H)/Z) (below the column).
+  for (int e = threadIdx.x; e < 2 * 2 * (H / Z) * PZ; e += blockDim.x) {
+    const int b = e / (2 * (H / Z) * PZ), rem = e % (2 * (H / Z) * PZ), g = rem / PZ, col = rem % PZ;
+    xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
+  }
+  __syncthreads();  // before the ghost threads write the image rows
+
+  // The first active step: the whole working set from memory.
+  {
+    const long long n = A.t0 + tlo;
+    const float *cur = lvl(A, n), *old = lvl(A, n + 1);
+    const long long b0 = base_of(R * s + tlo * r);
+    float *const bfirst = bandk + (tlo % NB) * NBI * Z;
+    sfor<0, NW>([&](auto I) {
+      constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
+      load_z<Z>(cur + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) {
+        if constexpr (HS && b >= 0) bfirst[b * Z + J] = val;
+        else F[J][I] = val;
+      });
+      // a one-time phase, but its register peak would set the whole kernel's count: in chunks
+      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
+    });
+    sfor<0, ND>([&](auto I) {
+      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+      load_z<Z>(old + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { Gv[J][I] = val; });
+      load_z<Z, true>(A.c2 + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { C[J][I] = val; });
+      if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
+    });
+  }
+  for (int j = 1; j < PD; j++) band_issue_async(tlo + j);
+  colrec nextrec = {0, 0, 0, 0};
+  // level t0 + tlo modulo the sample interval, counted up per step (a 64-bit remainder per step
+  // cost 16 % of the run with receivers)
+  int phase = A.ntap ? (int)((A.t0 + tlo) % A.interval) : 1;
+  // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
+  // level itself came from memory); levels are gathered in increasing order, one row each
+  long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
+  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num / (1 + a).
+  float az_om[Z], az_d[Z], az_y[Z];
+  for (int j = 0; j < Z; j++) {
+    az_om[j] = 1.0f - tw_damping(0.0f, 0.0f, azk[j]);
+    az_d[j] = 1.0f + tw_damping(0.0f, 0.0f, azk[j]);
+    az_y[j] = 1.0f / az_d[j];
+  }
+
+  // (unrolled by 2, which would halve the frame-shift moves: 255 registers and 8 % slower,
+  // 32 % with absorbing layers: docs/performance.md, session 5)
+#pragma unroll 1
+  for (int tau = tlo; tau < thi; tau++) {
+    const long long n = A.t0 + tau;  // this step computes level n + 1
+    const int X0 = R * s + tau * r;
+    const long long b0 = base_of(X0);
+    float *const xbb = xb + (tau & 1) * XBSZ;
+    float *const row = xbb + (k + H / Z) * PZ;  // the thread's group of rows
+    bcur = bandk + (tau % NB) * NBI * Z;
+    const bool tap_prev = A.ntap && phase == 0 && tau > tlo;  // level n, computed at τ−1
+    const int phase1 = phase + 1 == A.interval ? 0 : phase + 1;
+    const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
+    phase = phase1;
+    // Receiver records: the columns whose taps are gathered at the start of step τ+1 (or in the
+    // flush) are this frame's: load them a whole step ahead of their use.
+    const colrec mine = nextrec;
+    if (tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
+
+    // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
+    //    + the columns that left D last step when level n is a sample).
+    sfor<0, ND>([&](auto I) { store_z<Z>(row + Z * I, [&](auto J) { return fgetD(J, I); }); });
+    // (free surface: the threads holding z = 1 … r write the image −p[z] to row H − z; the
+    // condition evaluated here, not held across the loop: that register made the z-damped
+    // path spill at order 2, DTS 4)
+    sfor<0, Z>([&](auto J) {
+      const int z = Z * k + J;
+      if (A.fs && z >= 1 && z <= r && z < A.N2) {
+        float *const grow = xbb + xaddr<Z>(H - z, 0, PZ);
+        sfor<0, ND>([&](auto I) { grow[Z * I] = -fgetD(J, I); });
+      }
+    });
+    if (tap_prev)
+      sfor<0, NL>([&](auto L) {
+        store_z<Z>(row + Z * (ND + L), [&](auto J) { return fget(J, std::integral_constant<int, TB::T.plw[L]>{}); });
+      });
+    // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
+    // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
+    const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
+    const bool xydamp = ydamp || xdamp;
+    float *const sd = sdamp + (tau & 1) * 4 * R;
+    if (xydamp) {
+      if (k < 2 * R) sd[k] = __ldg(&A.ax[X0 + k]);
+      else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
+    }
+    __syncthreads();
+    if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine);
+
+    // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
+    //    τ − 1, before the barrier above.
+    band_issue_async(tau + PD);
+
+    // 3. the events (sources) of this step
+    int e1 = ecur;
+    while (e1 < eend && A.ev[e1].tau == tau) e1++;
+    const int e0 = ecur;
+    ecur = e1;
+
+    // 4. the update of the 2R² columns: p^{n+1} into G. Four paths, with the arithmetic and order
+    //    of tw_laplacian / tw_cell_update:
+    //    FAST   no damping in the warp's cells, no source (the interior);
+    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns), per warp;
+    //    YDAMP  a tower in a y layer, in a step outside the x layers and without a source: a per
+    //           y column and z, its reciprocals precomputed per tower (srec);
+    //    FULL   damping in x in this step (a per cell) or a source in this tower's step.
+    //    ZDAMP and YDAMP compute all numerators first, then the divisions, straight-line: by the
+    //    reciprocal (div_by_recip) unless a numerator of the warp is out of its proven range.
+    //    The layers' towers run YDAMP/FULL every step and form a dependency chain through the
+    //    stages: their speed paces the whole block (docs/performance.md, session 5).
+    const bool ypath = YP && ydamp && !xdamp && e1 == e0 && A.fastdivy;  // uniform over the block
+    const bool full = (xydamp || e1 > e0) && !ypath;               // uniform over the block
+    // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
+    // own register when that cell is its own, else the exchange buffer
+    auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
+      constexpr int jd = (int)Jc + (int)Dc;
+      if constexpr (jd >= 0 && jd < Z) return fgetD(std::integral_constant<int, jd>{}, Ic);
+      else return row[floor_div(jd, Z) * PZ + (jd - floor_div(jd, Z) * Z) + Z * (int)Ic];
+    };
+    auto lap = [&](auto J, auto I) -> float {
+      constexpr int i = I;
+      const float p0 = fgetD(J, I);
+      float acc = A.st.wc * p0;
+      sfor<1, r + 1>([&](auto M) {
+        constexpr int m = M;
+        constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
+        constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
+        acc = TW_MADD(A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}) + fget(J, std::integral_constant<int, xp>{}), acc);
+        acc = TW_MADD(A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}) + fget(J, std::integral_constant<int, yp>{}), acc);
+        acc = TW_MADD(A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}) + zget(J, I, std::integral_constant<int, m>{}), acc);
+      });
+      return acc;
+    };
+    // a of cell (j, column i) in a step that touches an x or y layer: ax of its row, ay of its
+    // column (the frame's tables in sd), az of its z
+    auto cell_damping = [&](auto J, auto I) -> float {
+      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+      return tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J]);
+    };
+    // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
+    // arithmetic (it would, and run out of registers at high order): a fence every 8 columns.
+    auto fence8 = [](auto I) {
+      if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
+    };
+    if (full) {
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I;
+        sfor<0, Z>([&](auto J) {
+          const float p0 = fgetD(J, I);
+          float acc = lap(J, I);
+          const int z = Z * k + J;
+#pragma unroll 1
+          for (int e = e0; e < e1; e++)
+            if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
+          const float a = xydamp ? cell_damping(J, I) : tw_damping(0.0f, 0.0f, azk[J]);
+          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
+          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
+          // straddles a layer's edge takes one path instead of both.
+          const float t = TW_MADD(C[J][i], acc, 2.0f * p0);
+          const float num = t - (1.0f - a) * Gv[J][i];
+          Gv[J][i] = num == 0.0f ? num : num / (1.0f + a);
+        });
+        fence8(I);
+      });
+    } else if (ypath) {
+      // (1 − a and 1 + a from the same a, as FULL computes them; check_fastdiv proved the
+      // reciprocal for every divisor 1 + ((0 + ay) + az) of the grid)
+      if constexpr (YP)
+        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, false, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
+                             [&](auto J, auto I) { return 1.0f + cell_damping(J, I); },
+                             [&](auto J, auto I) {
+                               constexpr int u = TB::T.du[I], v = TB::T.dv[I];
+                               return srec[((u - v) / 2 + R - 1) * Z + J];
+                             });
+    } else if (wz) {
+      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, !A.fastdiv, [&](auto J, auto) { return az_om[J]; },
+                           [&](auto J, auto) { return az_d[J]; }, [&](auto J, auto) { return az_y[J]; });
+    } else {
+      sfor<0, ND>([&](auto I) {
+        sfor<0, Z>([&](auto J) { Gv[J][I] = tw_cell_update_undamped(fgetD(J, I), Gv[J][I], lap(J, I), C[J][I]); });
+        fence8(I);
+      });
+    }
+
+    // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
+    float *const nxt = lvl(A, n + 1) + b0, *const curp = lvl(A, n) + b0;
+    sfor<0, NL>([&](auto L) {
+      constexpr int i = TB::T.lc[L], u = TB::T.du[i], v = TB::T.dv[i];
+      constexpr bool prev = TB::T.prevIn[i];
+      store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
+      if constexpr (prev)
+        if (tau > tlo)
+          store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)),
+                     [&](auto J) { return fgetD(J, std::integral_constant<int, i>{}); });
+    });
+
+    if (tau + 1 < thi) {
+      // 6. shift to frame τ+1: what this tower computed, what it loaded.
+      cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
+      const float *srcb = bandk + ((tau + 1) % NB) * NBI * Z;
+      if constexpr (!HS)
+        sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * Z, [&](auto J, float x) { BF[J][B] = x; }); });
+      sfor<0, NBC>([&](auto B) { load_z<Z>(srcb + (NBF + B) * Z, [&](auto J, float x) { BC[J][B] = x; }); });
+      sfor<0, Z>([&](auto J) {
+        float Fn[NW], Gn[ND], Cn[ND];
+        sfor<0, NW>([&](auto I) {
+          constexpr int g = TB::T.fromG[I], b = TB::T.fromB[I];
+          if constexpr (g >= 0) Fn[I] = Gv[J][g];
+          else if constexpr (!HS) Fn[I] = BF[J][b];  // HS: stays in the band buffer of frame τ+1
+        });
+        sfor<0, ND>([&](auto I) {
+          constexpr int w = TB::T.gsrc[I], c = TB::T.cfromC[I], b = TB::T.cfromB[I];
+          Gn[I] = fget(J, std::integral_constant<int, w>{});
+          if constexpr (c >= 0) Cn[I] = C[J][c];
+          else Cn[I] = BC[J][b];
+        });
+        sfor<0, NW>([&](auto I) {
+          if constexpr (!HS || TB::T.fromG[I] >= 0) F[J][I] = Fn[I];
+        });
+        sfor<0, ND>([&](auto I) {
+          Gv[J][I] = Gn[I];
+          C[J][I] = Cn[I];
+        });
+      });
+    } else {
+      // 7. the last step: store the rest of D (its last two levels), record its taps.
+      sfor<0, ND>([&](auto I) {
+        constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i];
+        constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
+        if constexpr (!leave) {
+          store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
+          if constexpr (prev)
+            if (tau > tlo) store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return fgetD(J, I); });
+        }
+      });
+      if (tap_next) {
+        float *const xbn = xb + ((tau + 1) & 1) * XBSZ;
+        float *const rown = xbn + (k + H / Z) * PZ;
+        sfor<0, ND>([&](auto I) {
+          constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i], li = TB::T.lidx[i];
+          constexpr bool leave = TB::T.leaving[i];
+          constexpr int slot = leave ? ND + li : G::dIdx(u - r, v - r);
+          store_z<Z>(rown + Z * slot, [&](auto J) { return Gv[J][i]; });
+        });
+        __syncthreads();
+        gather_taps<r, R, Z, H>(A, xbn, PZ, X0, Y0, trow, myc, myslot, nextrec);
+      }
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the exchange buffers are reused by the next tower (persistent mode)
+}
+
+// Decode a ticket of the persistent grid into (stage, tower centre): stages from s_top down, each
+// with tw_stage_towers towers (two alternating counts).
+__host__ __device__ __forceinline__ void decode_ticket(const dia_args &A, int t, int *s, int *kk) {
+  const int par_hi = ((A.s_top % 2) + 2) % 2;
+  const int c_hi = A.kmax >= par_hi ? (A.kmax - par_hi) / 2 + 1 : 0;
+  const int par_nx = 1 - par_hi;
+  const int c_nx = A.kmax >= par_nx ? (A.kmax - par_nx) / 2 + 1 : 0;
+  const int P = c_hi + c_nx;
+  const int pair = t / P, rem = t % P;
+  if (rem < c_hi) {
+    *s = A.s_top - 2 * pair;
+    *kk = par_hi + 2 * rem;
+  } else {
+    *s = A.s_top - 2 * pair - 1;
+    *kk = par_nx + 2 * (rem - c_hi);
+  }
+}
+
+__device__ __forceinline__ int flag_index(const dia_args &A, int s, int kk) { return (s - A.s_lo) * (A.kmax + 1) + kk; }
+
+// The register tower kernel. Stage mode: block b of a launch for stage A.s is its b-th tower.
+// Persistent mode: each block takes tickets (stage-major order), waits for the tower's two
+// predecessors T(p+1, q), T(p, q+1) = (s+1, k±1) to be done, runs it, and marks it done. A block
+// waits only for towers with smaller tickets, which running blocks took: no deadlock, whatever
+// the grid size.
+// The largest block a register tower is compiled for (ptxas then keeps it within 65536 / that
+// registers): small towers (Z·R ≤ 2, ~130 registers unbounded) are held to 128 registers, so
+// that two blocks of 256 threads share an SM (one tower's barrier wait is the other's issue
+// slots) and 512 threads fit one block; order 2 DTS 3 (~168) to 384 threads; the rest need up to
+// 255 (256 threads).
+template <int r, int DTS, int Z>
+constexpr int tower_max_threads() {
+  return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
+}
+template <int r, int DTS, int Z>
+__global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
+  DIA_DYN_SMEM(sm);
+  if (!A.persistent) {
+    const int s = A.s;
+    run_tower<r, DTS, Z>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    return;
+  }
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
+  for (;;) {
+    if (threadIdx.x == 0) sh_ticket[0] = atomicAdd(A.ticket, 1);
+    __syncthreads();
+    const int t = sh_ticket[0];
+    __syncthreads();
+    if (t >= A.ntowers) break;
+    int s, kk;
+    decode_ticket(A, t, &s, &kk);
+    // (trace: stored at once, so that nothing extra stays live across run_tower)
+    if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t] = dia_clock_ns();
+    if (threadIdx.x == 0 && s + 1 <= A.s_hi) {
+      if (kk + 1 <= A.kmax)
+        while (ld_acquire(&A.done[flag_index(A, s + 1, kk + 1)]) < A.epoch) dia_nanosleep(100);
+      if (kk - 1 >= 0)
+        while (ld_acquire(&A.done[flag_index(A, s + 1, kk - 1)]) < A.epoch) dia_nanosleep(100);
+      // Everything up-right of T(p, q) in the (p, q) lattice must be done; the two parents cover
+      // it through their own waits whenever one of them exists. With a single tower column
+      // (kmax = 0: only k = 0, on even stages) neither exists: wait for (s + 2, 0) instead.
+      if (A.kmax == 0 && s + 2 <= A.s_hi)
+        while (ld_acquire(&A.done[flag_index(A, s + 2, 0)]) < A.epoch) dia_nanosleep(100);
+      __threadfence();
+    }
+    if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
+    __syncthreads();
+    run_tower<r, DTS, Z>(A, s, kk, sm);
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      if (A.trace) {
+        const size_t tt = (size_t)sh_ticket[0];  // (not written again before the barrier above the next ticket)
+        A.trace[4 * tt + 2] = dia_clock_ns();
+        A.trace[4 * tt + 3] = dia_smid();
+      }
+      st_release(&A.done[flag_index(A, s, kk)], A.epoch);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------- generic tower
+
+// p^n at (column offset cb, z = kz + m) with DESIGN §1's rules in z (x/y padding is zero).
+__device__ __forceinline__ float zval(const dia_args &A, const float *cur, long long cb, int kz) {
+  if (kz >= A.N2) return 0.0f;
+  if (kz < 0) return (A.fs && -kz < A.N2) ? -cur[cb - kz] : 0.0f;
+  return cur[cb + kz];
+}
+
+// One tower per block, z looped over the threads; every value through global memory.
+template <int r>
+__global__ void generic_kernel(const dia_args A) {
+  const int s = A.s, R = A.R;
+  const int kk = ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x;
+  int tlo, thi;
+  active_steps(R, r, s, A.N0, A.h, &tlo, &thi);
+  if (tlo >= thi) return;
+  const int Y0 = R * kk;
+  const int key = (A.s_hi - s) * (A.kmax + 1) + kk;
+  int ecur, eend;
+  tower_events(A, key, &ecur, &eend);
+  for (int tau = tlo; tau < thi; tau++) {
+    const long long n = A.t0 + tau;
+    const float *cur = lvl(A, n);
+    float *nxt = lvl(A, n + 1);
+    const int X0 = R * s + tau * r;
+    int e1 = ecur;
+    while (e1 < eend && A.ev[e1].tau == tau) e1++;
+    const int e0 = ecur;
+    ecur = e1;
+    const bool tapstep = A.ntap && (n + 1) % A.interval == 0;
+    for (int u = 0; u < 2 * R; u++)
+      for (int v = u & 1; v < 2 * R; v += 2) {
+        const int x = X0 + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
+        if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
+        const int col = u * R + (v >> 1);
+        const long long cb = (long long)x * A.SX + (long long)y * A.NZp;
+        const float axv = A.ax[x], ayv = A.ay[y];
+        colrec ct = {0, 0, 0, 0};
+        if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
+        for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
+          const long long c = cb + kz;
+          const float p0 = cur[c];
+          float acc = A.st.wc * p0;
+#pragma unroll
+          for (int m = 1; m <= r; m++) {
+            acc = TW_MADD(A.st.w[0][m], cur[c - m * A.SX] + cur[c + m * A.SX], acc);
+            acc = TW_MADD(A.st.w[1][m], cur[c - m * A.NZp] + cur[c + m * A.NZp], acc);
+            acc = TW_MADD(A.st.w[2][m], zval(A, cur, cb, kz - m) + zval(A, cur, cb, kz + m), acc);
+          }
+          for (int e = e0; e < e1; e++)
+            if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
+          const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));
+          nxt[c] = val;
+          for (int t = ct.first; t < ct.first + ct.count; t++)
+            if (A.tapk[t] == kz) A.taps[tap_row(A, n + 1) * A.ntap + t] = val;
+        }
+      }
+    __syncthreads();
+  }
+}
+
+}  // namespace
