@@ -115,8 +115,8 @@ constexpr double model_bpu() {
 // gpu-stepwise moves 16 B per update (read p^n, p^{n−1}, c²dt², write p^{n+1}): a register tower
 // that cannot beat it by this margin in the model (the DTS-1 towers of orders 4–8 move 19 B) is
 // not used by default; gpu-diamond then runs the stepwise kernel (docs/performance.md).
-// With absorbing layers on the z faces a tower must move at most half of that (see dia_init).
-constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5;
+// With absorbing layers on the z faces a tower must move at most 0.62 of that (see dia_init).
+constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
 #define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
 
@@ -124,9 +124,10 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.5
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
 // (order 2, DTS 2 and 3: Nz up to 768 and 512). For one (r, DTS) the first entry that fits is
 // taken: the order is the measured preference (H200, session 5: DTS 2 with Z = 2 435 Gcell/s
-// against 330 with Z = 1, three blocks per SM; DTS 3 with Z = 1 506 against 482).
+// against 330 with Z = 1, three blocks per SM; session 6: DTS 3 with Z = 2 559 against 511 on
+// zero fields, 465 against 418 on a wavefield with layers, where its y-layer path pays).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG(1, 3, 1), DIA_REG(1, 3, 2), DIA_REG(1, 4, 1),
+    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
     DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),
     // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
@@ -337,7 +338,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   if (s->r < 1 || s->r > TW_GPU_RMAX)
     return tw_error_set(err, TW_EUNSUPPORTED, "order %d is not supported (orders 2, 4, 6, 8; use kernel \"cpu\")",
                         pb->order);
-  tw_status st = tw_schedule_params(pb->order, pb->dts, pb->tower_height, &s->dts, &s->nt, err);
+  // Without solver.dts, order 2 takes DTS 3 here (the shared default, 4, stays cpu-diamond's): its
+  // two-z tower has the y-layer path and measured 1.03x DTS 4 on zero fields, 1.06x on a wavefield
+  // with absorbing layers (H200, docs/performance.md, session 6).
+  const int dts_gpu = pb->dts ? pb->dts : (pb->order == 2 ? 3 : 0);
+  tw_status st = tw_schedule_params(pb->order, dts_gpu, pb->tower_height, &s->dts, &s->nt, err);
   if (st) return st;
   s->R = s->r * s->dts;
   s->N0 = g->N[0], s->N1 = g->N[1], s->N2 = g->N[2];
@@ -426,9 +431,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // than either (docs/performance.md) and runs only on request.
   // Absorbing layers on the z faces put damped cells in every column, so every tower carries a
   // warp on the damped path and the step barrier paces the whole tower by it. Measured on an H200
-  // (docs/performance.md, session 4, with the branch-free z-damped update): order 2, dts 3:
-  // 1.51x gpu-stepwise; order 4, dts 2: 0.99x. Such grids run a register tower only where its model
-  // moves at most half of gpu-stepwise's bytes.
+  // (docs/performance.md, session 6, the branch-free range check and the tiny numerators' path):
+  // order 2, dts 3: 1.85x gpu-stepwise; order 4, dts 2 (9.75 B): 1.10x from rest, 1.15x on a
+  // wavefield (session 4: 0.99x). Such grids run a register tower only where its model moves at
+  // most 0.62 of gpu-stepwise's bytes (DTS 1 of any order does not).
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
   if (!(me && *me) && (!s->fn || s->bpu > margin * STEPWISE_BPU)) {

@@ -20,8 +20,9 @@ __device__ __forceinline__ float div_by_recip(float num, float d, float y) {
   return num == 0.0f ? num : q1;
 }
 // A numerator outside [2^-100, 2^100] (or not finite): div_by_recip_tiny or the IEEE division then.
+// (& and |, not && and ||: see damped_update)
 __device__ __forceinline__ bool recip_hard(float num) {
-  return num != 0.0f && !(fabsf(num) >= 0x1p-100f && fabsf(num) <= 0x1p100f);
+  return (num != 0.0f) & !((fabsf(num) >= 0x1p-100f) & (fabsf(num) <= 0x1p100f));
 }
 // num / d correctly rounded for |num| ≤ 2^100, the tiny numerators included (the tails ahead of a
 // wavefront: with them in its warp the damped update ran the IEEE division, whose slow path made
@@ -52,6 +53,9 @@ __device__ __forceinline__ float div_by_recip_tiny(float num, float d, float y) 
 template <int ND, int Z, typename P0, typename Lap, typename Fence, typename Om, typename D, typename Y>
 __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&C)[Z][ND], P0 &&fgetD, Lap &&lap,
                                               Fence &&fence8, bool noproof, Om &&om, D &&d, Y &&y) {
+  // The range check with bitwise operators: with || and && (short-circuit) the PTX branched per
+  // cell, and the z-layer warp, whose step every other warp waits for at the barrier, made the
+  // towers 18-26 % slower on a wavefield with absorbing layers (docs/performance.md, session 6).
   bool hard = false;
   sfor<0, ND>([&](auto I) {
     constexpr int i = I;
@@ -60,7 +64,7 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
       const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
       const float num = t - om(J, I) * Gv[J][i];
       Gv[J][i] = num;
-      hard = hard || recip_hard(num);
+      hard = hard | recip_hard(num);
     });
     fence8(I);
   });

@@ -9,6 +9,8 @@
  * snapshot and a decimated box after each. Each case runs the three implementations of
  * gpu-diamond (TW_DIAMOND_MODE = persistent, stage, generic; at order 2 also the register tower
  * with two z cells per thread, TW_DIAMOND_ZPT = 2): all must be bitwise equal to gpu-stepwise.
+ * Then focused cases: tall columns, and the tails of a wavefront in the absorbing layers (values
+ * below 2^-100 down to the subnormals, which the damped paths divide through a scaled reciprocal).
  *
  * Environment: TW_TEST_SEED, TW_TEST_CASES (cases per order, default 12),
  * TW_DIAMOND_BITWISE_REF (the kernel the results must equal bitwise, default gpu-stepwise; the
