@@ -40,6 +40,7 @@ __device__ __forceinline__ float div_by_recip_tiny(float num, float d, float y) 
   const float u = t ? q * 0x1p-100f : q;
   const float diff = t ? q - u * 0x1p100f : 0.0f;  // exact: within half a grid step
   const float e = __fmaf_rn(-d, q, s);            // its sign: the side of q that s/d lies on
+  // (e·diff does not underflow to 0 at a midpoint: e ≠ 0 is a multiple of 2^-96 there)
   return (fabsf(diff) == 0x1p-50f && e * diff > 0.0f) ? u + diff * 0x1p-99f : u;
 }
 
