@@ -62,10 +62,11 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
 
 /* DiamondTorre defaults (schedule.h; measured in docs/performance.md, "cpu-diamond").
  * dts: the tile R = dts·order/2 is held near 3–4 cells: the GPU kernel keeps a tower's 2R² columns
- * in registers. Order 2 uses DTS 4: on an H200 (2026-11-21, docs/performance.md "gpu-diamond",
- * sessions 4–5) its register tower ran at 539 Gcell/s against 506 for DTS 3 (height 128; 246
- * registers: Nz up to 256 in one block; larger Nz lower the DTS by themselves, to DTS 3 with two
- * z cells per thread up to Nz = 512, DTS 2 up to 768).
+ * in registers. Order 2 uses DTS 4 (cpu-diamond: see below). gpu-diamond asks for DTS 3
+ * at order 2 itself when the job names none: its tower with two z cells per thread ran at 559
+ * Gcell/s against 544 for DTS 4 on an H200, 465 against 440 on a wavefield with layers
+ * (docs/performance.md "gpu-diamond", session 6); larger Nz lower the DTS by themselves (DTS 2 up
+ * to Nz = 768).
  * On the CPU, R from 4 to 8 measured alike (a tower and its halo stay in L2).
  * tower_height: the sliding window moves 20 B per cell per block (DESIGN §3), so the copies keep
  * pace with a kernel of P cell·steps/s only if height ≥ 12·P / 49.5e9: ~120 for order 2 at

@@ -11,8 +11,8 @@
 //
 // Implementations behind one backend, bitwise equal to each other and to gpu-stepwise:
 //  * the register tower (tower_kernel<r, DTS, Z>): Z = 1 or 2 adjacent z cells per thread
-//    (blockDim = Nz rounded up to 32·Z, over Z; Z = 2 where one thread per cell would not fit a
-//    block: Nz up to 512 at order 2, and with half the memory instructions per update: 8-byte
+//    (blockDim = Nz rounded up to 32·Z, over Z; Z = 2 at order 2 DTS 2 and 3 — the faster ones,
+//    and they fit Nz up to 768 and 512 — with half the memory instructions per update: 8-byte
 //    loads, stores and copies, one z-neighbour in a register); each thread keeps, for its z
 //    cells, the tower's working set in registers across the tower's steps: F = p^n on the window
 //    W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every x/y neighbour its stencil reads, and the
