@@ -17,6 +17,10 @@
 #   TESTS       ctest -R regex among the gpu tests (default: all of label gpu)
 #   DIAMOND_BENCH="GB ORDER DTS H [absorbing] [zN] [nzN];..."  register-tower configurations timed
 #               by `test_gpu_diamond --bench` against gpu-stepwise in the same process (diamond.txt)
+#   DIAG="GB ORDER DTS H [absorbing] [zN];..."  the same configurations also timed by two diagnostic
+#               builds of test_gpu_diamond (TW_DIAMOND_NOMEM: no per-step global traffic, what the SM
+#               does; TW_DIAMOND_NOCOMP: no update, what the memory does; wrong results, times only),
+#               one row each in diamond.txt
 #   TRACE="GRID[;GRID...]"  per-tower times of the last launch of an order-2 gpu-diamond bench run
 #               on each grid (TW_DIAMOND_TRACE, scripts/diamond-trace.py: span, work bound, critical
 #               path, run time per step by class of tower), appended to diamond.txt
@@ -117,6 +121,23 @@ if [ $build_ok = 1 ] && [ -n "${DIAMOND_BENCH:-}" ]; then
     "$B/tests/test_gpu_diamond" --bench $c >>"$LOG/diamond.txt" 2>&1 || echo "failed: $c" >>"$LOG/diamond.txt"
   done
   grep -E "register tower|failed" "$LOG/diamond.txt" | cut -c1-260
+fi
+
+# ---------------------------------------------------------------- the SM's part and the memory's part
+if [ $build_ok = 1 ] && [ -n "${DIAG:-}" ]; then
+  for v in NOMEM NOCOMP; do
+    (cmake -S "$ROOT" -B "$B-$v" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+      "-DCMAKE_CUDA_FLAGS=-DTW_DIAMOND_$v" && cmake --build "$B-$v" -j"$(nproc)" --target test_gpu_diamond) \
+      >>"$LOG/build.log" 2>&1 &
+  done
+  wait
+  IFS=';' read -ra cfgs <<<"$DIAG"
+  for c in "${cfgs[@]}"; do
+    for v in "" -NOMEM -NOCOMP; do
+      "$B$v/tests/test_gpu_diamond" --bench $c 2>&1 | grep "register tower" | sed "s/^/diag ${v#-}${v:+ }/" |
+        tee -a "$LOG/diamond.txt" | cut -c1-160
+    done
+  done
 fi
 
 # ---------------------------------------------------------------- tower traces (optional)
@@ -226,7 +247,7 @@ EOF
   else
     echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
   fi
-  [ -s "$LOG/diamond.txt" ] && grep -E "register tower|failed" "$LOG/diamond.txt" | sed 's/^/diamond: /' | cut -c1-260
+  [ -s "$LOG/diamond.txt" ] && grep -E "register tower|failed" "$LOG/diamond.txt" | sed 's/^/diamond: /' | cut -c1-200
   for f in "$LOG"/window-*.json; do
     [ -s "$f" ] || continue
     python3 - "$f" <<'EOF'

@@ -63,6 +63,24 @@ __host__ __device__ size_t tower_smem_bytes(int NZp) {
   return smem_floats<r, DTS, Z>(NZp, band_buffers<r, DTS, Z>()) * sizeof(float);
 }
 
+// Diagnostic builds (never the default: their results are wrong), to split a tower's time into
+// what the SM does and what the memory does (docs/performance.md, session 7; gpu-check.sh DIAG).
+// TW_DIAMOND_NOMEM leaves out the per-step global traffic — the band copies and the stores of the
+// leaving columns: the bench then times the exchange, the barrier, the arithmetic and the frame
+// shift, the tower's ceiling whatever DRAM could give (the first and last steps still load and
+// store). TW_DIAMOND_NOCOMP leaves out the update (step 4: the stencil, its z-neighbour reads, the
+// damping) and keeps the traffic, the exchange's stores, the barrier and the frame shift.
+#ifdef TW_DIAMOND_NOMEM
+constexpr bool NOMEM = true;
+#else
+constexpr bool NOMEM = false;
+#endif
+#ifdef TW_DIAMOND_NOCOMP
+constexpr bool NOCOMP = true;
+#else
+constexpr bool NOCOMP = false;
+#endif
+
 // One tower of stage s, centre k (kk), through the block's active steps. Every thread of the
 // block calls it (barriers inside). Thread k holds the Z adjacent z cells z = Z·k + j, j < Z
 // (Z = 2 halves the memory instructions per update: 8-byte loads, stores and band copies, and
@@ -144,7 +162,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
   // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
   auto band_issue_async = [&](int tau1) {
-    if (tau1 < thi) {
+    if (!NOMEM && tau1 < thi) {
       float *dst = bandk + (tau1 % NB) * NBI * Z;
       const float *src = lvl(A, A.t0 + tau1);
       const long long b1 = base_of(R * s + tau1 * r);
@@ -310,7 +328,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     auto fence8 = [](auto I) {
       if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
     };
-    if (full) {
+    if constexpr (NOCOMP) {
+    } else if (full) {
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
         sfor<0, Z>([&](auto J) {
@@ -352,7 +371,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     // 5. columns that leave D: p^{n+1} and, when this tower computed it, p^n.
     float *const nxt = lvl(A, n + 1) + b0, *const curp = lvl(A, n) + b0;
-    sfor<0, NL>([&](auto L) {
+    if constexpr (!NOMEM) sfor<0, NL>([&](auto L) {
       constexpr int i = TB::T.lc[L], u = TB::T.du[i], v = TB::T.dv[i];
       constexpr bool prev = TB::T.prevIn[i];
       store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });

@@ -23,9 +23,10 @@
  *
  * `test_gpu_diamond --bench [GB]` times gpu-diamond (DTS, tower heights and z cells per thread, the
  * three modes, receivers on and off) against gpu-stepwise on one large grid and prints the table of
- * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing] [zN] [nzN]` times one register-tower
- * configuration (N z cells per thread; a column of N cells instead of 256), few launches: what a
- * profiler wants; `absorbing` puts layers on every face, `absorbxz` etc. on those axes only. */
+ * docs/performance.md; `--bench GB ORDER DTS HEIGHT [absorbing] [zN] [nzN] [taps]` times one
+ * register-tower configuration (N z cells per thread; a column of N cells instead of 256), few
+ * launches: what a profiler wants; `absorbing` puts layers on every face, `absorbxz` etc. on those
+ * axes only, `taps` the 10^5 receivers of the table. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -621,13 +622,23 @@ static void bench_absorbing(tw_problem *pb, double c2max, int axes) {
   pb->free_surface = 1;
 }
 
+/* Receivers at scale (#5: < 5 % of the run): a 400 x 250 surface grid, 10^5 taps at z = 2, sorted
+ * and unique (nx ≥ 400 and ny ≥ 2000 here); the interval is the problem's (2). */
+static void bench_taps(tw_problem *pb) {
+  const int nx = pb->g.N[0];
+  pb->ntap = 400L * 250L;
+  pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
+  for (long t = 0; t < pb->ntap; t++) pb->tap[t][0] = (int)(t / 250) * nx / 400, pb->tap[t][1] = (int)(t % 250) * 8, pb->tap[t][2] = 2;
+}
+
 /* One register-tower configuration and gpu-stepwise (what a profiler run wants: few launches);
  * absorb: the axes with layers (bench_absorbing), z: z cells per thread (0: the backend's choice),
  * nz: the column. */
-static void bench_one(double gb, int order, int dts, int h, int absorb, int z, int nz) {
+static void bench_one(double gb, int order, int dts, int h, int absorb, int z, int nz, int taps) {
   double c2max;
   tw_problem *pb = bench_problem(gb, order, nz, &c2max);
   if (absorb) bench_absorbing(pb, c2max, absorb);
+  if (taps) bench_taps(pb);
   char note[256], mode[32];
   printf("bench grid %d x %d x %d\n", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
   const double sw = time_kernel(pb, "gpu-stepwise", NULL, 16, note, sizeof note);
@@ -678,9 +689,7 @@ static void bench(double gb) {
              sw > 0 ? g / sw : 0, note);
     }
     /* receivers: a 400 x 250 surface grid (10^5 taps) at interval 2, register tower */
-    pb->ntap = 400L * 250L; /* sorted, unique: nx ≥ 400 and ny ≥ 2000 here */
-    pb->tap = malloc((size_t)pb->ntap * sizeof *pb->tap);
-    for (long t = 0; t < pb->ntap; t++) pb->tap[t][0] = (int)(t / 250) * nx / 400, pb->tap[t][1] = (int)(t % 250) * 8, pb->tap[t][2] = 2;
+    bench_taps(pb);
     double g = time_kernel(pb, "gpu-diamond", "persistent", 256, note, sizeof note);
     printf("order %d  + 1e5 receivers, persistent  %7.1f Gcell/s  (%.1f %% slower)\n", order, g,
            base > 0 ? 100.0 * (1.0 - g / base) : 0);
@@ -711,15 +720,16 @@ int main(int argc, char **argv) {
   }
   if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
     if (argc > 5) {
-      int absorbing = 0, z = 0, nz = 256;
+      int absorbing = 0, z = 0, nz = 256, taps = 0;
       for (int a = 6; a < argc; a++) {
         if (!strcmp(argv[a], "absorbing")) absorbing = 7;
+        else if (!strcmp(argv[a], "taps")) taps = 1;
         else if (!strncmp(argv[a], "absorb", 6)) /* absorbx, absorbyz, …: layers on those axes only */
           for (const char *c = argv[a] + 6; *c; c++) absorbing |= *c == 'x' ? 1 : *c == 'y' ? 2 : *c == 'z' ? 4 : 0;
         else if (!strncmp(argv[a], "nz", 2)) nz = atoi(argv[a] + 2);
         else if (argv[a][0] == 'z') z = atoi(argv[a] + 1);
       }
-      bench_one(atof(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), absorbing, z, nz);
+      bench_one(atof(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]), absorbing, z, nz, taps);
     }
     else bench(argc > 2 ? atof(argv[2]) : 4.3);
     return 0;
