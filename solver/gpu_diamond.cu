@@ -698,6 +698,28 @@ tw_status win_group_launch(void *ctx, int g, int lo, tw_error *err) {
   return launch_stages(c.s, *c.sc, A, top, bot, err);
 }
 
+// The receiver samples of every block of a call but the last, in block order, on tstream after
+// the block's event: a copy into pageable memory returns when it is done, so each waits here for
+// its block while the later blocks compute (10^5 taps at interval 2 on the test bench: 51 MB per
+// 256 steps, about 3 % of the run when copied after it; in a window they are a small share of the
+// planes going out). *rows: the samples now on the host.
+tw_status dia_early_samples(dia_state *s, const std::vector<tw_schedule> &blocks, long t0, long first, long count,
+                            float *taps, long *rows, tw_error *err) {
+  const tw_problem *pb = s->pb;
+  const size_t ntap = (size_t)pb->ntap;
+  long tb = t0;
+  for (size_t b = 0; ntap && count && b + 1 < blocks.size(); b++) {
+    tb += blocks[b].nt;
+    const long upto = std::min(count, tb / pb->interval - first + 1);  // rows final after block b
+    if (upto <= *rows) continue;
+    TW_CUDA_TRY(err, cudaStreamWaitEvent(s->tstream, s->blk_ev[b], 0));
+    TW_CUDA_TRY(err, cudaMemcpyAsync(taps + *rows * ntap, s->taps + *rows * ntap,
+                                     (size_t)(upto - *rows) * ntap * sizeof(float), cudaMemcpyDeviceToHost, s->tstream));
+    *rows = upto;
+  }
+  return TW_OK;
+}
+
 tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
   long first, count;
@@ -756,22 +778,14 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
       TW_CUDA_TRY(err, cudaEventRecord(s->blk_ev[b], s->stream));
     }
   }
-  // The samples of every block but the last, in block order: a copy into pageable memory returns
-  // when it is done, so each waits here for its block while the later blocks compute (10^5 taps at
-  // interval 2 on the test bench: 51 MB per 256 steps, about 3 % of the run when copied after it).
-  const size_t ntap = (size_t)pb->ntap;
   long rows = 0;  // samples on the host
-  tb = t0;
-  for (size_t b = 0; pb->ntap && count && b + 1 < blocks.size(); b++) {
-    tb += blocks[b].nt;
-    const long upto = std::min(count, tb / pb->interval - first + 1);  // rows final after block b
-    if (upto <= rows) continue;
-    TW_CUDA_TRY(err, cudaStreamWaitEvent(s->tstream, s->blk_ev[b], 0));
-    TW_CUDA_TRY(err, cudaMemcpyAsync(taps + rows * ntap, s->taps + rows * ntap, (size_t)(upto - rows) * ntap * sizeof(float),
-                                     cudaMemcpyDeviceToHost, s->tstream));
-    rows = upto;
-  }
-  if (rows) TW_CUDA_TRY(err, cudaStreamSynchronize(s->tstream));
+  st = dia_early_samples(s, blocks, t0, first, count, taps, &rows, err);
+  // (a copy into pageable memory is done when it returns: this wait matters on the error path, and
+  // would for a pinned buffer)
+  const cudaError_t se = rows ? cudaStreamSynchronize(s->tstream) : cudaSuccess;
+  if (st) return st;
+  if (se != cudaSuccess) return tw_cuda_fail(err, se, "cudaStreamSynchronize (receiver samples)", __FILE__, __LINE__);
+  const size_t ntap = (size_t)pb->ntap;
   st = tw_gpu_advance_end(s->stream, taps + rows * ntap, s->taps + rows * ntap, (size_t)(count - rows) * ntap, s->win, w0,
                           &s->win_s, err);
   if (st) return st;
