@@ -176,10 +176,7 @@ struct dia_state {
   float *stage;
   size_t stage_cap;
   cudaStream_t stream;
-  // receiver samples of a call's finished blocks go to the host on tstream while the later blocks
-  // compute (dia_advance_impl); blk_ev[b]: block b's launches are done
-  cudaStream_t tstream;
-  std::vector<cudaEvent_t> blk_ev;
+  tw_gpu_samples samples;  // receiver samples of finished blocks, to the host early
   long level;
   char why[160];  // why this implementation was chosen (report)
   // sliding window (DESIGN §3), when the grid is not resident: win != NULL
@@ -251,8 +248,7 @@ void dia_free(dia_state *s) {
   cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
   cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage), cudaFree(s->trace);
   if (s->stream) cudaStreamDestroy(s->stream);
-  if (s->tstream) cudaStreamDestroy(s->tstream);
-  for (cudaEvent_t e : s->blk_ev) cudaEventDestroy(e);
+  tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
   cudaGetLastError();
   delete s;
@@ -367,7 +363,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   int smem_optin = 0;
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
-  TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&s->tstream, cudaStreamNonBlocking));
+  if (tw_status st0 = tw_gpu_samples_init(&s->samples, err)) return st0;
 
   // Which implementation: the register tower when (r, dts) is instantiated and one block of
   // NZp / Z threads fits (registers and shared memory), Z = 1 or else 2 z cells per thread; the
@@ -698,32 +694,10 @@ tw_status win_group_launch(void *ctx, int g, int lo, tw_error *err) {
   return launch_stages(c.s, *c.sc, A, top, bot, err);
 }
 
-// The receiver samples of every block of a call but the last, in block order, on tstream after
-// the block's event: a copy into pageable memory returns when it is done, so each waits here for
-// its block while the later blocks compute (10^5 taps at interval 2 on the test bench: 51 MB per
-// 256 steps, about 3 % of the run when copied after it; in a window they are a small share of the
-// planes going out). *rows: the samples now on the host.
-tw_status dia_early_samples(dia_state *s, const std::vector<tw_schedule> &blocks, long t0, long first, long count,
-                            float *taps, long *rows, tw_error *err) {
-  const tw_problem *pb = s->pb;
-  const size_t ntap = (size_t)pb->ntap;
-  long tb = t0;
-  for (size_t b = 0; ntap && count && b + 1 < blocks.size(); b++) {
-    tb += blocks[b].nt;
-    const long upto = std::min(count, tb / pb->interval - first + 1);  // rows final after block b
-    if (upto <= *rows) continue;
-    TW_CUDA_TRY(err, cudaStreamWaitEvent(s->tstream, s->blk_ev[b], 0));
-    TW_CUDA_TRY(err, cudaMemcpyAsync(taps + *rows * ntap, s->taps + *rows * ntap,
-                                     (size_t)(upto - *rows) * ntap * sizeof(float), cudaMemcpyDeviceToHost, s->tstream));
-    *rows = upto;
-  }
-  return TW_OK;
-}
-
 tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
   long first, count;
-  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &first, &count, err);
+  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &s->samples, &first, &count, err);
   if (st) return st;
 
   // The blocks of this call and their source events, uploaded once.
@@ -769,25 +743,9 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
       return st;
     }
     tb += sc.nt;
-    if (pb->ntap && count && b + 1 < blocks.size()) {
-      while (s->blk_ev.size() <= b) {
-        cudaEvent_t e;
-        TW_CUDA_TRY(err, cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-        s->blk_ev.push_back(e);
-      }
-      TW_CUDA_TRY(err, cudaEventRecord(s->blk_ev[b], s->stream));
-    }
+    if (b + 1 < blocks.size() && (st = tw_gpu_samples_mark(&s->samples, pb, s->stream, tb, err))) return st;
   }
-  long rows = 0;  // samples on the host
-  st = dia_early_samples(s, blocks, t0, first, count, taps, &rows, err);
-  // (a copy into pageable memory is done when it returns: this wait matters on the error path, and
-  // would for a pinned buffer)
-  const cudaError_t se = rows ? cudaStreamSynchronize(s->tstream) : cudaSuccess;
-  if (st) return st;
-  if (se != cudaSuccess) return tw_cuda_fail(err, se, "cudaStreamSynchronize (receiver samples)", __FILE__, __LINE__);
-  const size_t ntap = (size_t)pb->ntap;
-  st = tw_gpu_advance_end(s->stream, taps + rows * ntap, s->taps + rows * ntap, (size_t)(count - rows) * ntap, s->win, w0,
-                          &s->win_s, err);
+  st = tw_gpu_advance_end(s->stream, &s->samples, pb, first, count, taps, s->taps, s->win, w0, &s->win_s, err);
   if (st) return st;
   s->level = t0 + n;
   return TW_OK;

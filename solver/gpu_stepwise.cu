@@ -320,6 +320,7 @@ struct gs_state {
   kernel_fn fn;
   tw_dev_layout L;
   cudaStream_t stream;
+  tw_gpu_samples samples;  // receiver samples, to the host while later steps compute
   float *alloc[3];     // p0, p1, c2 allocations
   float *p[2], *c2;    // at cell (0, 0, 0)
   float *ax, *ay, *az;
@@ -354,7 +355,7 @@ void gs_free(gs_state *s) {
   cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
   cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage);
   if (s->stream) cudaStreamDestroy(s->stream);
-
+  tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
   free(s->inj_at), free(s->tap_at);
   cudaGetLastError();
@@ -471,6 +472,7 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   // A blocking stream: it is ordered with the legacy default stream, so `torrewave bench` can
   // bracket an advance call with events on stream 0.
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
+  if (tw_status st0 = tw_gpu_samples_init(&s->samples, err)) return st0;
   // The whole grid resident, or the sliding window (tw_gpu_window_decide).
   uint64_t wcap = 0;
   int automatic = 0;
@@ -617,7 +619,7 @@ tw_status slab_group_run(void *ctx, int g, int lo, tw_error *err) {
 tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *err) {
   const tw_problem *pb = s->pb;
   long first, count;
-  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &first, &count, err);
+  tw_status st = tw_gpu_advance_begin(pb, s->level, t0, n, &s->taps, &s->taps_cap, &s->samples, &first, &count, err);
   if (st) return st;
   const double w0 = tw_wall_seconds();
   if (s->win) {
@@ -628,14 +630,20 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
       slab_group ctx = {s, &p, t0 + done, first};
       if ((st = tw_gpu_window_run_plan(s->win, s->stream, &p, slab_group_run, &ctx, err))) return st;
       done += h;
+      if (done < n && (st = tw_gpu_samples_mark(&s->samples, pb, s->stream, t0 + done, err))) return st;
     }
   } else {
-    for (long m = t0; m < t0 + n; m++)
-      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, s->in_core, m, first, err)))
+    // a mark every SAMPLE_MARK steps: the samples before it go to the host while the rest compute
+    constexpr long SAMPLE_MARK = 32;
+    for (long m = t0; m < t0 + n; m++) {
+      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, s->in_core, m, first, err))) return st;
+      if ((m + 1 - t0) % SAMPLE_MARK == 0 && m + 1 < t0 + n &&
+          (st = tw_gpu_samples_mark(&s->samples, pb, s->stream, m + 1, err)))
         return st;
+    }
   }
   // The block boundary: the whole field is at level t0 + n.
-  st = tw_gpu_advance_end(s->stream, taps, s->taps, (size_t)count * (size_t)pb->ntap, s->win, w0, &s->win_s, err);
+  st = tw_gpu_advance_end(s->stream, &s->samples, pb, first, count, taps, s->taps, s->win, w0, &s->win_s, err);
   if (st) return st;
   s->level = t0 + n;
   return TW_OK;

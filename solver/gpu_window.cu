@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "gpu_window.cuh"
@@ -504,7 +505,8 @@ tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_w
 }
 
 tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n, float **taps, size_t *cap,
-                               long *first, long *count, tw_error *err) {
+                               tw_gpu_samples *q, long *first, long *count, tw_error *err) {
+  q->nmark = 0;
   if (t0 != level)
     return tw_error_set(err, TW_EINTERNAL, "advance from level %ld, but the field is at level %ld", t0, level);
   if (n < 0 || t0 + n > pb->steps)
@@ -514,13 +516,63 @@ tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n
   return tw_dev_ensure(taps, cap, (size_t)*count * (size_t)pb->ntap, "receiver samples", err);
 }
 
-tw_status tw_gpu_advance_end(cudaStream_t stream, float *taps, const float *dev_taps, size_t n, tw_gpu_window *w,
-                             double t_start, double *win_s, tw_error *err) {
-  if (n) TW_CUDA_TRY(err, cudaMemcpyAsync(taps, dev_taps, n * sizeof(float), cudaMemcpyDeviceToHost, stream));
+tw_status tw_gpu_samples_init(tw_gpu_samples *q, tw_error *err) {
+  TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&q->stream, cudaStreamNonBlocking));
+  return TW_OK;
+}
+
+void tw_gpu_samples_free(tw_gpu_samples *q) {
+  if (q->stream) cudaStreamDestroy(q->stream);
+  for (int k = 0; k < q->nev; k++) cudaEventDestroy(q->ev[k]);
+  q->stream = NULL;
+  q->nev = q->nmark = 0;
+}
+
+tw_status tw_gpu_samples_mark(tw_gpu_samples *q, const tw_problem *pb, cudaStream_t work, long level, tw_error *err) {
+  if (!pb->ntap) return TW_OK;
+  const int k = q->nmark < TW_GPU_SAMPLE_MARKS ? q->nmark++ : TW_GPU_SAMPLE_MARKS - 1;
+  if (k == q->nev) {
+    TW_CUDA_TRY(err, cudaEventCreateWithFlags(&q->ev[k], cudaEventDisableTiming));
+    q->nev++;
+  }
+  TW_CUDA_TRY(err, cudaEventRecord(q->ev[k], work));
+  q->level[k] = level;
+  return TW_OK;
+}
+
+// The marked samples, in order; *rows: the samples now on the host.
+static tw_status samples_send(tw_gpu_samples *q, const tw_problem *pb, long first, long count, float *taps,
+                              const float *dev_taps, long *rows, tw_error *err) {
+  const size_t ntap = (size_t)pb->ntap;
+  for (int k = 0; ntap && k < q->nmark; k++) {
+    const long upto = std::min(count, q->level[k] / pb->interval - first + 1);  // rows final at the mark
+    if (upto <= *rows) continue;
+    TW_CUDA_TRY(err, cudaStreamWaitEvent(q->stream, q->ev[k], 0));
+    TW_CUDA_TRY(err, cudaMemcpyAsync(taps + *rows * ntap, dev_taps + *rows * ntap,
+                                     (size_t)(upto - *rows) * ntap * sizeof(float), cudaMemcpyDeviceToHost, q->stream));
+    *rows = upto;
+  }
+  return TW_OK;
+}
+
+tw_status tw_gpu_advance_end(cudaStream_t stream, tw_gpu_samples *q, const tw_problem *pb, long first, long count,
+                             float *taps, const float *dev_taps, tw_gpu_window *w, double t_start, double *win_s,
+                             tw_error *err) {
+  long rows = 0;
+  tw_status st = samples_send(q, pb, first, count, taps, dev_taps, &rows, err);
+  q->nmark = 0;
+  // (a copy into pageable memory is done when it returns: this wait matters on the error path, and
+  // would for a pinned buffer)
+  const cudaError_t se = rows ? cudaStreamSynchronize(q->stream) : cudaSuccess;
+  if (st) return st;
+  if (se != cudaSuccess) return tw_cuda_fail(err, se, "cudaStreamSynchronize (receiver samples)", __FILE__, __LINE__);
+  const size_t ntap = (size_t)pb->ntap, n = (size_t)(count - rows) * ntap;
+  if (n) TW_CUDA_TRY(err, cudaMemcpyAsync(taps + rows * ntap, dev_taps + rows * ntap, n * sizeof(float),
+                                          cudaMemcpyDeviceToHost, stream));
   TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
   if (w) {
-    tw_status st = tw_gpu_window_finish(w, err);
-    if (st) return st;
+    tw_status st2 = tw_gpu_window_finish(w, err);
+    if (st2) return st2;
     *win_s += tw_wall_seconds() - t_start;
   }
   return TW_OK;

@@ -93,16 +93,38 @@ void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], 
 tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_window *w, long level,
                           cudaStream_t stream, float **stage, size_t *stage_cap, const int lo[3], const int cnt[3],
                           int dec, float *out, tw_error *err);
+// Receiver samples that go to the host while the later work of an advance call computes. The
+// backend marks the points of its call where the work queued on its stream finishes a level
+// (tw_gpu_samples_mark); tw_gpu_advance_end copies each mark's new samples on q's own stream after
+// that mark's event, in order, once everything is queued (a copy into pageable memory returns only
+// when it is done), so that only the samples after the last mark wait for the end of the call.
+// 10^5 taps at interval 2 are 51 MB per 256 steps: ~3 % of gpu-diamond's run when copied after it
+// (docs/performance.md, session 7).
+// (Plain data: the stepwise state is calloc'd. Past TW_GPU_SAMPLE_MARKS marks in a call the last
+// mark moves on: the samples of the marks it replaces wait for the next.)
+enum { TW_GPU_SAMPLE_MARKS = 64 };
+struct tw_gpu_samples {
+  cudaStream_t stream;                    // the copies (non-blocking)
+  cudaEvent_t ev[TW_GPU_SAMPLE_MARKS];    // created on first use, reused by later calls
+  long level[TW_GPU_SAMPLE_MARKS];        // this call's marks
+  int nev, nmark;
+};
+tw_status tw_gpu_samples_init(tw_gpu_samples *q, tw_error *err);
+void tw_gpu_samples_free(tw_gpu_samples *q);
+// The work queued on `work` so far finishes every level <= level (a no-op for a job without receivers).
+tw_status tw_gpu_samples_mark(tw_gpu_samples *q, const tw_problem *pb, cudaStream_t work, long level, tw_error *err);
 // The start of a backend's advance call: the call must continue from the field's level and stay
 // within the job's steps; *first, *count: the receiver samples it produces (tw_samples_in), for
-// which the device buffer *taps (capacity *cap) is made large enough.
+// which the device buffer *taps (capacity *cap) is made large enough; q's marks start empty.
 tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n, float **taps, size_t *cap,
-                               long *first, long *count, tw_error *err);
-// The end of a backend's advance call (the block boundary): the call's receiver samples to the
-// host, one synchronization (a fault of any kernel of the call surfaces here), then the window's
-// copies and timings; *win_s gains the call's host time since t_start.
-tw_status tw_gpu_advance_end(cudaStream_t stream, float *taps, const float *dev_taps, size_t n, tw_gpu_window *w,
-                             double t_start, double *win_s, tw_error *err);
+                               tw_gpu_samples *q, long *first, long *count, tw_error *err);
+// The end of a backend's advance call (the block boundary): the call's receiver samples (first,
+// count: tw_gpu_advance_begin) from dev_taps to the host, one synchronization (a fault of any kernel
+// of the call surfaces here), then the window's copies and timings; *win_s gains the call's host
+// time since t_start.
+tw_status tw_gpu_advance_end(cudaStream_t stream, tw_gpu_samples *q, const tw_problem *pb, long first, long count,
+                             float *taps, const float *dev_taps, tw_gpu_window *w, double t_start, double *win_s,
+                             tw_error *err);
 // The run report's window fields; host_s: time inside the windowed advance calls (the copy-wait
 // share is the compute stream's waiting time over it).
 void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep);
