@@ -189,9 +189,13 @@ struct dia_state {
 
 // Whether the reciprocal division is exact for every divisor in d, the tiny numerators included
 // (fastdiv_check_kernel: 2^23 significands per divisor and band, the bands covering num < 2·d·2^-126).
+void sort_unique(std::vector<float> &v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
 tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *err) {
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
+  sort_unique(d);
   *ok = 1;
   if (d.empty()) return TW_OK;
   float *dd = NULL;
@@ -224,9 +228,7 @@ tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *
 tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
   std::vector<float> az(pb->a[2], pb->a[2] + s->N2), ay(pb->a[1], pb->a[1] + s->N1), dz, dy;
   az.push_back(0.0f), ay.push_back(0.0f);
-  std::sort(az.begin(), az.end()), std::sort(ay.begin(), ay.end());
-  az.erase(std::unique(az.begin(), az.end()), az.end());
-  ay.erase(std::unique(ay.begin(), ay.end()), ay.end());
+  sort_unique(az), sort_unique(ay);
   for (float a : az)
     if (a != 0.0f) dz.push_back(1.0f + tw_damping(0.0f, 0.0f, a));
   if (ay.size() > 1)

@@ -127,6 +127,18 @@ struct Geo {
     return (u >= -r && u < 2 * R + r && v >= -r && v < 2 * R + r) ? wid[u + r][v + r] : -1;
   }
 
+  // Where the value at (u, v) of the next frame comes from: this frame's D (*fromD, the index; it
+  // was computed here) or the band (*fromB: appended to bu, bv; it is loaded).
+  constexpr void next_source(int u, int v, int *fromD, int *fromB, int *bu, int *bv, int *nb) {
+    if (inD(u + r, v + r)) {
+      *fromD = dIdx(u + r, v + r), *fromB = -1;
+    } else {
+      *fromD = -1, *fromB = *nb;
+      bu[*nb] = u, bv[*nb] = v;
+      ++*nb;
+    }
+  }
+
   constexpr Geo() {
     for (int u = -r; u < 2 * R + r; u++)
       for (int v = -r; v < 2 * R + r; v++) {
@@ -151,13 +163,7 @@ struct Geo {
         nb[c][3][m - 1] = W(u + m, v - m);
       }
       gsrc[c] = W(u + r, v + r);
-      if (inD(u + r, v + r)) {
-        cfromC[c] = dIdx(u + r, v + r), cfromB[c] = -1;
-      } else {
-        cfromC[c] = -1, cfromB[c] = NBC;
-        bcu[NBC] = u, bcv[NBC] = v;
-        NBC++;
-      }
+      next_source(u, v, &cfromC[c], &cfromB[c], bcu, bcv, &NBC);
       leaving[c] = u < r || v < r;
       prevIn[c] = u < 2 * R - r && v < 2 * R - r;
       if (leaving[c]) {
@@ -169,16 +175,7 @@ struct Geo {
         lidx[c] = -1;
       }
     }
-    for (int w = 0; w < NW; w++) {
-      const int u = wu[w], v = wv[w];
-      if (inD(u + r, v + r)) {
-        fromG[w] = dIdx(u + r, v + r), fromB[w] = -1;
-      } else {
-        fromG[w] = -1, fromB[w] = NBF;
-        bfu[NBF] = u, bfv[NBF] = v;
-        NBF++;
-      }
-    }
+    for (int w = 0; w < NW; w++) next_source(wu[w], wv[w], &fromG[w], &fromB[w], bfu, bfv, &NBF);
   }
 };
 

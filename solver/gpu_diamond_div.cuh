@@ -61,9 +61,7 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
   sfor<0, ND>([&](auto I) {
     constexpr int i = I;
     sfor<0, Z>([&](auto J) {
-      const float p0 = fgetD(J, I);
-      const float t = TW_MADD(C[J][i], lap(J, I), 2.0f * p0);
-      const float num = t - om(J, I) * Gv[J][i];
+      const float num = tw_cell_damped_num(fgetD(J, I), Gv[J][i], lap(J, I), C[J][i], om(J, I));
       Gv[J][i] = num;
       hard = hard | recip_hard(num);
     });

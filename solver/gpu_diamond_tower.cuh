@@ -340,12 +340,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
           const float a = xydamp ? cell_damping(J, I) : tw_damping(0.0f, 0.0f, azk[J]);
-          // tw_cell_update's damped formula for every cell, a = 0 included: there it is exact
-          // ((1 − 0)·pm = pm, x / 1 = x: the same bits as t − pm, tw_stencil.h), and a warp that
-          // straddles a layer's edge takes one path instead of both.
-          const float t = TW_MADD(C[J][i], acc, 2.0f * p0);
-          const float num = t - (1.0f - a) * Gv[J][i];
-          Gv[J][i] = num == 0.0f ? num : num / (1.0f + a);
+          // the damped formula for every cell, a = 0 included (exact there: tw_stencil.h), so that a
+          // warp that straddles a layer's edge takes one path instead of both
+          Gv[J][i] = tw_cell_update_damped(p0, Gv[J][i], acc, C[J][i], a);
         });
         fence8(I);
       });

@@ -62,14 +62,26 @@ TW_HD float tw_cell_update_undamped(float p0, float pm, float lap, float c2dt2) 
   return TW_MADD(c2dt2, lap, 2.0f * p0) - pm;
 }
 
-TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {
-  if (a == 0.0f) return tw_cell_update_undamped(p0, pm, lap, c2dt2);
-  float t = TW_MADD(c2dt2, lap, 2.0f * p0);
-  const float num = t - (1.0f - a) * pm;
+/* The damped update's numerator, with om = 1 − a: what is divided by 1 + a (gpu-diamond's damped
+ * paths divide it through a proven reciprocal instead; solver/gpu_diamond_div.cuh). */
+TW_HD float tw_cell_damped_num(float p0, float pm, float lap, float c2dt2, float om) {
+  return TW_MADD(c2dt2, lap, 2.0f * p0) - om * pm;
+}
+
+/* The damped formula. Exact for a = 0 too — (1 − 0)·pm = pm, x / 1 = x: the bits of
+ * tw_cell_update_undamped —, so a kernel may run it for every cell of a group that straddles a
+ * layer's edge (gpu-diamond's FULL path). */
+TW_HD float tw_cell_update_damped(float p0, float pm, float lap, float c2dt2, float a) {
+  const float num = tw_cell_damped_num(p0, pm, lap, c2dt2, 1.0f - a);
   /* ±0 / (1 + a) is ±0 exactly (a ≥ 0): skipping the division gives the same bits. Fields at
    * rest make most damped numerators 0, and the GPU's IEEE division takes a slow path for
    * them (docs/performance.md: the window from rest). */
   return num == 0.0f ? num : num / (1.0f + a);
+}
+
+TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {
+  if (a == 0.0f) return tw_cell_update_undamped(p0, pm, lap, c2dt2);
+  return tw_cell_update_damped(p0, pm, lap, c2dt2, a);
 }
 
 /* Damping of a cell from the per-axis tables, in the one order every kernel uses. */

@@ -183,16 +183,23 @@ static void mode_env_clear(void) {
   unsetenv("TW_DIAMOND_MODE");
   unsetenv("TW_DIAMOND_ZPT");
 }
+/* be->create with the knobs of `mode` set for it (mode_env). */
+static tw_status create_in_mode(const tw_backend_ops *be, const tw_problem *pb, const char *mode, void **st,
+                                tw_error *err) {
+  mode_env(mode);
+  *st = NULL;
+  const tw_status rc = be->create(pb, st, err);
+  mode_env_clear();
+  return rc;
+}
 
 static tw_status run_backend(const tw_problem *pb, const char *kernel, const char *mode, const schedule *sc,
                              run_out *out, tw_error *err) {
   memset(out, 0, sizeof *out);
   const tw_backend_ops *be = tw_backend_find(kernel);
   if (!be) return tw_error_set(err, TW_EUNSUPPORTED, "kernel %s is not in this build", kernel);
-  mode_env(mode);
-  void *st = NULL;
-  tw_status rc = be->create(pb, &st, err);
-  mode_env_clear();
+  void *st;
+  tw_status rc = create_in_mode(be, pb, mode, &st, err);
   if (rc) return rc;
   const int *N = pb->g.N;
   const size_t cells = tw_grid_cells(&pb->g);
@@ -551,11 +558,9 @@ static double time_kernel(const tw_problem *pb, const char *kernel, const char *
                           size_t notelen) {
   const tw_backend_ops *be = tw_backend_find(kernel);
   if (!be) return 0;
-  mode_env(mode);
-  void *st = NULL;
+  void *st;
   tw_error err = {0};
-  tw_status rc = be->create(pb, &st, &err);
-  mode_env_clear();
+  tw_status rc = create_in_mode(be, pb, mode, &st, &err);
   if (rc) {
     printf("  %s: %s\n", kernel, err.msg);
     return 0;
