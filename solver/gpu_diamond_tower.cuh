@@ -305,15 +305,15 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     };
     auto lap = [&](auto J, auto I) -> float {
       constexpr int i = I;
-      const float p0 = fgetD(J, I);
-      float acc = A.st.wc * p0;
+      const float p0x2 = 2.0f * fgetD(J, I);
+      float acc = 0.0f;
       sfor<1, r + 1>([&](auto M) {
         constexpr int m = M;
         constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
         constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
-        acc = TW_MADD(A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}) + fget(J, std::integral_constant<int, xp>{}), acc);
-        acc = TW_MADD(A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}) + fget(J, std::integral_constant<int, yp>{}), acc);
-        acc = TW_MADD(A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}) + zget(J, I, std::integral_constant<int, m>{}), acc);
+        acc = tw_lap_term(acc, A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}), fget(J, std::integral_constant<int, xp>{}), p0x2);
+        acc = tw_lap_term(acc, A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}), fget(J, std::integral_constant<int, yp>{}), p0x2);
+        acc = tw_lap_term(acc, A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}), zget(J, I, std::integral_constant<int, m>{}), p0x2);
       });
       return acc;
     };
@@ -558,13 +558,13 @@ __global__ void generic_kernel(const dia_args A) {
         if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
         for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
           const long long c = cb + kz;
-          const float p0 = cur[c];
-          float acc = A.st.wc * p0;
+          const float p0 = cur[c], p0x2 = 2.0f * p0;
+          float acc = 0.0f;
 #pragma unroll
           for (int m = 1; m <= r; m++) {
-            acc = TW_MADD(A.st.w[0][m], cur[c - m * A.SX] + cur[c + m * A.SX], acc);
-            acc = TW_MADD(A.st.w[1][m], cur[c - m * A.NZp] + cur[c + m * A.NZp], acc);
-            acc = TW_MADD(A.st.w[2][m], zval(A, cur, cb, kz - m) + zval(A, cur, cb, kz + m), acc);
+            acc = tw_lap_term(acc, A.st.w[0][m], cur[c - m * A.SX], cur[c + m * A.SX], p0x2);
+            acc = tw_lap_term(acc, A.st.w[1][m], cur[c - m * A.NZp], cur[c + m * A.NZp], p0x2);
+            acc = tw_lap_term(acc, A.st.w[2][m], zval(A, cur, cb, kz - m), zval(A, cur, cb, kz + m), p0x2);
           }
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;

@@ -4,9 +4,14 @@
  * Contract (DESIGN §1):
  *   L       = Σ_axis Σ_{m=1..r} C_m/d_axis² (p[+m] + p[−m] − 2 p[0])
  *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / (1 + a),   a = η dt / 2
- * Form used here (the one fixed order of summation every kernel shares):
- *   L = wc·p0 + Σ_{m=1..r} [ wx_m (x₋m + x₊m) + wy_m (y₋m + y₊m) + wz_m (z₋m + z₊m) ]
- *       with wc = −2 Σ_axis Σ_m C_m/d_axis², accumulated m = 1..r, x then y then z;
+ * Form used here (the one fixed order of summation every kernel shares): the pair form
+ *   L = Σ_{m=1..r} [ wx_m ((x₋m + x₊m) − 2p0) + wy_m ((y₋m + y₊m) − 2p0) + wz_m ((z₋m + z₊m) − 2p0) ]
+ *       accumulated from 0, m = 1..r, x then y then z (tw_lap_term);
+ *   every bracket is exactly 0 on a constant field (x + x and 2x are exact), so L = 0 and the
+ *   update leaves a constant field unchanged bit for bit at every order and spacing. (A centre
+ *   weight wc = −2 Σ w rounded to float does not cancel the rounded pair weights: at order 8,
+ *   d = 10 m, the operator gained +3.5e-9 m⁻² · p, a velocity error that showed as a delay
+ *   growing with distance against a float64 solution of the scheme; tests/test_stencil.c.)
  *   L += S only in cells that have a source (so S = 0 cells are bitwise untouched);
  *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) / (1 + a).
  * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, x / 1 = x), so it
@@ -34,7 +39,6 @@
 
 typedef struct tw_stencil {
   int r;                        /* radius = order / 2 */
-  float wc;                     /* centre weight, 1/m² */
   float w[3][TW_RMAX + 1];      /* w[axis][m] = C_m / d_axis², m = 1..r (w[axis][0] unused) */
 } tw_stencil;
 
@@ -42,13 +46,21 @@ typedef struct tw_stencil {
  * same field (they may be registers, shared memory or global memory); the neighbour at offset
  * ±m along an axis is p?[±m·s?]. The caller guarantees that every neighbour read holds the
  * right value: 0 outside the padded grid, −p[m−k] above a free surface (image method). */
+/* One pair term of L: acc + w·((p₋ + p₊) − 2p0), with p0x2 = 2·p0. Kernels that hold the
+ * neighbours in their own addressing (gpu-diamond's register towers) call this in the order of
+ * tw_laplacian: acc starts at 0, m = 1..r, x then y then z. */
+TW_HD float tw_lap_term(float acc, float w, float pminus, float pplus, float p0x2) {
+  return TW_MADD(w, (pminus + pplus) - p0x2, acc);
+}
+
 TW_HD float tw_laplacian(int r, const tw_stencil *st, const float *px, long sx, const float *py, long sy,
                          const float *pz, long sz) {
-  float acc = st->wc * px[0];
+  const float p0x2 = 2.0f * px[0];
+  float acc = 0.0f;
   for (int m = 1; m <= r; m++) {
-    acc = TW_MADD(st->w[0][m], px[-m * sx] + px[m * sx], acc);
-    acc = TW_MADD(st->w[1][m], py[-m * sy] + py[m * sy], acc);
-    acc = TW_MADD(st->w[2][m], pz[-m * sz] + pz[m * sz], acc);
+    acc = tw_lap_term(acc, st->w[0][m], px[-m * sx], px[m * sx], p0x2);
+    acc = tw_lap_term(acc, st->w[1][m], py[-m * sy], py[m * sy], p0x2);
+    acc = tw_lap_term(acc, st->w[2][m], pz[-m * sz], pz[m * sz], p0x2);
   }
   return acc;
 }
