@@ -25,6 +25,7 @@
 #               on each grid (TW_DIAMOND_TRACE, scripts/diamond-trace.py: span, work bound, critical
 #               path, run time per step by class of tower), appended to diamond.txt
 #   SKIP_E2E=1 / SKIP_WINDOW=1
+#   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
 # bench.json, ncu.txt, summary.txt.
@@ -199,6 +200,26 @@ if [ $build_ok = 1 ] && [ "${SKIP_E2E:-0}" != 1 ]; then
   done
   e2e_line="$ok/$n comparisons within tolerance (e2e.txt)"
   grep -E "^torrewave:|^== compare|relative|L2" "$LOG/e2e.txt" | cut -c1-160
+fi
+
+# ---------------------------------------------------------------- real jobs (run summaries)
+# JOBS="ORDER:STEPS:KERNEL[:key=value...];..." runs configs/realistic.cfg (JOB_FILE overrides) with
+# scheme.order, time.steps and solver.kernel set; each run's summary line (wall, computing, Gcell/s)
+# goes to jobs.txt. Runs of several lengths give the marginal rate per step beside the summary's.
+if [ $build_ok = 1 ] && [ -n "${JOBS:-}" ]; then
+  JF=${JOB_FILE:-$ROOT/configs/realistic.cfg}
+  : >"$LOG/jobs.txt"
+  IFS=';' read -ra js <<<"$JOBS"
+  for j in "${js[@]}"; do
+    IFS=':' read -ra f <<<"$j"
+    sets=(--set "scheme.order=${f[0]}" --set "time.steps=${f[1]}" --set "solver.kernel=${f[2]}")
+    for kv in "${f[@]:3}"; do sets+=(--set "$kv"); done
+    echo "== job order ${f[0]} steps ${f[1]} ${f[2]} ${f[*]:3}" >>"$LOG/jobs.txt"
+    t0=$(date +%s%N)
+    "$TW" run "$JF" "${sets[@]}" -o "$B/job.h5" -q >>"$LOG/jobs.txt" 2>&1 || echo "job failed: $j" >>"$LOG/jobs.txt"
+    echo "process: $((($(date +%s%N) - t0) / 1000000)) ms wall" >>"$LOG/jobs.txt"
+  done
+  grep -E "^== job|torrewave:|process:|failed" "$LOG/jobs.txt" | cut -c1-260
 fi
 
 # ---------------------------------------------------------------- the sliding window (bench)
