@@ -62,9 +62,8 @@
 // per-cell cost.
 //
 // Files: gpu_diamond_base.cuh (portability shims, compile-time loops, the geometry tables Geo),
-// gpu_diamond_args.cuh (the kernels' arguments and small device helpers), gpu_diamond_div.cuh (the
-// damped update's division and its proof kernel), gpu_diamond_tower.cuh (the register and generic
-// towers); this file: the host side (which tower, memory, sources, launches, the window, the
+// gpu_diamond_args.cuh (the kernels' arguments and small device helpers), gpu_diamond_tower.cuh (the
+// register and generic towers, the damped update); this file: the host side (which tower, memory, sources, launches, the window, the
 // backend interface). One translation unit: the .cuh files are included here only.
 //
 // The host emulation used in development compiles this file as C++ with a shim (TW_DIAMOND_EMU):
@@ -165,7 +164,6 @@ struct dia_state {
   std::vector<size_t> ev_block;  // first event of each block of the call
   dia_event *ev;
   size_t ev_cap;
-  int fastdiv, fastdivy;  // check_fastdiv passed for the z-damped / y-damped divisors
   // persistent mode
   int *done, *ticket;
   size_t done_cap;
@@ -186,60 +184,6 @@ struct dia_state {
   char win_why[200];
 };
 
-
-// Whether the reciprocal division is exact for every divisor in d, the tiny numerators included
-// (fastdiv_check_kernel: 2^23 significands per divisor and band, the bands covering num < 2·d·2^-126).
-void sort_unique(std::vector<float> &v) {
-  std::sort(v.begin(), v.end());
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-
-tw_status check_divisors(dia_state *s, std::vector<float> d, int *ok, tw_error *err) {
-  sort_unique(d);
-  *ok = 1;
-  if (d.empty()) return TW_OK;
-  float *dd = NULL;
-  unsigned *bad = NULL, hbad = 0;
-  size_t cap = 0;
-  tw_status st = tw_dev_ensure(&dd, &cap, d.size(), "division check", err);
-  if (!st) {
-    cudaError_t ce = cudaMalloc(&bad, sizeof(unsigned));
-    if (ce == cudaSuccess) ce = cudaMemsetAsync(bad, 0, sizeof(unsigned), s->stream);
-    if (ce == cudaSuccess) ce = cudaMemcpyAsync(dd, d.data(), d.size() * sizeof(float), cudaMemcpyHostToDevice, s->stream);
-    int nb = 4;  // band 0, the subnormals, [2^-126, 2^-124): d < 2; one binade more per doubling of d
-    for (float top = 2.0f; top <= d.back() && nb < 40; top *= 2.0f) nb++;
-    if (ce == cudaSuccess) {
-      fastdiv_check_kernel<<<dim3((1u << 23) / 256, (unsigned)nb), 256, 0, s->stream>>>(dd, (int)d.size(), bad);
-      ce = cudaGetLastError();
-    }
-    if (ce == cudaSuccess) ce = cudaMemcpyAsync(&hbad, bad, sizeof(unsigned), cudaMemcpyDeviceToHost, s->stream);
-    if (ce == cudaSuccess) ce = cudaStreamSynchronize(s->stream);
-    if (ce != cudaSuccess)
-      st = tw_error_set(err, TW_ECUDA, "division check (%d divisors): %s", (int)d.size(), cudaGetErrorString(ce));
-  }
-  cudaFree(dd), cudaFree(bad);
-  *ok = !st && hbad == 0;
-  return st;
-}
-
-// The divisors of the damped paths: ZDAMP's 1 + az[k] (s->fastdiv) and YDAMP's
-// 1 + ((0 + ay[y]) + az[k]) for every pair of values the two profiles take (s->fastdivy; zero
-// included: a y-layer tower has cells outside the z layers).
-tw_status check_fastdiv(dia_state *s, const tw_problem *pb, tw_error *err) {
-  std::vector<float> az(pb->a[2], pb->a[2] + s->N2), ay(pb->a[1], pb->a[1] + s->N1), dz, dy;
-  az.push_back(0.0f), ay.push_back(0.0f);
-  sort_unique(az), sort_unique(ay);
-  for (float a : az)
-    if (a != 0.0f) dz.push_back(1.0f + tw_damping(0.0f, 0.0f, a));
-  if (ay.size() > 1)
-    for (float b : ay)
-      for (float a : az) dy.push_back(1.0f + tw_damping(0.0f, b, a));
-  tw_status st = check_divisors(s, dz, &s->fastdiv, err);
-  // (beyond a few thousand pairs the proof would take seconds: such layers keep the FULL path)
-  if (!st && dy.size() <= 4096) st = check_divisors(s, dy, &s->fastdivy, err);
-  else s->fastdivy = 0;
-  return st;
-}
 
 void dia_free(dia_state *s) {
   if (!s) return;
@@ -548,8 +492,6 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   }
 
-  if ((st = check_fastdiv(s, pb, err))) return st;
-
   // Persistent mode: done flags for the tallest block, the ticket counter.
   if (s->mode == MODE_PERSISTENT) {
     tw_schedule sc;
@@ -607,8 +549,6 @@ dia_args base_args(const dia_state *s) {
   A.xz0 = s->xz0, A.xz1 = s->xz1, A.yz0 = s->yz0, A.yz1 = s->yz1;
   A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
   A.ntap = pb->ntap, A.interval = pb->interval;
-  A.fastdiv = s->fastdiv;
-  A.fastdivy = s->fastdivy;
   const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;
   if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
     for (int dx = -r; dx < 2 * R + r; dx++)

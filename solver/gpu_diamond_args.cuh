@@ -51,8 +51,6 @@ struct dia_args {
   // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
   // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
   int off[DIA_OFF_MAX];
-  int fastdiv;   // the z-damped update may divide by 1 + az through its reciprocal (check_fastdiv)
-  int fastdivy;  // the y-damped update may divide by 1 + (ay + az) the same way
   int *done, *ticket;  // persistent mode: per-tower done flags, the ticket counter
   int epoch, persistent, ntowers;
   // persistent mode, TW_DIAMOND_TRACE: per ticket the times (ns) it was taken, its parents were

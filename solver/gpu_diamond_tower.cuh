@@ -4,9 +4,25 @@
 #pragma once
 
 #include "gpu_diamond_args.cuh"
-#include "gpu_diamond_div.cuh"
 
 namespace {
+
+// The damped update of the register tower's ZDAMP and YDAMP paths (run_tower, step 4), with the
+// arithmetic of tw_cell_update_damped_g: p^{n+1} = num · g, num = t − (1 − a)·p^{n−1}, g = RN(1/(1 + a))
+// precomputed where a is constant (per z, per y column and z). om(J, I) = 1 − a, g(J, I) of cell J
+// of column I. A function, not a lambda, so that it is always inlined (a call would put G and C in
+// memory). (Until 2026-11 the form divided by 1 + a, which this path emulated through a reciprocal
+// proven exact per divisor at start-up, with a scaled path for tiny numerators: the multiplication
+// made all of that unnecessary; docs/performance.md, session 8.)
+template <int ND, int Z, typename P0, typename Lap, typename Fence, typename Om, typename G>
+__device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&C)[Z][ND], P0 &&fgetD, Lap &&lap,
+                                              Fence &&fence8, Om &&om, G &&g) {
+  sfor<0, ND>([&](auto I) {
+    constexpr int i = I;
+    sfor<0, Z>([&](auto J) { Gv[J][i] = tw_cell_update_damped_g(fgetD(J, I), Gv[J][i], lap(J, I), C[J][i], om(J, I), g(J, I)); });
+    fence8(I);
+  });
+}
 
 // ---------------------------------------------------------------------------------- register tower
 
@@ -125,12 +141,12 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
-  // A tower in a y layer: the reciprocal of each divisor 1 + ((0 + ay) + az) of its cells, for
+  // A tower in a y layer: the factor g = RN(1/(1 + a)) of each a = (0 + ay) + az of its cells, for
   // the steps outside the x layers (YDAMP below), with tw_damping's order of operations.
   constexpr bool YP = has_ypath<r, DTS, Z>();
-  if (YP && ydamp && A.fastdivy)
+  if (YP && ydamp)
     for (int c = 0; c < 2 * R - 1; c++)
-      for (int j = 0; j < Z; j++) srec[c * Z + j] = 1.0f / (1.0f + tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
+      for (int j = 0; j < Z; j++) srec[c * Z + j] = tw_damp_recip(tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
   const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
@@ -217,12 +233,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
   // level itself came from memory); levels are gathered in increasing order, one row each
   long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
-  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num / (1 + a).
-  float az_om[Z], az_d[Z], az_y[Z];
+  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num · g.
+  float az_om[Z], az_g[Z];
   for (int j = 0; j < Z; j++) {
     az_om[j] = 1.0f - tw_damping(0.0f, 0.0f, azk[j]);
-    az_d[j] = 1.0f + tw_damping(0.0f, 0.0f, azk[j]);
-    az_y[j] = 1.0f / az_d[j];
+    az_g[j] = tw_damp_recip(tw_damping(0.0f, 0.0f, azk[j]));
   }
 
   // (unrolled by 2, which would halve the frame-shift moves: 255 registers and 8 % slower,
@@ -290,11 +305,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     //    YDAMP  a tower in a y layer, in a step outside the x layers and without a source: a per
     //           y column and z, its reciprocals precomputed per tower (srec);
     //    FULL   damping in x in this step (a per cell) or a source in this tower's step.
-    //    ZDAMP and YDAMP compute all numerators first, then the divisions, straight-line: by the
-    //    reciprocal (div_by_recip) unless a numerator of the warp is out of its proven range.
+    //    ZDAMP and YDAMP multiply by the factors g precomputed for the tower (damped_update).
     //    The layers' towers run YDAMP/FULL every step and form a dependency chain through the
     //    stages: their speed paces the whole block (docs/performance.md, session 5).
-    const bool ypath = YP && ydamp && !xdamp && e1 == e0 && A.fastdivy;  // uniform over the block
+    const bool ypath = YP && ydamp && !xdamp && e1 == e0;  // uniform over the block
     const bool full = (xydamp || e1 > e0) && !ypath;               // uniform over the block
     // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
     // own register when that cell is its own, else the exchange buffer
@@ -347,18 +361,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         fence8(I);
       });
     } else if (ypath) {
-      // (1 − a and 1 + a from the same a, as FULL computes them; check_fastdiv proved the
-      // reciprocal for every divisor 1 + ((0 + ay) + az) of the grid)
+      // (1 − a and g from the same a, as FULL computes them)
       if constexpr (YP)
-        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, false, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
-                             [&](auto J, auto I) { return 1.0f + cell_damping(J, I); },
+        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
                              [&](auto J, auto I) {
                                constexpr int u = TB::T.du[I], v = TB::T.dv[I];
                                return srec[((u - v) / 2 + R - 1) * Z + J];
                              });
     } else if (wz) {
-      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, !A.fastdiv, [&](auto J, auto) { return az_om[J]; },
-                           [&](auto J, auto) { return az_d[J]; }, [&](auto J, auto) { return az_y[J]; });
+      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, [&](auto J, auto) { return az_om[J]; },
+                           [&](auto J, auto) { return az_g[J]; });
     } else {
       sfor<0, ND>([&](auto I) {
         sfor<0, Z>([&](auto J) { Gv[J][I] = tw_cell_update_undamped(fgetD(J, I), Gv[J][I], lap(J, I), C[J][I]); });

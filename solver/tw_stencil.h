@@ -13,9 +13,14 @@
  *   d = 10 m, the operator gained +3.5e-9 m⁻² · p, a velocity error that showed as a delay
  *   growing with distance against a float64 solution of the scheme; tests/test_stencil.c.)
  *   L += S only in cells that have a source (so S = 0 cells are bitwise untouched);
- *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) / (1 + a).
- * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, x / 1 = x), so it
- * changes no bit; it only skips the division in the interior.
+ *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) · g,  g = RN(1/(1 + a)).
+ * The damped update multiplies by the correctly rounded reciprocal g instead of dividing by 1 + a
+ * (one rounding more, ≤ 1 ulp from the quotient): g is the same bits on the host (IEEE 1/x) and
+ * the device (__frcp_rn), so every kernel may precompute it per cell, per z or per tower and no
+ * kernel has to emulate a division bit for bit. A multiplication has no slow path for tiny
+ * numerators (the tails ahead of a wavefront), so the damped cells cost the same on any field.
+ * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, g = 1, x · 1 = x), so it
+ * changes no bit; it only skips the damping arithmetic in the interior.
  * Multiply-adds: on the device TW_MADD is an explicit fused multiply-add and the CUDA sources are
  * built with -fmad=false, so every GPU kernel rounds identically; on the host it is a*b + c
  * (C11 without -ffp-contract=fast does not fuse). CPU and GPU therefore differ by rounding only. */
@@ -74,21 +79,32 @@ TW_HD float tw_cell_update_undamped(float p0, float pm, float lap, float c2dt2) 
   return TW_MADD(c2dt2, lap, 2.0f * p0) - pm;
 }
 
-/* The damped update's numerator, with om = 1 − a: what is divided by 1 + a (gpu-diamond's damped
- * paths divide it through a proven reciprocal instead; solver/gpu_diamond_div.cuh). */
+/* The damped update's numerator, with om = 1 − a: what is multiplied by g = RN(1/(1 + a)). */
 TW_HD float tw_cell_damped_num(float p0, float pm, float lap, float c2dt2, float om) {
   return TW_MADD(c2dt2, lap, 2.0f * p0) - om * pm;
 }
 
-/* The damped formula. Exact for a = 0 too — (1 − 0)·pm = pm, x / 1 = x: the bits of
+/* g = RN(1/(1 + a)), a ≥ 0: the damping factor of the update. 1 + a ∈ [1, 2^24) is never subnormal,
+ * so the device's correctly rounded reciprocal takes its fast path. Kernels precompute it where a
+ * is constant (per z in a z layer, per column and z in a y layer) from the same a. */
+TW_HD float tw_damp_recip(float a) {
+#if defined(__CUDA_ARCH__)
+  return __frcp_rn(1.0f + a);
+#else
+  return 1.0f / (1.0f + a);
+#endif
+}
+
+/* The damped formula with its factor g = tw_damp_recip(a) and om = 1 − a from the same a. */
+TW_HD float tw_cell_update_damped_g(float p0, float pm, float lap, float c2dt2, float om, float g) {
+  return tw_cell_damped_num(p0, pm, lap, c2dt2, om) * g;
+}
+
+/* The damped formula. Exact for a = 0 too — (1 − 0)·pm = pm, g = 1, x · 1 = x: the bits of
  * tw_cell_update_undamped —, so a kernel may run it for every cell of a group that straddles a
  * layer's edge (gpu-diamond's FULL path). */
 TW_HD float tw_cell_update_damped(float p0, float pm, float lap, float c2dt2, float a) {
-  const float num = tw_cell_damped_num(p0, pm, lap, c2dt2, 1.0f - a);
-  /* ±0 / (1 + a) is ±0 exactly (a ≥ 0): skipping the division gives the same bits. Fields at
-   * rest make most damped numerators 0, and the GPU's IEEE division takes a slow path for
-   * them (docs/performance.md: the window from rest). */
-  return num == 0.0f ? num : num / (1.0f + a);
+  return tw_cell_update_damped_g(p0, pm, lap, c2dt2, 1.0f - a, tw_damp_recip(a));
 }
 
 TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {

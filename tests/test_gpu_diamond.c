@@ -10,7 +10,7 @@
  * gpu-diamond (TW_DIAMOND_MODE = persistent, stage, generic; at order 2 also the register tower
  * with two z cells per thread, TW_DIAMOND_ZPT = 2): all must be bitwise equal to gpu-stepwise.
  * Then focused cases: tall columns, and the tails of a wavefront in the absorbing layers (values
- * below 2^-100 down to the subnormals, which the damped paths divide through a scaled reciprocal).
+ * below 2^-100 down to the subnormals in the damped paths' cells).
  *
  * Environment: TW_TEST_SEED, TW_TEST_CASES (cases per order, default 12),
  * TW_DIAMOND_BITWISE_REF (the kernel the results must equal bitwise, default gpu-stepwise; the
@@ -412,9 +412,9 @@ static void tall_column(const char *bitref, int order, int nz, int dts, const ch
 }
 
 /* The tails ahead of a wavefront: one source under the free surface, waves run into the
- * absorbing layers for ~100 steps, so that the damped updates divide numerators far below 2^-100,
- * down to the subnormals (the damped paths' scaled reciprocal, div_by_recip_tiny). The case
- * counts: the cpu run must show such values inside the layers. */
+ * absorbing layers for ~100 steps, so that the damped updates see numerators far below 2^-100,
+ * down to the subnormals (where a division, or an emulated one, would take other paths). The
+ * case counts: the cpu run must show such values inside the layers. */
 static void tails_case(const char *bitref, int order, int dts, const char *mode, const char *want) {
   spec sp;
   memset(&sp, 0, sizeof sp);
