@@ -1,5 +1,5 @@
 /* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
- * gradient, an HDF5 dataset or a raw float32 file. The result is [nx][ny][nz], z fastest, every
+ * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is [nx][ny][nz], z fastest, every
  * value positive and finite (checked here, so no solver ever sees a bad velocity).
  *
  * Errors start with "<job file>:<model line>: model...:" and name the file, the dataset, the
@@ -249,8 +249,7 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
   const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
   h5ctx c = {where, path, dset};
   char why[512];
-  tw_status st = check_readable(where, path, err);
-  if (st) return st;
+  tw_status st;
   tw_h5_quiet();
   if (H5Fis_hdf5(path) <= 0)
     return tw_error_set(err, TW_EFORMAT, "%s: model.file: '%s' is not an HDF5 file", where, path);
@@ -299,8 +298,7 @@ static void swap4(float *x, size_t n) {
 /* float32 little-endian, [nx][ny][nz] z fastest; the size must match exactly. Read in chunks so
  * that a short read or an I/O error is seen where it happens. */
 static tw_status read_raw(const char *where, const char *path, tw_velocity *v, tw_error *err) {
-  tw_status st = check_readable(where, path, err);
-  if (st) return st;
+  tw_status st = TW_OK;
   FILE *f = fopen(path, "rb");
   if (!f) return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': %s", where, path, strerror(errno));
   size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
@@ -332,12 +330,17 @@ static tw_status read_raw(const char *where, const char *path, tw_velocity *v, t
 /* ---------------------------------------------------------------- entry points */
 
 static tw_status load_file(const tw_job *job, const char *where, tw_velocity *v, tw_error *err) {
+  const tw_model_type t = job->model.type;
   if (!job->model.file || !job->model.file[0])
     return tw_error_set(err, TW_ECONFIG, "%s: model.file: missing (required for type \"%s\")", where,
-                        job->model.type == TW_MODEL_HDF5 ? "hdf5" : "raw");
+                        t == TW_MODEL_HDF5 ? "hdf5" : t == TW_MODEL_SEGY ? "segy" : "raw");
   char *path = strdup(job->model.file); /* resolved by the parser (job.c) */
   if (!path) return tw_error_set(err, TW_ENOMEM, "model: out of memory");
-  tw_status st = job->model.type == TW_MODEL_HDF5 ? read_hdf5(job, where, path, v, err) : read_raw(where, path, v, err);
+  tw_status st = check_readable(where, path, err);
+  if (!st)
+    st = t == TW_MODEL_HDF5   ? read_hdf5(job, where, path, v, err)
+         : t == TW_MODEL_SEGY ? tw_segy_read_model(job, where, v->vp, err)
+                              : read_raw(where, path, v, err);
   if (!st) {
     char what[1300];
     if (job->model.type == TW_MODEL_HDF5)
@@ -383,7 +386,8 @@ tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) 
       if (!st) st = check_values(job, v, analytic_name(job->model.type), err);
       break;
     case TW_MODEL_HDF5:
-    case TW_MODEL_RAW: st = load_file(job, where, v, err); break;
+    case TW_MODEL_RAW:
+    case TW_MODEL_SEGY: st = load_file(job, where, v, err); break;
     default: st = tw_error_set(err, TW_ECONFIG, "%s: model.type: unknown model type %d", where, (int)job->model.type);
   }
   if (st) {

@@ -174,8 +174,14 @@ static void check_raw(const run *r, const int *written, int nwritten) {
   }
   check_dataset_bytes(f, "/sources/wavelets", H5T_NATIVE_FLOAT, r->wavelets, 2 * (size_t)(d->steps + 1) * 4);
   check_dataset_bytes(f, "/sources/coords", H5T_NATIVE_DOUBLE, r->src, 2 * 24);
-  if (d->nsnap > 0 && nwritten == d->nsnap)
-    check_dataset_bytes(f, "/snapshots/p", H5T_NATIVE_FLOAT, r->snaps, (size_t)d->nsnap * 30 * 4);
+  if (d->nsnap > 0 && nwritten == d->nsnap) { /* [nsnap][3][5][2] handed over, [nsnap][2][5][3] in the file */
+    float zyx[8 * 30];
+    for (int s = 0; s < d->nsnap; s++)
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+          for (int k = 0; k < 2; k++) zyx[s * 30 + (k * 5 + j) * 3 + i] = r->snaps[s * 30 + (i * 5 + j) * 2 + k];
+    check_dataset_bytes(f, "/snapshots/p", H5T_NATIVE_FLOAT, zyx, (size_t)d->nsnap * 30 * 4);
+  }
   if (d->nsnap == 0) CHECK(H5Lexists(f, "/snapshots", H5P_DEFAULT) == 0, "raw: no /snapshots without snapshots");
   /* unwritten snapshots keep step -1 */
   if (d->nsnap > 0) {
@@ -327,12 +333,12 @@ static void check_xdmf(const run *r, int nwritten) {
     refs++;
   }
   CHECK(refs == nwritten, "xdmf has %d references, expected %d", refs, nwritten);
-  /* topology = the snapshot shape, slowest first */
-  const char *topo = strstr(doc, "3DCoRectMesh\" Dimensions=\"3 5 2\"");
-  CHECK(topo != NULL, "xdmf topology dimensions \"3 5 2\"");
-  /* origin / spacing in the same (slowest-first) axis order */
-  CHECK(strstr(doc, ">-90 0 30<") != NULL, "xdmf origin \"-90 0 30\"");
-  CHECK(strstr(doc, ">20 25 10<") != NULL, "xdmf spacing \"20 25 10\"");
+  /* topology = the file's snapshot shape [nz][ny][nx], slowest first */
+  const char *topo = strstr(doc, "3DCoRectMesh\" Dimensions=\"2 5 3\"");
+  CHECK(topo != NULL, "xdmf topology dimensions \"2 5 3\"");
+  /* origin / spacing in the same (slowest-first) axis order, ParaView's Z = -depth */
+  CHECK(strstr(doc, ">-30 0 -90<") != NULL, "xdmf origin \"-30 0 -90\"");
+  CHECK(strstr(doc, ">-10 25 20<") != NULL, "xdmf spacing \"-10 25 20\"");
   int grids = 0;
   for (const char *p = doc; (p = strstr(p, "GridType=\"Uniform\"")); p++) grids++;
   CHECK(grids == nwritten, "xdmf grids %d, expected %d", grids, nwritten);
