@@ -451,6 +451,11 @@ static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
   if (d->nsnap > 0 && (d->snap_n[0] < 1 || d->snap_n[1] < 1 || d->snap_n[2] < 1))
     return tw_error_set(err, TW_EINVAL, "output '%s': snapshot shape [%d][%d][%d] must be positive", d->path,
                         d->snap_n[0], d->snap_n[1], d->snap_n[2]);
+  const int dec = d->snap_dec > 0 ? d->snap_dec : 1;
+  for (int a = 0; d->vp && d->nsnap > 0 && a < 3; a++) /* the model's view reads the snapshot box */
+    if (d->snap_lo[a] < 0 || d->snap_lo[a] + (long)(d->snap_n[a] - 1) * dec >= d->job->n[a])
+      return tw_error_set(err, TW_EINVAL, "output '%s': snapshot box (first cell %d, %d cells every %d) outside the "
+                          "model's %d cells on axis %d", d->path, d->snap_lo[a], d->snap_n[a], dec, d->job->n[a], a);
   struct stat sb;
   if (stat(d->path, &sb) == 0 && S_ISDIR(sb.st_mode))
     return tw_error_set(err, TW_EINVAL, "output '%s' is a directory", d->path);
