@@ -1426,9 +1426,9 @@ tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err) 
   }
   TRY(fin_snapshots(job, err));
   if (job->output_segy) { /* SEG-Y's limits, known once dt and steps are: before the run, not after it */
-    char what[512], allowed[768];
-    tw_status st = tw_segy_check_job(job, what, sizeof what, allowed, sizeof allowed);
-    if (st) return fin_error(job, err, st, "output.segy", -1, what, "true", allowed);
+    char what[512], got[64], allowed[768];
+    tw_status st = tw_segy_check_job(job, what, sizeof what, got, sizeof got, allowed, sizeof allowed);
+    if (st) return fin_error(job, err, st, "output.segy", -1, what, got, allowed);
   }
   if (err) tw_error_clear(err);
   return TW_OK;

@@ -53,12 +53,14 @@ static long whole_us(double sample_dt) {
 }
 
 /* The SEG-Y limits on one trace, shared by the job check and the export: 0, or the status with
- * what[] and allowed[] filled. interval > 0: the job's receivers.interval (for the advice). */
+ * what[] (the problem), got[] (the value) and allowed[] (what to change) filled. interval > 0:
+ * the job's receivers.interval (for the advice). */
 static tw_status check_sampling(long nsamples, double sample_dt, int interval, double dt, char *what, size_t wl,
-                                char *allowed, size_t al) {
+                                char *got, size_t gl, char *allowed, size_t al) {
   long us = whole_us(sample_dt);
   if (nsamples > SEGY_MAX_SHORT) {
-    snprintf(what, wl, "%ld samples per trace, more than SEG-Y rev 1 holds (%d)", nsamples, SEGY_MAX_SHORT);
+    snprintf(what, wl, "more samples per trace than SEG-Y rev 1 holds (%d)", SEGY_MAX_SHORT);
+    snprintf(got, gl, "%ld samples", nsamples);
     if (interval > 0)
       snprintf(allowed, al, "raise receivers.interval to at least %ld (or shorten the run)",
                (long)ceil((double)(nsamples - 1) * interval / (SEGY_MAX_SHORT - 1)));
@@ -67,12 +69,12 @@ static tw_status check_sampling(long nsamples, double sample_dt, int interval, d
     return TW_EUNSUPPORTED;
   }
   if (us < 0) {
-    double got = sample_dt * 1e6;
+    snprintf(got, gl, "%.6f us", sample_dt * 1e6);
     if (interval > 0) {
       snprintf(what, wl,
-               "the sample interval receivers.interval x time.dt = %d x %.9g s = %.6f us is not a whole number of "
-               "microseconds, which SEG-Y stores",
-               interval, dt, got);
+               "the sample interval receivers.interval x time.dt = %d x %.9g s is not a whole number of microseconds, "
+               "which SEG-Y stores",
+               interval, dt);
       double fl = floor(dt * 1e6 + 1e-6);
       if (fl >= 1) /* a whole-µs dt makes every interval whole; rounded down, it stays stable */
         snprintf(allowed, al, "set time.dt = %.9g (dt rounded down to whole microseconds), or another dt whose "
@@ -80,14 +82,15 @@ static tw_status check_sampling(long nsamples, double sample_dt, int interval, d
       else
         snprintf(allowed, al, "raise time.dt to at least 1 us");
     } else {
-      snprintf(what, wl, "the sample interval %.9g s = %.6f us is not a whole number of microseconds, which SEG-Y "
-               "stores", sample_dt, got);
+      snprintf(what, wl, "the sample interval %.9g s is not a whole number of microseconds, which SEG-Y stores",
+               sample_dt);
       snprintf(allowed, al, "rerun with time.dt and receivers.interval whose product is whole microseconds");
     }
     return TW_EUNSUPPORTED;
   }
   if (us > SEGY_MAX_SHORT) {
-    snprintf(what, wl, "the sample interval %ld us is longer than SEG-Y rev 1 holds (%d us)", us, SEGY_MAX_SHORT);
+    snprintf(what, wl, "a sample interval longer than SEG-Y rev 1 holds (%d us)", SEGY_MAX_SHORT);
+    snprintf(got, gl, "%ld us", us);
     snprintf(allowed, al, "lower receivers.interval or time.dt");
     return TW_EUNSUPPORTED;
   }
@@ -98,7 +101,9 @@ static tw_status check_sampling(long nsamples, double sample_dt, int interval, d
 #define NO_SEGYIO_FIX \
   "install segyio (Debian: apt-get install libsegyio-dev) and rebuild; scripts/setup.sh does both"
 
-tw_status tw_segy_check_job(const tw_job *job, char *what, size_t wl, char *allowed, size_t al) {
+tw_status tw_segy_check_job(const tw_job *job, char *what, size_t wl, char *got, size_t gl, char *allowed,
+                             size_t al) {
+  snprintf(got, gl, "true");
   if (!tw_segy_available()) {
     snprintf(what, wl, NO_SEGYIO);
     snprintf(allowed, al, "%s, or remove output.segy (torrewave export converts the HDF5 output later)", NO_SEGYIO_FIX);
@@ -110,7 +115,8 @@ tw_status tw_segy_check_job(const tw_job *job, char *what, size_t wl, char *allo
     return TW_ECONFIG;
   }
   const int interval = job->rec_interval > 0 ? job->rec_interval : 1;
-  return check_sampling(job->steps / interval + 1, interval * job->dt, interval, job->dt, what, wl, allowed, al);
+  return check_sampling(job->steps / interval + 1, interval * job->dt, interval, job->dt, what, wl, got, gl, allowed,
+                        al);
 }
 
 #ifndef TW_HAVE_SEGYIO
@@ -360,9 +366,10 @@ static tw_status check_result(const writer *w) {
   const tw_result *r = w->r;
   if (r->nrec < 1 || r->nsamples < 1)
     return tw_error_set(w->err, TW_EFORMAT, "SEG-Y '%s': result '%s' holds no receiver traces", w->path, w->h5path);
-  char what[512], allowed[512];
-  tw_status st = check_sampling(r->nsamples, r->sample_dt, 0, r->dt, what, sizeof what, allowed, sizeof allowed);
-  if (st) return tw_error_set(w->err, st, "SEG-Y '%s': result '%s': %s; %s", w->path, w->h5path, what, allowed);
+  char what[512], got[64], allowed[512];
+  tw_status st =
+      check_sampling(r->nsamples, r->sample_dt, 0, r->dt, what, sizeof what, got, sizeof got, allowed, sizeof allowed);
+  if (st) return tw_error_set(w->err, st, "SEG-Y '%s': result '%s': %s: %s; %s", w->path, w->h5path, what, got, allowed);
   return TW_OK;
 }
 

@@ -149,8 +149,10 @@ char *tw_segy_path(const char *h5path);
  * of microseconds. */
 tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err);
 /* The same limits for a finalized job with output.segy (tw_job_finalize calls it): TW_OK, or a
- * status with what is wrong in what[] and what to change in allowed[] (no file or line). */
-tw_status tw_segy_check_job(const tw_job *job, char *what, size_t what_len, char *allowed, size_t allowed_len);
+ * status with what is wrong in what[], the offending value in got[] and what to change in
+ * allowed[] (no file or line). */
+tw_status tw_segy_check_job(const tw_job *job, char *what, size_t what_len, char *got, size_t got_len, char *allowed,
+                            size_t allowed_len);
 
 /* ---------------------------------------------------------------- HDF5 output (DESIGN §5) */
 

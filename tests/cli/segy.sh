@@ -119,15 +119,15 @@ PY
 
 # ---------------------------------------------------------------- refused before the run
 rm -f shot.h5 shot.sgy shot.xdmf
-expect 1 'job.cfg:12: output.segy: the sample interval receivers.interval x time.dt = 3 x 0.00066666 s = 1999.980000 us is not a whole number of microseconds.*set time.dt = 0.000666 \(dt rounded down' \
+expect 1 'job.cfg:12: output.segy: the sample interval receivers.interval x time.dt = 3 x 0.00066666 s is not a whole number of microseconds, which SEG-Y stores: got 1999.980000 us; set time.dt = 0.000666 \(dt rounded down' \
   -- "$T" check job.cfg --set time.dt=0.00066666
 expect 1 'output.segy: the sample interval .*set time.dt = ' -- "$T" run job.cfg -q --set time.dt=0.00066666 --set time.steps=3
 test ! -e shot.h5 || { echo "FAIL: a run whose SEG-Y cannot be written started"; fail=1; }
-expect 1 'output.segy: 40001 samples per trace, more than SEG-Y rev 1 holds \(32767\): got true; raise receivers.interval to at least 2' \
+expect 1 'output.segy: more samples per trace than SEG-Y rev 1 holds \(32767\): got 40001 samples; raise receivers.interval to at least 2' \
   -- "$T" check job.cfg --set time.steps=40000 --set receivers.interval=1
 expect 1 'output.segy: the job records no receivers' -- "$T" check job.cfg --set 'receivers={interval=1;}'
 "$T" run job.cfg -q --set output.segy=false --set time.dt=0.00066666 --set time.steps=30 2> /dev/null
-expect 1 "SEG-Y 'shot.sgy': result 'shot.h5': the sample interval 0.00199998 s = 1999.980000 us is not a whole number" \
+expect 1 "SEG-Y 'shot.sgy': result 'shot.h5': the sample interval 0.00199998 s is not a whole number of microseconds, which SEG-Y stores: got 1999.980000 us" \
   -- "$T" export shot.h5
 test ! -e shot.sgy || { echo "FAIL: a refused export left a file"; fail=1; }
 
