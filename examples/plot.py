@@ -335,7 +335,8 @@ def plot_snapshots(r, out, spec, clip, per_panel, marks=()):
             ax.plot(c[near, h], c[near, w], "v", color="g", ms=2.5 if near.sum() <= 200 else 1.0, ls="none")
     if not per_panel:
         fig.colorbar(im, ax=axes.ravel().tolist(), label=P_LABEL, extend="both", shrink=0.9)
-    scale = f"each panel clipped at its {clip:g}th percentile" if per_panel else f"one colour scale, clip {common:.3g} Pa"
+    scale = (f"each panel clipped at its {clip:g}th percentile" if per_panel
+             else f"one colour scale, clip {common:.3g} Pa")
     fig.suptitle(f"{os.path.basename(r['path'])}: p on the plane {'xyz'[a]} = {o[a] + k * d[a]:g} m ({scale})",
                  fontsize=10)
     fig.savefig(out, dpi=110)

@@ -305,8 +305,8 @@ static tw_status write_sources(tw_output *o, const tw_output_desc *d, tw_error *
     hsize_t wd[2] = {(hsize_t)d->nsrc, (hsize_t)d->steps + 1};
     hid_t ds = H5I_INVALID_HID;
     st = write_whole(o, "/sources/wavelets", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, wd, d->wavelets, "kg s-2",
-                     "source strength s(t_n) of each source at t_n = n dt (n = 0 .. steps): in kg/s^2, density times the "
-                     "rate of change of the injected volume flow; p (/receivers/traces) is in Pa for it",
+                     "source strength s(t_n) of each source at t_n = n dt (n = 0 .. steps): in kg/s^2, density "
+                     "times the rate of change of the injected volume flow; p (/receivers/traces) is in Pa for it",
                      &ds, err);
     if (!st) st = attr_doubles(o, ds, "/sources/wavelets", "dt", 0, &d->dt, err);
     if (ds >= 0 && H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset /sources/wavelets: close failed");
@@ -407,7 +407,8 @@ static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw
   if (o->snap_steps < 0) return TW_EIO;
   o->snap_times = make_dataset(o, "/snapshots/times", H5T_IEEE_F64LE, 1, &nd, NULL, H5T_NATIVE_DOUBLE, &nan_time, err);
   if (o->snap_times < 0) return TW_EIO;
-  st = dataset_units(o, o->snap_steps, "/snapshots/steps", "time steps", "-1: not written (the run stopped early)", err);
+  st = dataset_units(o, o->snap_steps, "/snapshots/steps", "time steps", "-1: not written (the run stopped early)",
+                     err);
   if (!st) st = dataset_units(o, o->snap_times, "/snapshots/times", "s", NULL, err);
   return st;
 }
@@ -466,8 +467,8 @@ static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
 static double expected_bytes(const tw_output_desc *d) {
   double snap = (double)d->nsnap * d->snap_n[0] * d->snap_n[1] * d->snap_n[2];
   double model = d->vp ? (double)d->job->n[0] * d->job->n[1] * d->job->n[2] : 0.0;
-  double data = 4.0 * ((double)d->nrec * (double)d->nsamples + snap + model + (double)d->nsrc * (double)(d->steps + 1)) +
-                24.0 * ((double)d->nrec + d->nsrc);
+  double values = (double)d->nrec * (double)d->nsamples + snap + model + (double)d->nsrc * (double)(d->steps + 1);
+  double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc);
   return data * 1.01 + (1 << 20);
 }
 

@@ -320,7 +320,9 @@ static tw_status result_open(const char *path, int with_traces, tw_result **out,
 }
 
 tw_status tw_result_open(const char *path, tw_result **out, tw_error *err) { return result_open(path, 1, out, err); }
-tw_status tw_result_open_meta(const char *path, tw_result **out, tw_error *err) { return result_open(path, 0, out, err); }
+tw_status tw_result_open_meta(const char *path, tw_result **out, tw_error *err) {
+  return result_open(path, 0, out, err);
+}
 
 tw_status tw_result_read_traces(const tw_result *r, long first, long count, float *traces, tw_error *err) {
   if (!r || (!traces && count > 0)) return tw_error_set(err, TW_EINVAL, "tw_result_read_traces: NULL argument");
@@ -344,7 +346,8 @@ tw_status tw_result_read_traces(const tw_result *r, long first, long count, floa
     hsize_t off[2] = {(hsize_t)first, 0}, cnt[2] = {(hsize_t)count, td[1]};
     hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, cnt, NULL);
     char what[160];
-    snprintf(what, sizeof what, "dataset '/receivers/traces': reading receivers [%ld, %ld) failed", first, first + count);
+    snprintf(what, sizeof what, "dataset '/receivers/traces': reading receivers [%ld, %ld) failed", first,
+             first + count);
     if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
         H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, traces) < 0)
       st = h5err(&c, TW_EIO, what);

@@ -369,7 +369,8 @@ static tw_status check_result(const writer *w) {
   char what[512], got[64], allowed[512];
   tw_status st =
       check_sampling(r->nsamples, r->sample_dt, 0, r->dt, what, sizeof what, got, sizeof got, allowed, sizeof allowed);
-  if (st) return tw_error_set(w->err, st, "SEG-Y '%s': result '%s': %s: got %s; %s", w->path, w->h5path, what, got, allowed);
+  if (st)
+    return tw_error_set(w->err, st, "SEG-Y '%s': result '%s': %s: got %s; %s", w->path, w->h5path, what, got, allowed);
   return TW_OK;
 }
 

@@ -94,8 +94,8 @@ static const char *num(char *buf, size_t len, double v) {
 /* An attribute of one grid: a whole dataset of the .h5, [nz][ny][nx] float32. */
 static void put_attribute(FILE *f, const tw_xdmf_desc *d, const char *name, const char *h5base, const char *dataset) {
   fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
-  fprintf(f, "          <DataItem Dimensions=\"%d %d %d\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">", d->n[2],
-          d->n[1], d->n[0]);
+  fprintf(f, "          <DataItem Dimensions=\"%d %d %d\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">",
+          d->n[2], d->n[1], d->n[0]);
   put_escaped(f, h5base);
   fprintf(f, ":%s</DataItem>\n        </Attribute>\n", dataset);
 }
