@@ -92,6 +92,29 @@ tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw
 void tw_segy_remove_stale(const char *h5path);
 #define TW_SEGY_MARKER "written by torrewave"
 
+/* Does obj carry the string attribute `name` (fixed or variable length) with value `want`? */
+static inline int tw_h5_attr_is(hid_t obj, const char *name, const char *want) {
+  if (H5Aexists(obj, name) <= 0) return 0;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  int is = 0;
+  if (ft >= 0 && mt >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tset_cset(mt, H5Tget_cset(ft)) >= 0) {
+    if (H5Tis_variable_str(ft) > 0) {
+      char *s = NULL;
+      if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s) is = strcmp(s, want) == 0;
+      if (s) H5free_memory(s);
+    } else {
+      char buf[64] = {0};
+      size_t n = H5Tget_size(ft);
+      if (n < sizeof buf && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, buf) >= 0) is = strcmp(buf, want) == 0;
+    }
+  }
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  if (a >= 0) H5Aclose(a);
+  return is;
+}
+
 /* ---------------------------------------------------------------- output.c */
 
 /* Bytes the output may use to buffer one chunk column of traces (default 64 MiB). Tests lower

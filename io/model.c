@@ -1,5 +1,6 @@
 /* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
- * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is [nx][ny][nz], z fastest, every
+ * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is
+ * [nx][ny][nz], z fastest, every
  * value positive and finite (checked here, so no solver ever sees a bad velocity).
  *
  * Errors start with "<job file>:<model line>: model...:" and name the file, the dataset, the
@@ -169,8 +170,9 @@ static tw_status check_grid_attr(const h5ctx *c, hid_t ds, const char *name, con
   return TW_OK;
 }
 
-/* The dataset must be float32/float64, rank 3, shape == grid.n. */
-static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_error *err) {
+/* The dataset must be float32/float64, rank 3, shape == grid.n ([nz][ny][nx] when zyx: a model
+ * torrewave stored with output.model). */
+static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], int zyx, tw_error *err) {
   char why[512];
   hid_t ty = H5Dget_type(ds), sp = H5Dget_space(ds);
   tw_status st = TW_OK;
@@ -187,8 +189,9 @@ static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_er
   }
   int rank = H5Sget_simple_extent_ndims(sp);
   hsize_t dims[H5S_MAX_RANK] = {0};
-  if (rank != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) != 3 || dims[0] != (hsize_t)n[0] ||
-      dims[1] != (hsize_t)n[1] || dims[2] != (hsize_t)n[2]) {
+  const int a0 = zyx ? 2 : 0, a2 = zyx ? 0 : 2;
+  if (rank != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) != 3 || dims[0] != (hsize_t)n[a0] ||
+      dims[1] != (hsize_t)n[1] || dims[2] != (hsize_t)n[a2]) {
     char found[160] = "";
     if (rank > 0) {
       H5Sget_simple_extent_dims(sp, dims, NULL);
@@ -198,8 +201,9 @@ static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_er
     } else {
       snprintf(found, sizeof found, "a scalar");
     }
-    st = tw_error_set(err, TW_EMISMATCH, "%s: model: '%s':%s: shape %s, expected [%d][%d][%d] (grid.n, [nx][ny][nz])",
-                      c->where, c->path, c->dset, found, n[0], n[1], n[2]);
+    st = tw_error_set(err, TW_EMISMATCH, "%s: model: '%s':%s: shape %s, expected [%d][%d][%d] (grid.n, %s)",
+                      c->where, c->path, c->dset, found, n[a0], n[1], n[a2],
+                      zyx ? "[nz][ny][nx]: its attribute axes says \"z y x\"" : "[nx][ny][nz]");
   }
 done:
   if (ty >= 0) H5Tclose(ty);
@@ -245,6 +249,33 @@ static hid_t open_model_dataset(const h5ctx *c, hid_t f, tw_error *err) {
   return ds;
 }
 
+/* [nz][ny][nx] (output.model's /model/vp) into v->vp [nx][ny][nz]: z-slabs of about 16 MiB. */
+static tw_status read_zyx(const h5ctx *c, hid_t ds, tw_velocity *v, tw_error *err) {
+  const int *n = v->n;
+  const size_t plane = (size_t)n[0] * (size_t)n[1];
+  const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
+  float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
+  if (!slab) return tw_error_set(err, TW_ENOMEM, "%s: model: out of memory", c->where);
+  hid_t fs = H5Dget_space(ds);
+  tw_status st = TW_OK;
+  for (int k0 = 0; !st && k0 < n[2]; k0 += kc) {
+    hsize_t off[3] = {(hsize_t)k0, 0, 0}, cnt[3] = {(hsize_t)(n[2] - k0 < kc ? n[2] - k0 : kc), (hsize_t)n[1],
+                                                   (hsize_t)n[0]};
+    hid_t ms = H5Screate_simple(3, cnt, NULL);
+    char why[512];
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, slab) < 0)
+      st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", c->where, c->path, c->dset,
+                        tw_h5_reason(why, sizeof why));
+    else
+      tw_zyx_slab(v->vp, n, k0, (int)cnt[0], slab, 1);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  if (fs >= 0) H5Sclose(fs);
+  free(slab);
+  return st;
+}
+
 static tw_status read_hdf5(const tw_job *job, const char *where, const char *path, tw_velocity *v, tw_error *err) {
   const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
   h5ctx c = {where, path, dset};
@@ -262,14 +293,16 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
     return err ? err->code : TW_EFORMAT;
   }
   const double noscale[3] = {0, 0, 0};
-  st = check_h5_layout(&c, ds, job->n, err);
+  const int zyx = tw_h5_attr_is(ds, "axes", TW_MODEL_AXES);
+  st = check_h5_layout(&c, ds, job->n, zyx, err);
   if (!st) st = check_grid_attr(&c, ds, "spacing", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "d", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "origin", job->origin, "grid.origin", job->d, err);
   /* HDF5 converts float64 → float32 itself (a C cast per value, like ours would be). */
-  if (!st && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
+  if (!st && !zyx && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
     st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
                       tw_h5_reason(why, sizeof why));
+  if (!st && zyx) st = read_zyx(&c, ds, v, err);
   H5Dclose(ds);
   H5Fclose(f);
   return st;

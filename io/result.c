@@ -69,12 +69,11 @@ static tw_status read_attr(const rctx *c, hid_t obj, const char *objname, const 
   return st;
 }
 
-/* Scalar string attribute (fixed or variable length) of obj (objname in messages) → malloc'd
- * copy; absent → "". */
-static tw_status read_attr_string(const rctx *c, hid_t obj, const char *objname, const char *name, char **out) {
+/* Scalar string attribute (fixed or variable length) → malloc'd copy; absent → "". */
+static tw_status read_attr_string(const rctx *c, hid_t obj, const char *name, char **out) {
   *out = NULL;
   char what[300];
-  snprintf(what, sizeof what, "string attribute '%s' of %s: read failed", name, objname);
+  snprintf(what, sizeof what, "string attribute '%s' of /: read failed", name);
   htri_t ex = H5Aexists(obj, name);
   if (ex < 0) return h5err(c, TW_EIO, what);
   if (ex == 0) return (*out = strdup("")) ? TW_OK : tw_error_set(c->err, TW_ENOMEM, "result: out of memory");
@@ -85,7 +84,7 @@ static tw_status read_attr_string(const rctx *c, hid_t obj, const char *objname,
   if (a < 0 || ft < 0 || mt < 0) {
     st = h5err(c, TW_EIO, what);
   } else if (H5Tget_class(ft) != H5T_STRING) {
-    st = tw_error_set(c->err, TW_EFORMAT, "result '%s': attribute '%s' of %s is not a string", c->path, name, objname);
+    st = tw_error_set(c->err, TW_EFORMAT, "result '%s': attribute '%s' of / is not a string", c->path, name);
   } else if (H5Tis_variable_str(ft) > 0) {
     char *s = NULL;
     if (H5Tset_size(mt, H5T_VARIABLE) < 0 || H5Tset_cset(mt, H5Tget_cset(ft)) < 0 || H5Aread(a, mt, &s) < 0)
@@ -114,10 +113,10 @@ static tw_status read_attr_string(const rctx *c, hid_t obj, const char *objname,
 static tw_status read_root(const rctx *c, tw_result *r) {
   hid_t f = c->file;
   long long steps = 0;
-  tw_status st = read_attr_string(c, f, "/", "kernel", &r->kernel);
-  if (!st) st = read_attr_string(c, f, "/", "job", &r->job_text);
-  if (!st) st = read_attr_string(c, f, "/", "job_file", &r->job_file);
-  if (!st) st = read_attr_string(c, f, "/", "version", &r->version);
+  tw_status st = read_attr_string(c, f, "kernel", &r->kernel);
+  if (!st) st = read_attr_string(c, f, "job", &r->job_text);
+  if (!st) st = read_attr_string(c, f, "job_file", &r->job_file);
+  if (!st) st = read_attr_string(c, f, "version", &r->version);
   long long shot = 0;
   if (!st) st = read_attr(c, f, "/", "shot", H5T_NATIVE_LLONG, 1, &shot, 0);
   r->shot = (long)shot;
@@ -259,10 +258,7 @@ static tw_status read_snapshot_meta(const rctx *c, tw_result *r) {
   } else {
     /* Files since the layout [nsnap][nz][ny][nx] say so in p's "axes"; older ones are
      * [nsnap][nx][ny][nz]. snap_shape is [nx][ny][nz] either way. */
-    char *axes = NULL;
-    st = read_attr_string(c, dp, "/snapshots/p", "axes", &axes);
-    r->snap_zyx = axes && strcmp(axes, TW_SNAPSHOT_AXES) == 0;
-    free(axes);
+    r->snap_zyx = tw_h5_attr_is(dp, "axes", TW_SNAPSHOT_AXES);
     r->nsnap = (int)pd[0];
     for (int a = 0; a < 3; a++) r->snap_shape[a] = (int)pd[r->snap_zyx ? 3 - a : a + 1];
   }

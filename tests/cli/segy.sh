@@ -182,6 +182,12 @@ assert np.array_equal(got, want), np.argwhere(got != want)[:5]
 assert f.attrs["vp_min"] == 1500 and f.attrs["vp_max"] == want.max(), (f.attrs["vp_min"], f.attrs["vp_max"])' \
     && echo "ok: model from a $1-sorted cube, format $2, $3-endian: read exactly" || fail=1
 done
+# output.model's /model/vp ([nz][ny][nx], attribute axes) reads back as an HDF5 model, exactly.
+mv model.h5 stored.h5
+"$T" run model.cfg -q --set 'model={type="hdf5";file="stored.h5";dataset="model/vp";}' 2> /dev/null || fail=1
+"$py" -c 'import h5py, numpy as np
+a, b = h5py.File("stored.h5")["model/vp"][...], h5py.File("model.h5")["model/vp"][...]
+assert a.shape == (7, 9, 12) and np.array_equal(a, b)' && echo "ok: a stored model is read back as model.type = hdf5" || fail=1
 "$py" cube.py cube.sgy inline 5 big
 expect 1 "model.cfg:3: model.file: 'cube.sgy' is a cube of 12 inlines x 9 crosslines x 7 samples, but grid.n = \[12, 10, 7\]" \
   -- "$T" check model.cfg --set 'grid.n=[12,10,7]'
