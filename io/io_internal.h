@@ -69,6 +69,10 @@ static inline int tw_h5_path_exists(hid_t loc, const char *path) {
 #define TW_SNAPSHOT_AXES "snapshot z y x" /* attribute "axes" of /snapshots/p */
 #define TW_MODEL_AXES "z y x"             /* attribute "axes" of /model/vp */
 void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz);
+/* Read the [nz][ny][nx] array of dataset ds (rank 3, or rank 4 at index lead of the first axis)
+ * into xyz [nx][ny][nz], in z-slabs of about 16 MiB. 0, −1 when an HDF5 call failed (its reason
+ * on HDF5's error stack: tw_h5_reason), −2 out of memory. */
+int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz);
 
 /* ---------------------------------------------------------------- files (output.c, xdmf.c)
  * Every output file is written under a temporary name and published by rename(2). */

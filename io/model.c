@@ -249,33 +249,6 @@ static hid_t open_model_dataset(const h5ctx *c, hid_t f, tw_error *err) {
   return ds;
 }
 
-/* [nz][ny][nx] (output.model's /model/vp) into v->vp [nx][ny][nz]: z-slabs of about 16 MiB. */
-static tw_status read_zyx(const h5ctx *c, hid_t ds, tw_velocity *v, tw_error *err) {
-  const int *n = v->n;
-  const size_t plane = (size_t)n[0] * (size_t)n[1];
-  const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
-  float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
-  if (!slab) return tw_error_set(err, TW_ENOMEM, "%s: model: out of memory", c->where);
-  hid_t fs = H5Dget_space(ds);
-  tw_status st = TW_OK;
-  for (int k0 = 0; !st && k0 < n[2]; k0 += kc) {
-    hsize_t off[3] = {(hsize_t)k0, 0, 0}, cnt[3] = {(hsize_t)(n[2] - k0 < kc ? n[2] - k0 : kc), (hsize_t)n[1],
-                                                   (hsize_t)n[0]};
-    hid_t ms = H5Screate_simple(3, cnt, NULL);
-    char why[512];
-    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, slab) < 0)
-      st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", c->where, c->path, c->dset,
-                        tw_h5_reason(why, sizeof why));
-    else
-      tw_zyx_slab(v->vp, n, k0, (int)cnt[0], slab, 1);
-    if (ms >= 0) H5Sclose(ms);
-  }
-  if (fs >= 0) H5Sclose(fs);
-  free(slab);
-  return st;
-}
-
 static tw_status read_hdf5(const tw_job *job, const char *where, const char *path, tw_velocity *v, tw_error *err) {
   const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
   h5ctx c = {where, path, dset};
@@ -302,7 +275,11 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
   if (!st && !zyx && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
     st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
                       tw_h5_reason(why, sizeof why));
-  if (!st && zyx) st = read_zyx(&c, ds, v, err);
+  int rc = !st && zyx ? tw_h5_read_zyx(ds, 3, 0, v->n, v->vp) : 0; /* [nz][ny][nx]: transposed */
+  if (rc)
+    st = rc == -2 ? tw_error_set(err, TW_ENOMEM, "%s: model: out of memory", where)
+                  : tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
+                                 tw_h5_reason(why, sizeof why));
   H5Dclose(ds);
   H5Fclose(f);
   return st;

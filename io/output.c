@@ -896,6 +896,30 @@ void tw_output_abort(tw_output *o) {
 
 const char *tw_output_temp_path(const tw_output *o) { return o ? o->temp : NULL; }
 
+int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz) {
+  const size_t plane = (size_t)n[0] * (size_t)n[1];
+  const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
+  float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
+  if (!slab) return -2;
+  hid_t fs = H5Dget_space(ds);
+  int rc = fs < 0 ? -1 : 0;
+  for (int k0 = 0; !rc && k0 < n[2]; k0 += kc) {
+    const int k = n[2] - k0 < kc ? n[2] - k0 : kc;
+    hsize_t off[4] = {lead, (hsize_t)k0, 0, 0}, cnt[4] = {1, (hsize_t)k, (hsize_t)n[1], (hsize_t)n[0]};
+    hsize_t *o3 = rank == 4 ? off : off + 1, *c3 = rank == 4 ? cnt : cnt + 1;
+    hid_t ms = H5Screate_simple(rank, c3, NULL);
+    if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, o3, NULL, c3, NULL) < 0 ||
+        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, slab) < 0)
+      rc = -1;
+    else
+      tw_zyx_slab(xyz, n, k0, k, slab, 1);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  if (fs >= 0) H5Sclose(fs);
+  free(slab);
+  return rc;
+}
+
 void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz) {
   enum { T = 32 };
   const size_t nx = (size_t)n[0], ny = (size_t)n[1], nz = (size_t)n[2];

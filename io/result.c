@@ -355,23 +355,6 @@ tw_status tw_result_read_traces(const tw_result *r, long first, long count, floa
   return st;
 }
 
-/* Rows [k0, k0 + kc) of the second axis of snapshot isnap of a 4-D dataset into buf. */
-static tw_status read_snapshot_rows(const rctx *c, hid_t ds, const hsize_t pd[4], int isnap, hsize_t k0, hsize_t kc,
-                                    float *buf) {
-  hsize_t off[4] = {(hsize_t)isnap, k0, 0, 0}, cnt[4] = {1, kc, pd[2], pd[3]};
-  hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(4, cnt, NULL);
-  tw_status st = TW_OK;
-  if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-      H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0) {
-    char what[128];
-    snprintf(what, sizeof what, "dataset '/snapshots/p': reading snapshot %d failed", isnap);
-    st = h5err(c, TW_EIO, what);
-  }
-  if (fs >= 0) H5Sclose(fs);
-  if (ms >= 0) H5Sclose(ms);
-  return st;
-}
-
 tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err) {
   if (!r || !data) return tw_error_set(err, TW_EINVAL, "tw_result_read_snapshot: NULL argument");
   if (isnap < 0 || isnap >= r->nsnap)
@@ -390,19 +373,22 @@ tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw
   if (pd[0] != (hsize_t)r->nsnap || pd[1] != (hsize_t)sh[z ? 2 : 0] || pd[2] != (hsize_t)sh[1] ||
       pd[3] != (hsize_t)sh[z ? 0 : 2]) {
     st = tw_error_set(err, TW_EMISMATCH, "result '%s': /snapshots/p changed shape since it was opened", r->path);
-  } else if (!z) {
-    st = read_snapshot_rows(&c, ds, pd, isnap, 0, pd[1], data);
-  } else { /* [nz][ny][nx] in the file: z-slabs of about 16 MiB, transposed into data */
-    const size_t plane = (size_t)sh[0] * (size_t)sh[1];
-    const int kc = (int)(plane >= ((size_t)4 << 20) ? 1 : ((size_t)4 << 20) / plane);
-    float *slab = malloc((size_t)(kc < sh[2] ? kc : sh[2]) * plane * sizeof(float));
-    if (!slab) st = tw_error_set(err, TW_ENOMEM, "result '%s': out of memory reading snapshot %d", r->path, isnap);
-    for (int k0 = 0; !st && k0 < sh[2]; k0 += kc) {
-      int n = sh[2] - k0 < kc ? sh[2] - k0 : kc;
-      st = read_snapshot_rows(&c, ds, pd, isnap, (hsize_t)k0, (hsize_t)n, slab);
-      if (!st) tw_zyx_slab(data, sh, k0, n, slab, 1);
+  } else {
+    char what[128];
+    snprintf(what, sizeof what, "dataset '/snapshots/p': reading snapshot %d failed", isnap);
+    int rc = 0;
+    if (z) { /* [nz][ny][nx] in the file: transposed into data */
+      rc = tw_h5_read_zyx(ds, 4, (hsize_t)isnap, sh, data);
+    } else {
+      hsize_t off[4] = {(hsize_t)isnap, 0, 0, 0}, cnt[4] = {1, pd[1], pd[2], pd[3]};
+      hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(4, cnt, NULL);
+      if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+          H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, data) < 0)
+        rc = -1;
+      if (fs >= 0) H5Sclose(fs);
+      if (ms >= 0) H5Sclose(ms);
     }
-    free(slab);
+    if (rc) st = rc == -2 ? tw_error_set(err, TW_ENOMEM, "result '%s': out of memory", r->path) : h5err(&c, TW_EIO, what);
   }
   H5Dclose(ds);
   H5Fclose(f);
