@@ -3,7 +3,8 @@
  * SEG-Y file is read back with segyio's C API: binary header, every listed trace-header field
  * (coordinates to the centimetre, offsets to the metre) and every sample bit for bit against
  * what was written. Velocity cubes written with segyio's C API (inline and crossline sorting, IEEE
- * and IBM floats, big- and little-endian) load exactly through tw_velocity_load; a cube of the
+ * and IBM floats, 2- and 4-byte integers, big- and little-endian) load exactly through
+ * tw_velocity_load; a cube of the
  * wrong size is refused naming both sizes. A build without segyio must refuse all three features
  * with "built without segyio": checked, then the test is skipped. */
 #define _POSIX_C_SOURCE 200809L
@@ -192,17 +193,27 @@ static void write_cube(const char *path, int nx, int ny, int nz, int inline_sort
   segy_set_bfield(bin, SEGY_BIN_FORMAT, format);
   segy_set_bfield(bin, SEGY_BIN_INTERVAL, 4000);
   REQUIRE(segy_write_textheader(fp, 0, text) == SEGY_OK && segy_write_binheader(fp, bin) == SEGY_OK, "headers");
+  const int es = format == SEGY_SIGNED_SHORT_2_BYTE ? 2 : 4, bsize = nz * es;
   float *buf = malloc((size_t)nz * 4);
+  int16_t *i16 = (int16_t *)buf;
+  int32_t *i32 = (int32_t *)buf;
   for (int t = 0; t < nx * ny; t++) {
     int i = inline_sorted ? t / ny : t % nx, j = inline_sorted ? t % ny : t / nx;
     memset(th, 0, sizeof th);
     segy_set_field(th, SEGY_TR_INLINE, 101 + i);
     segy_set_field(th, SEGY_TR_CROSSLINE, 21 + 2 * j);
     segy_set_field(th, SEGY_TR_SEQ_FILE, t + 1);
-    for (int k = 0; k < nz; k++) buf[k] = cube_vp(i, j, k);
+    for (int k = 0; k < nz; k++) {
+      if (format == SEGY_SIGNED_SHORT_2_BYTE)
+        i16[k] = (int16_t)cube_vp(i, j, k);
+      else if (format == SEGY_SIGNED_INTEGER_4_BYTE)
+        i32[k] = (int32_t)cube_vp(i, j, k);
+      else
+        buf[k] = cube_vp(i, j, k);
+    }
     segy_from_native(format, nz, buf);
-    REQUIRE(segy_write_traceheader(fp, t, th, SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE, nz * 4) == SEGY_OK &&
-                segy_writetrace(fp, t, buf, SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE, nz * 4) == SEGY_OK,
+    REQUIRE(segy_write_traceheader(fp, t, th, SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE, bsize) == SEGY_OK &&
+                segy_writetrace(fp, t, buf, SEGY_TEXT_HEADER_SIZE + SEGY_BINARY_HEADER_SIZE, bsize) == SEGY_OK,
             "trace %d", t);
   }
   free(buf);
@@ -216,8 +227,9 @@ static void test_models(void) {
   const char *sets[] = {set, "output.segy=false"};
   const struct {
     int inline_sorted, format, lsb;
-  } cases[] = {{1, SEGY_IEEE_FLOAT_4_BYTE, 0}, {0, SEGY_IEEE_FLOAT_4_BYTE, 0}, {1, SEGY_IBM_FLOAT_4_BYTE, 0},
-               {0, SEGY_IBM_FLOAT_4_BYTE, 1}, {1, SEGY_IEEE_FLOAT_4_BYTE, 1}};
+  } cases[] = {{1, SEGY_IEEE_FLOAT_4_BYTE, 0},     {0, SEGY_IEEE_FLOAT_4_BYTE, 0},   {1, SEGY_IBM_FLOAT_4_BYTE, 0},
+               {0, SEGY_IBM_FLOAT_4_BYTE, 1},      {1, SEGY_IEEE_FLOAT_4_BYTE, 1},   {1, SEGY_SIGNED_SHORT_2_BYTE, 0},
+               {0, SEGY_SIGNED_SHORT_2_BYTE, 1},   {1, SEGY_SIGNED_INTEGER_4_BYTE, 0}};
   for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
     write_cube(path, 12, 9, 7, cases[c].inline_sorted, cases[c].format, cases[c].lsb);
     tw_job *job = load(job_text, sets, 2);
