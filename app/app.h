@@ -20,7 +20,8 @@ typedef struct tw_command {
   void (*help)(FILE *out);             /* `torrewave help NAME`, `torrewave NAME --help` */
 } tw_command;
 
-extern const tw_command tw_cmd_run, tw_cmd_check, tw_cmd_info, tw_cmd_bench, tw_cmd_compare, tw_cmd_reference;
+extern const tw_command tw_cmd_run, tw_cmd_check, tw_cmd_info, tw_cmd_bench, tw_cmd_compare, tw_cmd_reference,
+    tw_cmd_export;
 
 /* "torrewave: error: <message>" on stderr; returns TW_EXIT_FAIL. */
 int tw_app_fail(const tw_error *err);

@@ -5,13 +5,14 @@
 #include <string.h>
 
 #include "app.h"
+#include "tw_io.h"
 #include "tw_solver.h"
 
 static void help_info(FILE *out) {
   fprintf(out,
           "usage: torrewave info [--kernels]\n\n"
-          "Prints the version, whether this build has CUDA, each GPU (name, memory, compute capability,\n"
-          "multiprocessors, L2, clocks, peak memory bandwidth) and the kernels of this build.\n"
+          "Prints the version, whether this build has CUDA and SEG-Y support (segyio), each GPU (name, memory,\n"
+          "compute capability, multiprocessors, L2, clocks, peak memory bandwidth) and the kernels of this build.\n"
           "  --kernels   only the kernels usable on this machine, one \"NAME gpu|cpu\" per line\n");
 }
 
@@ -49,6 +50,8 @@ static int run_info(int argc, char **argv) {
   } else {
     printf("CUDA: not built (CPU kernels only)\n");
   }
+  printf("SEG-Y: %s\n", tw_segy_available() ? "built (segyio): output.segy, torrewave export, model.type = \"segy\""
+                                             : "not built (no segyio when this torrewave was built)");
   printf("GPUs: %d\n", ngpu);
   for (int d = 0; d < ngpu; d++) {
     tw_gpu_props p;

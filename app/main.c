@@ -7,8 +7,8 @@
 #include "app.h"
 #include "tw_io.h"
 
-static const tw_command *const commands[] = {&tw_cmd_run,     &tw_cmd_check,   &tw_cmd_compare,
-                                             &tw_cmd_reference, &tw_cmd_bench, &tw_cmd_info};
+static const tw_command *const commands[] = {&tw_cmd_run,   &tw_cmd_check, &tw_cmd_compare, &tw_cmd_reference,
+                                             &tw_cmd_export, &tw_cmd_bench, &tw_cmd_info};
 #define NCMD ((int)(sizeof commands / sizeof commands[0]))
 
 static void usage(FILE *out) {

@@ -59,6 +59,66 @@ static inline int tw_h5_path_exists(hid_t loc, const char *path) {
   return 1;
 }
 
+/* ---------------------------------------------------------------- 3-D arrays in the output
+ * Snapshots and the stored model are written [nz][ny][nx], x fastest: that is how VTK (ParaView)
+ * lays out image points (its X axis is the fastest index), so the XDMF sidecar can show x, y and
+ * depth on ParaView's X, Y and Z. The solver hands over, and the readers return, [nx][ny][nz] with
+ * z fastest (the model's order); tw_zyx_slab copies the z-slab [k0, k0 + kc) between the two:
+ * to_xyz = 0: slab[k - k0][j][i] = xyz[i][j][k]; to_xyz = 1: the reverse. Cost: one read and one
+ * write per value, in 32 x 32 tiles so that the strided side stays in cache. */
+#define TW_SNAPSHOT_AXES "snapshot z y x" /* attribute "axes" of /snapshots/p */
+#define TW_MODEL_AXES "z y x"             /* attribute "axes" of /model/vp */
+void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz);
+/* Read the [nz][ny][nx] array of dataset ds (rank 3, or rank 4 at index lead of the first axis)
+ * into xyz [nx][ny][nz], in z-slabs of about 16 MiB. 0, −1 when an HDF5 call failed (its reason
+ * on HDF5's error stack: tw_h5_reason), −2 out of memory. */
+int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz);
+
+/* ---------------------------------------------------------------- files (output.c, xdmf.c)
+ * Every output file is written under a temporary name and published by rename(2). */
+
+/* fsync(2) the file at path (file systems without fsync pass). */
+tw_status tw_io_fsync(const char *path, tw_error *err);
+/* rename(2) temp → path, then fsync the folder (best effort): the final name is either the old
+ * file or the complete new one. */
+tw_status tw_io_publish(const char *temp, const char *path, tw_error *err);
+/* "<dir>/<base><ext>" for "<dir>/<base>.h5" (".hdf5", ".he5", ".hdf" likewise; other names get
+ * ext appended). malloc'd; NULL when out of memory. */
+char *tw_sibling_path(const char *h5path, const char *ext);
+
+/* ---------------------------------------------------------------- segy.c */
+
+/* The velocity cube of model.file into vp [nx][ny][nz] (tw_velocity_load; `where` starts every
+ * message). Sizes are checked against grid.n, values by the caller. */
+tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw_error *err);
+/* Remove "<base>.sgy" beside h5path when torrewave wrote it (its textual header carries
+ * TW_SEGY_MARKER): called when the output is rewritten without output.segy. */
+void tw_segy_remove_stale(const char *h5path);
+#define TW_SEGY_MARKER "written by torrewave"
+
+/* Does obj carry the string attribute `name` (fixed or variable length) with value `want`? */
+static inline int tw_h5_attr_is(hid_t obj, const char *name, const char *want) {
+  if (H5Aexists(obj, name) <= 0) return 0;
+  hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
+  hid_t mt = H5Tcopy(H5T_C_S1);
+  int is = 0;
+  if (ft >= 0 && mt >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tset_cset(mt, H5Tget_cset(ft)) >= 0) {
+    if (H5Tis_variable_str(ft) > 0) {
+      char *s = NULL;
+      if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s) is = strcmp(s, want) == 0;
+      if (s) H5free_memory(s);
+    } else {
+      char buf[64] = {0};
+      size_t n = H5Tget_size(ft);
+      if (n < sizeof buf && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, buf) >= 0) is = strcmp(buf, want) == 0;
+    }
+  }
+  if (mt >= 0) H5Tclose(mt);
+  if (ft >= 0) H5Tclose(ft);
+  if (a >= 0) H5Aclose(a);
+  return is;
+}
+
 /* ---------------------------------------------------------------- output.c */
 
 /* Bytes the output may use to buffer one chunk column of traces (default 64 MiB). Tests lower
@@ -68,23 +128,25 @@ extern long tw_output_trace_buffer_cap;
 
 /* ---------------------------------------------------------------- XDMF sidecar (xdmf.c) */
 
-/* What the sidecar describes: the snapshots written to <h5path>:/snapshots/p, whose shape is
- * [nsnap_total][n0][n1][n2]. Only the `count` snapshots listed (dataset index, step, time) get
- * a grid; unwritten ones are left out. origin/spacing are in model coordinates, axis order
- * x, y, z (the array's slowest to fastest). */
+/* What the sidecar describes: the `count` snapshots written, each read through its view
+ * <h5path>:TW_VIEWS/step_NNNNNN ([nz][ny][nx]), and the model's view TW_VIEWS/vp when has_vp.
+ * n, origin and spacing are the snapshot grid's, in x, y, z order. */
 typedef struct {
   const char *h5path;   /* final name of the .h5 file (the sidecar goes beside it) */
-  long nsnap_total;
   int n[3];
   double origin[3], spacing[3];
   int count;
-  const int *index;
   const long *step;
   const double *time;
+  int has_vp;
 } tw_xdmf_desc;
 
-/* "<dir>/<base>.xdmf" for "<dir>/<base>.h5" (".hdf5", ".he5" likewise; other names get ".xdmf"
- * appended). malloc'd; NULL when out of memory. */
+#define TW_VIEWS "/snapshots/views"
+static inline void tw_view_name(char *buf, size_t len, long step) {
+  snprintf(buf, len, TW_VIEWS "/step_%06ld", step);
+}
+
+/* "<dir>/<base>.xdmf" beside "<dir>/<base>.h5" (tw_sibling_path). */
 char *tw_xdmf_path(const char *h5path);
 /* Write the sidecar via "<xdmf>.part-<pid>" + rename, so a reader never sees half a file. */
 tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err);

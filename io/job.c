@@ -787,6 +787,19 @@ static tw_status parse_raw(const ctx *c, const config_setting_t *m, tw_job *j) {
   return bad(c, member(m, "file"), what, allowed);
 }
 
+/* SEG-Y cube: the file must be readable here; its geometry is checked when it is read (model.c). */
+static tw_status parse_segy_model(const ctx *c, const config_setting_t *m, tw_job *j) {
+  struct stat st;
+  static const char *const desc = "a trace-header byte position (1..237; SEG-Y rev 1: 189 inline, 193 crossline)";
+  TRY(key_file(c, m, "file", "a SEG-Y file name", &j->model.file, &st));
+  j->model.inline_byte = 189, j->model.crossline_byte = 193;
+  TRY(key_int(c, m, "inline_byte", 1, 237, desc, &j->model.inline_byte));
+  TRY(key_int(c, m, "crossline_byte", 1, 237, desc, &j->model.crossline_byte));
+  if (j->model.inline_byte != j->model.crossline_byte) return TW_OK;
+  return bad(c, member(m, "crossline_byte") ? member(m, "crossline_byte") : member(m, "inline_byte"),
+             "inline and crossline numbers cannot share one header field", "allowed two different byte positions");
+}
+
 static tw_status parse_model_body(const ctx *c, const config_setting_t *m, tw_job *j) {
   struct stat st;
   const char *ds = "vp";
@@ -800,20 +813,23 @@ static tw_status parse_model_body(const ctx *c, const config_setting_t *m, tw_jo
       TRY(key_string(c, m, "dataset", 0, "a dataset name", &ds));
       return (j->model.dataset = strdup(ds)) ? TW_OK : oom(c);
     case TW_MODEL_RAW: return parse_raw(c, m, j);
+    case TW_MODEL_SEGY: return parse_segy_model(c, m, j);
   }
   return TW_OK;
 }
 
 static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job *j) {
-  static const char *const types[] = {"constant", "layered", "gradient", "hdf5", "raw", NULL};
+  static const char *const types[] = {"constant", "layered", "gradient", "hdf5", "raw", "segy", NULL};
   static const char *const k_const[] = {"type", "vp", NULL}, *const k_layer[] = {"type", "layers", NULL},
                            *const k_grad[] = {"type", "vp0", "gradient", NULL},
-                           *const k_hdf5[] = {"type", "file", "dataset", NULL}, *const k_raw[] = {"type", "file", NULL};
-  static const char *const *const keys[] = {k_const, k_layer, k_grad, k_hdf5, k_raw};
+                           *const k_hdf5[] = {"type", "file", "dataset", NULL}, *const k_raw[] = {"type", "file", NULL},
+                           *const k_segy[] = {"type", "file", "inline_byte", "crossline_byte", NULL};
+  static const char *const *const keys[] = {k_const, k_layer, k_grad, k_hdf5, k_raw, k_segy};
   config_setting_t *m;
   int t = 0;
   char scope[64];
-  static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", NULL};
+  static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", "inline_byte",
+                                      "crossline_byte", NULL};
   TRY(key_group(c, root, "model", 1, &m));
   j->model.line = (int)config_setting_source_line(m);
   TRY(check_keys(c, m, k_all, "model"));
@@ -1105,13 +1121,15 @@ static char *default_output(const char *name) {
 }
 
 static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job *j) {
-  static const char *const keys[] = {"file", NULL};
+  static const char *const keys[] = {"file", "segy", "model", NULL};
   config_setting_t *g;
   const char *file = NULL;
   TRY(key_group(c, root, "output", 0, &g));
   if (g) {
     TRY(check_keys(c, g, keys, "output"));
     TRY(key_string(c, g, "file", 0, "a file name", &file));
+    TRY(key_bool(c, g, "segy", &j->output_segy));
+    TRY(key_bool(c, g, "model", &j->output_model));
   }
   j->output = file ? strdup(file) : default_output(c->name);
   return j->output ? TW_OK : oom(c);
@@ -1407,6 +1425,11 @@ tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err) 
     job->steps = steps < 1 ? 1 : (long)steps;
   }
   TRY(fin_snapshots(job, err));
+  if (job->output_segy) { /* SEG-Y's limits, known once dt and steps are: before the run, not after it */
+    char what[512], got[64], allowed[768];
+    tw_status st = tw_segy_check_job(job, what, sizeof what, got, sizeof got, allowed, sizeof allowed);
+    if (st) return fin_error(job, err, st, "output.segy", -1, what, got, allowed);
+  }
   if (err) tw_error_clear(err);
   return TW_OK;
 }

@@ -1,5 +1,6 @@
 /* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
- * gradient, an HDF5 dataset or a raw float32 file. The result is [nx][ny][nz], z fastest, every
+ * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is
+ * [nx][ny][nz], z fastest, every
  * value positive and finite (checked here, so no solver ever sees a bad velocity).
  *
  * Errors start with "<job file>:<model line>: model...:" and name the file, the dataset, the
@@ -169,8 +170,9 @@ static tw_status check_grid_attr(const h5ctx *c, hid_t ds, const char *name, con
   return TW_OK;
 }
 
-/* The dataset must be float32/float64, rank 3, shape == grid.n. */
-static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_error *err) {
+/* The dataset must be float32/float64, rank 3, shape == grid.n ([nz][ny][nx] when zyx: a model
+ * torrewave stored with output.model). */
+static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], int zyx, tw_error *err) {
   char why[512];
   hid_t ty = H5Dget_type(ds), sp = H5Dget_space(ds);
   tw_status st = TW_OK;
@@ -187,8 +189,9 @@ static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_er
   }
   int rank = H5Sget_simple_extent_ndims(sp);
   hsize_t dims[H5S_MAX_RANK] = {0};
-  if (rank != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) != 3 || dims[0] != (hsize_t)n[0] ||
-      dims[1] != (hsize_t)n[1] || dims[2] != (hsize_t)n[2]) {
+  const int a0 = zyx ? 2 : 0, a2 = zyx ? 0 : 2;
+  if (rank != 3 || H5Sget_simple_extent_dims(sp, dims, NULL) != 3 || dims[0] != (hsize_t)n[a0] ||
+      dims[1] != (hsize_t)n[1] || dims[2] != (hsize_t)n[a2]) {
     char found[160] = "";
     if (rank > 0) {
       H5Sget_simple_extent_dims(sp, dims, NULL);
@@ -198,8 +201,9 @@ static tw_status check_h5_layout(const h5ctx *c, hid_t ds, const int n[3], tw_er
     } else {
       snprintf(found, sizeof found, "a scalar");
     }
-    st = tw_error_set(err, TW_EMISMATCH, "%s: model: '%s':%s: shape %s, expected [%d][%d][%d] (grid.n, [nx][ny][nz])",
-                      c->where, c->path, c->dset, found, n[0], n[1], n[2]);
+    st = tw_error_set(err, TW_EMISMATCH, "%s: model: '%s':%s: shape %s, expected [%d][%d][%d] (grid.n, %s)",
+                      c->where, c->path, c->dset, found, n[a0], n[1], n[a2],
+                      zyx ? "[nz][ny][nx]: its attribute axes says \"z y x\"" : "[nx][ny][nz]");
   }
 done:
   if (ty >= 0) H5Tclose(ty);
@@ -249,8 +253,7 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
   const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
   h5ctx c = {where, path, dset};
   char why[512];
-  tw_status st = check_readable(where, path, err);
-  if (st) return st;
+  tw_status st;
   tw_h5_quiet();
   if (H5Fis_hdf5(path) <= 0)
     return tw_error_set(err, TW_EFORMAT, "%s: model.file: '%s' is not an HDF5 file", where, path);
@@ -263,14 +266,20 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
     return err ? err->code : TW_EFORMAT;
   }
   const double noscale[3] = {0, 0, 0};
-  st = check_h5_layout(&c, ds, job->n, err);
+  const int zyx = tw_h5_attr_is(ds, "axes", TW_MODEL_AXES);
+  st = check_h5_layout(&c, ds, job->n, zyx, err);
   if (!st) st = check_grid_attr(&c, ds, "spacing", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "d", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "origin", job->origin, "grid.origin", job->d, err);
   /* HDF5 converts float64 → float32 itself (a C cast per value, like ours would be). */
-  if (!st && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
+  if (!st && !zyx && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
     st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
                       tw_h5_reason(why, sizeof why));
+  int rc = !st && zyx ? tw_h5_read_zyx(ds, 3, 0, v->n, v->vp) : 0; /* [nz][ny][nx]: transposed */
+  if (rc)
+    st = rc == -2 ? tw_error_set(err, TW_ENOMEM, "%s: model: out of memory", where)
+                  : tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
+                                 tw_h5_reason(why, sizeof why));
   H5Dclose(ds);
   H5Fclose(f);
   return st;
@@ -299,8 +308,7 @@ static void swap4(float *x, size_t n) {
 /* float32 little-endian, [nx][ny][nz] z fastest; the size must match exactly. Read in chunks so
  * that a short read or an I/O error is seen where it happens. */
 static tw_status read_raw(const char *where, const char *path, tw_velocity *v, tw_error *err) {
-  tw_status st = check_readable(where, path, err);
-  if (st) return st;
+  tw_status st = TW_OK;
   FILE *f = fopen(path, "rb");
   if (!f) return tw_error_set(err, TW_EIO, "%s: model.file: cannot open '%s': %s", where, path, strerror(errno));
   size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
@@ -332,12 +340,17 @@ static tw_status read_raw(const char *where, const char *path, tw_velocity *v, t
 /* ---------------------------------------------------------------- entry points */
 
 static tw_status load_file(const tw_job *job, const char *where, tw_velocity *v, tw_error *err) {
+  const tw_model_type t = job->model.type;
   if (!job->model.file || !job->model.file[0])
     return tw_error_set(err, TW_ECONFIG, "%s: model.file: missing (required for type \"%s\")", where,
-                        job->model.type == TW_MODEL_HDF5 ? "hdf5" : "raw");
+                        t == TW_MODEL_HDF5 ? "hdf5" : t == TW_MODEL_SEGY ? "segy" : "raw");
   char *path = strdup(job->model.file); /* resolved by the parser (job.c) */
   if (!path) return tw_error_set(err, TW_ENOMEM, "model: out of memory");
-  tw_status st = job->model.type == TW_MODEL_HDF5 ? read_hdf5(job, where, path, v, err) : read_raw(where, path, v, err);
+  tw_status st = check_readable(where, path, err);
+  if (!st)
+    st = t == TW_MODEL_HDF5   ? read_hdf5(job, where, path, v, err)
+         : t == TW_MODEL_SEGY ? tw_segy_read_model(job, where, v->vp, err)
+                              : read_raw(where, path, v, err);
   if (!st) {
     char what[1300];
     if (job->model.type == TW_MODEL_HDF5)
@@ -383,7 +396,8 @@ tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) 
       if (!st) st = check_values(job, v, analytic_name(job->model.type), err);
       break;
     case TW_MODEL_HDF5:
-    case TW_MODEL_RAW: st = load_file(job, where, v, err); break;
+    case TW_MODEL_RAW:
+    case TW_MODEL_SEGY: st = load_file(job, where, v, err); break;
     default: st = tw_error_set(err, TW_ECONFIG, "%s: model.type: unknown model type %d", where, (int)job->model.type);
   }
   if (st) {

@@ -6,12 +6,20 @@
  *
  * Layout (every group/dataset below is created in tw_output_create, filled as the run goes):
  *   /                  attributes: program, version, job, job_file, kernel, n, d, origin, dt, steps,
- *                      order, absorbing, free_surface, receiver_interval; then set_attr_* ones
+ *                      order, absorbing, free_surface, receiver_interval, shot, vp_min, vp_max;
+ *                      then set_attr_* ones
  *   /receivers         attribute count; coords [nrec][3] f64; traces [nrec][nsamples] f32
  *                      (attributes dt, interval) — datasets only when nrec > 0
  *   /sources           attribute count; coords [nsrc][3] f64; wavelets [nsrc][steps+1] f32 (dt)
- *   /snapshots         only when nsnap > 0: p [nsnap][n0][n1][n2] f32, steps i64 (−1 = not
- *                      written), times f64; attributes count, decimate, first_cell, origin, spacing
+ *   /snapshots         only when nsnap > 0: p [nsnap][nz][ny][nx] f32 (x fastest: see
+ *                      io_internal.h), steps i64 (−1 = not written), times f64; attributes count,
+ *                      decimate, first_cell, origin, spacing (x, y, z order); at close, views/
+ *                      step_NNNNNN: one virtual dataset per written snapshot (no data of its own)
+ *                      for ParaView's Xdmf3 readers, which cannot read a hyperslab (and views/vp)
+ *   /model             only with output.model: vp [nz][ny][nx] f32, the whole model
+ * Units: every dataset has "units" (and p, traces and wavelets a "description" of what the unit
+ * means physically); every attribute with a unit X has a string attribute "X_units" beside it
+ * (one table, attr_units below).
  *
  * Traces arrive as time slabs [nrec][count] with small counts. A chunk holds T samples of a block
  * of receivers; this module buffers one chunk column (all receivers × T samples) and hands it to
@@ -38,9 +46,14 @@ struct tw_output {
   hid_t file, traces, snap_p, snap_steps, snap_times;
   long nrec, nsamples, steps;
   double dt;
-  int nsnap, snap_n[3];
+  int nsnap, snap_n[3], snap_lo[3], snap_dec;
   double snap_origin[3], snap_spacing[3];
   long *snap_step;       /* per snapshot: the step written, −1 until written */
+  float *slab;           /* one z-slab [k][ny][nx] (the file's order) on its way to the file */
+  size_t slab_cap;       /* floats in slab */
+  int snap_slab_k;       /* z-planes per snapshot slab: the chunks' z extent */
+  int model_n[3];        /* /model/vp [nz][ny][nx] written (0: no model stored) */
+  int segy;              /* output.segy: write the SEG-Y file at close */
   /* trace buffer: [nrec][tchunk] floats for chunk column tcol, valid samples [tlo, thi) */
   float *tbuf;
   long tchunk, tcol, tlo, thi;
@@ -74,6 +87,22 @@ static void close_id(hid_t *id, herr_t (*closer)(hid_t)) {
 
 /* ---------------------------------------------------------------- attributes */
 
+/* Units of the numeric attributes: each one named here gets "<name>_units" beside it. */
+static const char *attr_units(const char *name) {
+  static const char *const table[][2] = {
+      {"d", "m"},          {"origin", "m"},       {"spacing", "m"},  {"dt", "s"},
+      {"wall_time", "s"},  {"compute_time", "s"}, {"vp_min", "m/s"}, {"vp_max", "m/s"},
+      {"n", "cells"},      {"absorbing", "cells"}, {"first_cell", "cells"}, {"decimate", "cells"},
+      {"steps", "time steps"}, {"interval", "time steps"}, {"receiver_interval", "time steps"},
+      {"gcells_per_s", "1e9 cell updates per second"}};
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (strcmp(name, table[i][0]) == 0) return table[i][1];
+  return NULL;
+}
+
+static tw_status attr_string(tw_output *o, hid_t obj, const char *objname, const char *name, const char *s,
+                             tw_error *err);
+
 /* Attribute `name` on obj: scalar when count == 0, else 1-D [count]. An existing one is replaced
  * (set_attr_* may be called twice with the same name). */
 static tw_status attr_write(tw_output *o, hid_t obj, const char *objname, const char *name, hid_t ftype, hid_t mtype,
@@ -92,6 +121,12 @@ static tw_status attr_write(tw_output *o, hid_t obj, const char *objname, const 
     st = h5fail(o, err, "attribute '%s' of %s: write failed", name, objname);
   if (a >= 0 && H5Aclose(a) < 0 && !st) st = h5fail(o, err, "attribute '%s' of %s: close failed", name, objname);
   H5Sclose(sp);
+  const char *units = H5Tget_class(ftype) == H5T_STRING ? NULL : attr_units(name);
+  if (!st && units) {
+    char uname[128];
+    snprintf(uname, sizeof uname, "%s_units", name);
+    st = attr_string(o, obj, objname, uname, units, err);
+  }
   return st;
 }
 
@@ -124,6 +159,23 @@ static tw_status attr_long(tw_output *o, hid_t obj, const char *objname, const c
   return attr_write(o, obj, objname, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, 0, &x, err);
 }
 
+/* What p means (DESIGN §1: (1/c²) p_tt − ∇²p = s(t) δ(x − x_s), δ in 1/m³): with the source
+ * strength s in kg/s² — density times the rate of change of the injected volume flow — p is in
+ * pascals, and a wavelet of amplitude A is a source whose s peaks at A kg/s². */
+static const char p_meaning[] =
+    "pressure in Pa for the source strength s(t) of /sources/wavelets taken in kg/s^2 (s = rho dQ/dt: density "
+    "times the rate of change of the injected volume flow Q, m^3/s); the equation is (1/c^2) p_tt - lap p = "
+    "s(t) delta(x - x_s), so a wavelet amplitude of 1 is a peak s of 1 kg/s^2 and p scales with it; per unit of "
+    "source p is in 1/m (free space: p = s(t - r/c) / (4 pi r))";
+
+/* "units" (and "description" when given) of dataset `name`. */
+static tw_status dataset_units(tw_output *o, hid_t ds, const char *name, const char *units, const char *description,
+                               tw_error *err) {
+  tw_status st = attr_string(o, ds, name, "units", units, err);
+  if (!st && description) st = attr_string(o, ds, name, "description", description, err);
+  return st;
+}
+
 /* ---------------------------------------------------------------- datasets */
 
 /* Create dataset `name` (absolute path) of rank/dims; chunked when chunk != NULL; fill value
@@ -146,13 +198,15 @@ static hid_t make_dataset(tw_output *o, const char *name, hid_t ftype, int rank,
   return ds;
 }
 
-/* A whole dataset written at once (coordinates, wavelets); closed again unless keep != NULL. */
+/* A whole dataset written at once (coordinates, wavelets), with its units; closed again unless
+ * keep != NULL. */
 static tw_status write_whole(tw_output *o, const char *name, hid_t ftype, hid_t mtype, int rank, const hsize_t *dims,
-                             const void *data, hid_t *keep, tw_error *err) {
+                             const void *data, const char *units, const char *description, hid_t *keep, tw_error *err) {
   hid_t ds = make_dataset(o, name, ftype, rank, dims, NULL, mtype, NULL, err);
   if (ds < 0) return TW_EIO;
   tw_status st = TW_OK;
   if (H5Dwrite(ds, mtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) st = h5fail(o, err, "dataset %s: write failed", name);
+  if (!st) st = dataset_units(o, ds, name, units, description, err);
   if (keep && !st)
     *keep = ds;
   else if (H5Dclose(ds) < 0 && !st)
@@ -186,6 +240,9 @@ static tw_status write_root_attrs(tw_output *o, const tw_output_desc *d, tw_erro
   if (!st) st = attr_ints(o, o->file, r, "free_surface", 0, &j->free_surface, err);
   int interval = j->rec_interval > 0 ? j->rec_interval : 1;
   if (!st) st = attr_ints(o, o->file, r, "receiver_interval", 0, &interval, err);
+  if (!st) st = attr_long(o, o->file, r, "shot", d->shot, err);
+  if (!st && d->vp_max > 0) st = attr_doubles(o, o->file, r, "vp_min", 0, &d->vp_min, err);
+  if (!st && d->vp_max > 0) st = attr_doubles(o, o->file, r, "vp_max", 0, &d->vp_max, err);
   return st;
 }
 
@@ -205,13 +262,16 @@ static void trace_chunk(long nrec, long nsamples, hsize_t chunk[2]) {
   chunk[1] = (hsize_t)t;
 }
 
+static const char coords_meaning[] = "x, y, z in metres, model coordinates (z is depth, positive down)";
+
 static tw_status write_receivers(tw_output *o, const tw_output_desc *d, tw_error *err) {
   hid_t g = make_group(o, "/receivers", err);
   if (g < 0) return TW_EIO;
   tw_status st = attr_long(o, g, "/receivers", "count", d->nrec, err);
   if (!st && d->nrec > 0) {
     hsize_t cd[2] = {(hsize_t)d->nrec, 3};
-    st = write_whole(o, "/receivers/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->rec, NULL, err);
+    st = write_whole(o, "/receivers/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->rec, "m", coords_meaning,
+                     NULL, err);
   }
   if (!st && d->nrec > 0) {
     hsize_t td[2] = {(hsize_t)d->nrec, (hsize_t)d->nsamples}, ch[2];
@@ -221,6 +281,7 @@ static tw_status write_receivers(tw_output *o, const tw_output_desc *d, tw_error
     if (o->traces < 0) st = TW_EIO;
     int interval = d->job->rec_interval > 0 ? d->job->rec_interval : 1;
     double sdt = interval * d->dt;
+    if (!st) st = dataset_units(o, o->traces, "/receivers/traces", "Pa", p_meaning, err);
     if (!st) st = attr_doubles(o, o->traces, "/receivers/traces", "dt", 0, &sdt, err);
     if (!st) st = attr_ints(o, o->traces, "/receivers/traces", "interval", 0, &interval, err);
     if (!st && !(o->tbuf = malloc((size_t)d->nrec * (size_t)o->tchunk * sizeof(float))))
@@ -237,12 +298,16 @@ static tw_status write_sources(tw_output *o, const tw_output_desc *d, tw_error *
   tw_status st = attr_long(o, g, "/sources", "count", d->nsrc, err);
   if (!st && d->nsrc > 0) {
     hsize_t cd[2] = {(hsize_t)d->nsrc, 3};
-    st = write_whole(o, "/sources/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->src, NULL, err);
+    st = write_whole(o, "/sources/coords", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, d->src, "m", coords_meaning, NULL,
+                     err);
   }
   if (!st && d->nsrc > 0 && d->wavelets) {
     hsize_t wd[2] = {(hsize_t)d->nsrc, (hsize_t)d->steps + 1};
     hid_t ds = H5I_INVALID_HID;
-    st = write_whole(o, "/sources/wavelets", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, wd, d->wavelets, &ds, err);
+    st = write_whole(o, "/sources/wavelets", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, 2, wd, d->wavelets, "kg s-2",
+                     "source strength s(t_n) of each source at t_n = n dt (n = 0 .. steps): in kg/s^2, density "
+                     "times the rate of change of the injected volume flow; p (/receivers/traces) is in Pa for it",
+                     &ds, err);
     if (!st) st = attr_doubles(o, ds, "/sources/wavelets", "dt", 0, &d->dt, err);
     if (ds >= 0 && H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset /sources/wavelets: close failed");
   }
@@ -250,21 +315,58 @@ static tw_status write_sources(tw_output *o, const tw_output_desc *d, tw_error *
   return st;
 }
 
-/* Snapshot chunk [1][c0][c1][c2] of at most 1 Mi floats (4 MiB): whole x-planes when a plane
- * fits (several of them up to the budget), else rows of a plane, else pieces of a row. A
- * snapshot is written whole, so chunks are written once, never read back. */
-static void snap_chunk(const int n[3], hsize_t chunk[4]) {
+/* Chunk [c0][c1][c2] of a 3-D array [n0][n1][n2] (the file's order: n0 = nz, n2 = nx) of at most
+ * 1 Mi floats (4 MiB): whole n0-planes when a plane fits (several of them up to the budget), else
+ * rows of a plane, else pieces of a row. Snapshots and the model are written in slabs of whole
+ * chunks, so chunks are written once, never read back. */
+static void chunk3(const int n[3], hsize_t chunk[3]) {
   const hsize_t budget = (hsize_t)1 << 20;
   hsize_t n0 = (hsize_t)n[0], n1 = (hsize_t)n[1], n2 = (hsize_t)n[2];
-  chunk[0] = 1;
   if (n2 >= budget) {
-    chunk[1] = 1, chunk[2] = 1, chunk[3] = budget;
+    chunk[0] = 1, chunk[1] = 1, chunk[2] = budget;
   } else if (n1 * n2 >= budget) {
-    chunk[1] = 1, chunk[2] = budget / n2, chunk[3] = n2;
+    chunk[0] = 1, chunk[1] = budget / n2, chunk[2] = n2;
   } else {
     hsize_t c0 = budget / (n1 * n2);
-    chunk[1] = c0 < n0 ? c0 : n0, chunk[2] = n1, chunk[3] = n2;
+    chunk[0] = c0 < n0 ? c0 : n0, chunk[1] = n1, chunk[2] = n2;
   }
+}
+
+/* [nz][ny][nx] of a model-order shape [nx][ny][nz]. */
+static void zyx(const int n[3], int out[3]) { out[0] = n[2], out[1] = n[1], out[2] = n[0]; }
+
+/* Write xyz [nx][ny][nz] (model order) into the 3-D selection [z][y][x] of ds that starts at
+ * lead (the snapshot index for /snapshots/p; rank 4 then, else 3), kslab z-planes at a time
+ * through o->slab (which must hold kslab planes). */
+static tw_status write_zyx(tw_output *o, hid_t ds, const char *name, int rank, hsize_t lead, const float *xyz,
+                           const int n[3], int kslab, tw_error *err) {
+  tw_status st = TW_OK;
+  hid_t fs = H5Dget_space(ds);
+  if (fs < 0) return h5fail(o, err, "dataset %s: dataspace failed", name);
+  for (int k0 = 0; !st && k0 < n[2]; k0 += kslab) {
+    int kc = n[2] - k0 < kslab ? n[2] - k0 : kslab;
+    tw_zyx_slab((float *)xyz, n, k0, kc, o->slab, 0);
+    hsize_t off[4] = {lead, (hsize_t)k0, 0, 0}, cnt[4] = {1, (hsize_t)kc, (hsize_t)n[1], (hsize_t)n[0]};
+    hsize_t *o3 = rank == 4 ? off : off + 1, *c3 = rank == 4 ? cnt : cnt + 1;
+    hid_t ms = H5Screate_simple(rank, c3, NULL);
+    if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, o3, NULL, c3, NULL) < 0)
+      st = h5fail(o, err, "dataset %s: selecting z-slab [%d, %d) failed", name, k0, k0 + kc);
+    else if (H5Dwrite(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, o->slab) < 0)
+      st = h5fail(o, err, "dataset %s: writing z-slab [%d, %d) failed", name, k0, k0 + kc);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  H5Sclose(fs);
+  return st;
+}
+
+/* o->slab holds at least `floats` values. */
+static tw_status ensure_slab(tw_output *o, size_t floats, tw_error *err) {
+  if (floats <= o->slab_cap) return TW_OK;
+  float *b = realloc(o->slab, floats * sizeof(float));
+  if (!b) return tw_error_set(err, TW_ENOMEM, "output '%s': out of memory for a z-slab of %zu values", o->path, floats);
+  o->slab = b;
+  o->slab_cap = floats;
+  return TW_OK;
 }
 
 static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw_error *err) {
@@ -277,6 +379,8 @@ static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw
     o->snap_origin[a] = j->origin[a] + (double)d->snap_lo[a] * j->d[a];
     o->snap_spacing[a] = j->d[a] * dec;
   }
+  memcpy(o->snap_lo, d->snap_lo, sizeof o->snap_lo);
+  o->snap_dec = dec;
   const char *gn = "/snapshots";
   tw_status st = attr_long(o, g, gn, "count", d->nsnap, err);
   if (!st) st = attr_ints(o, g, gn, "decimate", 0, &dec, err);
@@ -285,10 +389,17 @@ static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw
   if (!st) st = attr_doubles(o, g, gn, "spacing", 3, o->snap_spacing, err);
   if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /snapshots: close failed");
   if (st) return st;
-  hsize_t pd[4] = {(hsize_t)d->nsnap, (hsize_t)d->snap_n[0], (hsize_t)d->snap_n[1], (hsize_t)d->snap_n[2]}, ch[4];
-  snap_chunk(d->snap_n, ch);
+  int fz[3];
+  zyx(d->snap_n, fz);
+  hsize_t pd[4] = {(hsize_t)d->nsnap, (hsize_t)fz[0], (hsize_t)fz[1], (hsize_t)fz[2]}, ch[4] = {1, 0, 0, 0};
+  chunk3(fz, ch + 1);
   o->snap_p = make_dataset(o, "/snapshots/p", H5T_IEEE_F32LE, 4, pd, ch, H5T_NATIVE_FLOAT, NULL, err);
   if (o->snap_p < 0) return TW_EIO;
+  st = dataset_units(o, o->snap_p, "/snapshots/p", "Pa", p_meaning, err);
+  if (!st) st = attr_string(o, o->snap_p, "/snapshots/p", "axes", TW_SNAPSHOT_AXES, err);
+  o->snap_slab_k = (int)ch[1];
+  if (!st) st = ensure_slab(o, ch[1] * (size_t)d->snap_n[0] * (size_t)d->snap_n[1], err);
+  if (st) return st;
   hsize_t nd = (hsize_t)d->nsnap;
   long long unset = -1;
   double nan_time = NAN;
@@ -296,7 +407,37 @@ static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw
   if (o->snap_steps < 0) return TW_EIO;
   o->snap_times = make_dataset(o, "/snapshots/times", H5T_IEEE_F64LE, 1, &nd, NULL, H5T_NATIVE_DOUBLE, &nan_time, err);
   if (o->snap_times < 0) return TW_EIO;
-  return TW_OK;
+  st = dataset_units(o, o->snap_steps, "/snapshots/steps", "time steps", "-1: not written (the run stopped early)",
+                     err);
+  if (!st) st = dataset_units(o, o->snap_times, "/snapshots/times", "s", NULL, err);
+  return st;
+}
+
+/* output.model: the velocity model, whole, as /model/vp [nz][ny][nx] (the order of the snapshots,
+ * so that the sidecar can show it beside p). */
+static tw_status write_model(tw_output *o, const tw_output_desc *d, tw_error *err) {
+  if (!d->vp) return TW_OK;
+  const tw_job *j = d->job;
+  hid_t g = make_group(o, "/model", err);
+  if (g < 0) return TW_EIO;
+  if (H5Gclose(g) < 0) return h5fail(o, err, "group /model: close failed");
+  int fz[3];
+  zyx(j->n, fz);
+  hsize_t dims[3] = {(hsize_t)fz[0], (hsize_t)fz[1], (hsize_t)fz[2]}, ch[3];
+  chunk3(fz, ch);
+  hid_t ds = make_dataset(o, "/model/vp", H5T_IEEE_F32LE, 3, dims, ch, H5T_NATIVE_FLOAT, NULL, err);
+  if (ds < 0) return TW_EIO;
+  const char *name = "/model/vp";
+  tw_status st = dataset_units(o, ds, name, "m/s", "P-wave velocity of the model, cell (i, j, k) at origin + "
+                               "(i dx, j dy, k dz); stored [nz][ny][nx] like the snapshots", err);
+  if (!st) st = attr_string(o, ds, name, "axes", TW_MODEL_AXES, err);
+  if (!st) st = attr_doubles(o, ds, name, "origin", 3, j->origin, err);
+  if (!st) st = attr_doubles(o, ds, name, "spacing", 3, j->d, err);
+  if (!st) st = ensure_slab(o, ch[0] * (size_t)j->n[0] * (size_t)j->n[1], err);
+  if (!st) st = write_zyx(o, ds, name, 3, 0, d->vp, j->n, (int)ch[0], err);
+  if (H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset %s: close failed", name);
+  if (!st) memcpy(o->model_n, j->n, sizeof o->model_n);
+  return st;
 }
 
 /* ---------------------------------------------------------------- create */
@@ -311,6 +452,11 @@ static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
   if (d->nsnap > 0 && (d->snap_n[0] < 1 || d->snap_n[1] < 1 || d->snap_n[2] < 1))
     return tw_error_set(err, TW_EINVAL, "output '%s': snapshot shape [%d][%d][%d] must be positive", d->path,
                         d->snap_n[0], d->snap_n[1], d->snap_n[2]);
+  const int dec = d->snap_dec > 0 ? d->snap_dec : 1;
+  for (int a = 0; d->vp && d->nsnap > 0 && a < 3; a++) /* the model's view reads the snapshot box */
+    if (d->snap_lo[a] < 0 || d->snap_lo[a] + (long)(d->snap_n[a] - 1) * dec >= d->job->n[a])
+      return tw_error_set(err, TW_EINVAL, "output '%s': snapshot box (first cell %d, %d cells every %d) outside the "
+                          "model's %d cells on axis %d", d->path, d->snap_lo[a], d->snap_n[a], dec, d->job->n[a], a);
   struct stat sb;
   if (stat(d->path, &sb) == 0 && S_ISDIR(sb.st_mode))
     return tw_error_set(err, TW_EINVAL, "output '%s' is a directory", d->path);
@@ -320,8 +466,9 @@ static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
 /* Bytes the finished file will need, roughly: the data plus metadata slack. */
 static double expected_bytes(const tw_output_desc *d) {
   double snap = (double)d->nsnap * d->snap_n[0] * d->snap_n[1] * d->snap_n[2];
-  double data = 4.0 * ((double)d->nrec * (double)d->nsamples + snap + (double)d->nsrc * (double)(d->steps + 1)) +
-                24.0 * ((double)d->nrec + d->nsrc);
+  double model = d->vp ? (double)d->job->n[0] * d->job->n[1] * d->job->n[2] : 0.0;
+  double values = (double)d->nrec * (double)d->nsamples + snap + model + (double)d->nsrc * (double)(d->steps + 1);
+  double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc);
   return data * 1.01 + (1 << 20);
 }
 
@@ -361,6 +508,7 @@ static tw_output *alloc_output(const tw_output_desc *d) {
   snprintf(o->temp, len + 32, "%s.part-%ld", d->path, (long)getpid());
   for (int s = 0; s < d->nsnap; s++) o->snap_step[s] = -1;
   o->nrec = d->nrec, o->nsamples = d->nsamples, o->steps = d->steps, o->dt = d->dt, o->nsnap = d->nsnap;
+  o->segy = d->job->output_segy;
   memcpy(o->snap_n, d->snap_n, sizeof o->snap_n);
   return o;
 }
@@ -400,6 +548,7 @@ tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error
   if (!st) st = write_receivers(o, desc, err);
   if (!st) st = write_sources(o, desc, err);
   if (!st) st = write_snapshot_layout(o, desc, err);
+  if (!st) st = write_model(o, desc, err);
   if (st) {
     tw_output_abort(o);
     return st;
@@ -492,16 +641,7 @@ tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const flo
   if (step < 0 || step > o->steps)
     return tw_error_set(err, TW_ERANGE, "output '%s': snapshot step %ld outside [0, %ld]", o->path, step, o->steps);
   if (o->failed) return tw_error_set(err, TW_EIO, "output '%s': an earlier write failed", o->path);
-  hsize_t off[4] = {(hsize_t)isnap, 0, 0, 0};
-  hsize_t cnt[4] = {1, (hsize_t)o->snap_n[0], (hsize_t)o->snap_n[1], (hsize_t)o->snap_n[2]};
-  hid_t fs = H5Dget_space(o->snap_p), ms = H5Screate_simple(4, cnt, NULL);
-  tw_status st = TW_OK;
-  if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0)
-    st = h5fail(o, err, "dataset /snapshots/p: selecting snapshot %d failed", isnap);
-  else if (H5Dwrite(o->snap_p, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, data) < 0)
-    st = h5fail(o, err, "dataset /snapshots/p: writing snapshot %d (step %ld) failed", isnap, step);
-  if (fs >= 0) H5Sclose(fs);
-  if (ms >= 0) H5Sclose(ms);
+  tw_status st = write_zyx(o, o->snap_p, "/snapshots/p", 4, (hsize_t)isnap, data, o->snap_n, o->snap_slab_k, err);
   long long st64 = step;
   double t = (double)step * o->dt;
   if (!st) st = write_one(o, o->snap_steps, "/snapshots/steps", isnap, H5T_NATIVE_LLONG, &st64, err);
@@ -530,6 +670,58 @@ tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *
 
 /* ---------------------------------------------------------------- close / abort */
 
+/* Virtual dataset `name` [nz][ny][nx] (snapshot shape) that reads the selection start/stride of
+ * `src` (rank `rank`, dims sdims) in this same file ("."): no data of its own. */
+static tw_status make_view(tw_output *o, const char *name, const char *src, int rank, const hsize_t *sdims,
+                           const hsize_t *start, const hsize_t *stride, tw_error *err) {
+  hsize_t vd[3] = {(hsize_t)o->snap_n[2], (hsize_t)o->snap_n[1], (hsize_t)o->snap_n[0]}, cnt[4] = {1, 1, 1, 1};
+  memcpy(cnt + rank - 3, vd, sizeof vd);
+  hid_t vs = H5Screate_simple(3, vd, NULL), ss = H5Screate_simple(rank, sdims, NULL);
+  hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), ds = H5I_INVALID_HID;
+  tw_status st = TW_OK;
+  if (vs < 0 || ss < 0 || dcpl < 0 || H5Sselect_hyperslab(ss, H5S_SELECT_SET, start, stride, cnt, NULL) < 0 ||
+      H5Pset_virtual(dcpl, vs, ".", src, ss) < 0)
+    st = h5fail(o, err, "dataset %s: virtual mapping onto %s failed", name, src);
+  else if ((ds = H5Dcreate2(o->file, name, H5T_IEEE_F32LE, vs, H5P_DEFAULT, dcpl, H5P_DEFAULT)) < 0)
+    st = h5fail(o, err, "dataset %s: create failed", name);
+  if (!st) st = dataset_units(o, ds, name, strcmp(src, "/model/vp") ? "Pa" : "m/s", "a view of one snapshot (or of "
+                              "the model on the snapshot grid) for ParaView: the data lives in the dataset named by "
+                              "this view's mapping", err);
+  if (ds >= 0 && H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset %s: close failed", name);
+  if (dcpl >= 0) H5Pclose(dcpl);
+  if (vs >= 0) H5Sclose(vs);
+  if (ss >= 0) H5Sclose(ss);
+  return st;
+}
+
+/* /snapshots/views: one view per written snapshot, and the model on the snapshot grid when it is
+ * stored. ParaView's Xdmf3 readers read a plain dataset reference but not an XDMF hyperslab
+ * ("Skipping unrecognized array type [None]"), so the sidecar names these. */
+static tw_status write_views(tw_output *o, tw_error *err) {
+  int any = 0;
+  for (int s = 0; s < o->nsnap; s++) any |= o->snap_step[s] >= 0;
+  if (!any) return TW_OK;
+  hid_t g = make_group(o, TW_VIEWS, err);
+  if (g < 0) return TW_EIO;
+  if (H5Gclose(g) < 0) return h5fail(o, err, "group %s: close failed", TW_VIEWS);
+  hsize_t pd[4] = {(hsize_t)o->nsnap, (hsize_t)o->snap_n[2], (hsize_t)o->snap_n[1], (hsize_t)o->snap_n[0]};
+  tw_status st = TW_OK;
+  char name[96];
+  for (int s = 0; !st && s < o->nsnap; s++) {
+    if (o->snap_step[s] < 0) continue;
+    hsize_t start[4] = {(hsize_t)s, 0, 0, 0};
+    tw_view_name(name, sizeof name, o->snap_step[s]);
+    st = make_view(o, name, "/snapshots/p", 4, pd, start, NULL, err);
+  }
+  if (!st && o->model_n[0]) {
+    hsize_t md[3] = {(hsize_t)o->model_n[2], (hsize_t)o->model_n[1], (hsize_t)o->model_n[0]};
+    hsize_t start[3] = {(hsize_t)o->snap_lo[2], (hsize_t)o->snap_lo[1], (hsize_t)o->snap_lo[0]};
+    hsize_t stride[3] = {(hsize_t)o->snap_dec, (hsize_t)o->snap_dec, (hsize_t)o->snap_dec};
+    st = make_view(o, TW_VIEWS "/vp", "/model/vp", 3, md, start, stride, err);
+  }
+  return st;
+}
+
 /* Flush everything while every object is still open, then close. The order matters: with a full
  * disk the failure often shows only when cached chunks and metadata are written, and HDF5 1.10
  * cannot recover from a failed H5Dclose/H5Fclose (the file id is left pointing at freed memory
@@ -539,6 +731,8 @@ tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *
 static tw_status finish_file(tw_output *o, tw_error *err) {
   hid_t *ids[4] = {&o->traces, &o->snap_p, &o->snap_steps, &o->snap_times};
   const char *names[4] = {"/receivers/traces", "/snapshots/p", "/snapshots/steps", "/snapshots/times"};
+  tw_status st = write_views(o, err);
+  if (st) return st;
   for (int i = 0; i < 4; i++)
     if (*ids[i] >= 0 && H5Dflush(*ids[i]) < 0) return h5fail(o, err, "dataset %s: flush failed", names[i]);
   if (H5Fflush(o->file, H5F_SCOPE_GLOBAL) < 0) return h5fail(o, err, "flush failed");
@@ -551,21 +745,27 @@ static tw_status finish_file(tw_output *o, tw_error *err) {
   herr_t r = H5Fclose(o->file);
   o->file = H5I_INVALID_HID; /* after a failure the id cannot be used again (see above) */
   if (r < 0) return h5fail(o, err, "close failed");
-  int fd = open(o->temp, O_RDONLY);
-  if (fd < 0) return tw_error_set(err, TW_EIO, "output '%s': cannot reopen for fsync: %s", o->temp, strerror(errno));
+  return tw_io_fsync(o->temp, err);
+}
+
+tw_status tw_io_fsync(const char *path, tw_error *err) {
+  int fd = open(path, O_RDONLY);
+  if (fd < 0) return tw_error_set(err, TW_EIO, "output '%s': cannot reopen for fsync: %s", path, strerror(errno));
   int rc = fsync(fd), e = errno;
   close(fd);
   if (rc != 0 && e != EINVAL && e != EROFS) /* EINVAL/EROFS: no fsync on this file system */
-    return tw_error_set(err, TW_EIO, "output '%s': fsync failed: %s", o->temp, strerror(e));
+    return tw_error_set(err, TW_EIO, "output '%s': fsync failed: %s", path, strerror(e));
   return TW_OK;
 }
 
 /* rename(2) is atomic: the final name is either the old file (or absent) or the complete one. */
-static tw_status publish(tw_output *o, tw_error *err) {
-  if (rename(o->temp, o->path) != 0)
-    return tw_error_set(err, TW_EIO, "output: cannot rename '%s' to '%s': %s", o->temp, o->path, strerror(errno));
+static tw_status publish(tw_output *o, tw_error *err) { return tw_io_publish(o->temp, o->path, err); }
+
+tw_status tw_io_publish(const char *temp, const char *path, tw_error *err) {
+  if (rename(temp, path) != 0)
+    return tw_error_set(err, TW_EIO, "output: cannot rename '%s' to '%s': %s", temp, path, strerror(errno));
   /* Make the rename itself durable; best effort (not every file system allows it). */
-  char *dir = strdup(o->path);
+  char *dir = strdup(path);
   if (dir) {
     char *slash = strrchr(dir, '/');
     if (slash) slash[slash == dir ? 1 : 0] = '\0'; /* "/x.h5" → "/", "a/x.h5" → "a" */
@@ -588,28 +788,52 @@ static tw_status sidecar(tw_output *o, tw_error *err) {
     tw_xdmf_remove_stale(o->path);
     return TW_OK;
   }
-  int *index = malloc((size_t)count * sizeof *index);
   long *step = malloc((size_t)count * sizeof *step);
   double *time = malloc((size_t)count * sizeof *time);
   tw_status st = TW_OK;
-  if (!index || !step || !time) {
+  if (!step || !time) {
     st = tw_error_set(err, TW_ENOMEM, "output '%s': out of memory writing the XDMF sidecar", o->path);
   } else {
     int c = 0;
     for (int s = 0; s < o->nsnap; s++)
-      if (o->snap_step[s] >= 0) index[c] = s, step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;
-    tw_xdmf_desc xd = {o->path, o->nsnap, {o->snap_n[0], o->snap_n[1], o->snap_n[2]},
+      if (o->snap_step[s] >= 0) step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;
+    tw_xdmf_desc xd = {o->path,
+                       {o->snap_n[0], o->snap_n[1], o->snap_n[2]},
                        {o->snap_origin[0], o->snap_origin[1], o->snap_origin[2]},
-                       {o->snap_spacing[0], o->snap_spacing[1], o->snap_spacing[2]}, count, index, step, time};
+                       {o->snap_spacing[0], o->snap_spacing[1], o->snap_spacing[2]},
+                       count,
+                       step,
+                       time,
+                       o->model_n[0] > 0};
     st = tw_xdmf_write(&xd, err);
     if (st) tw_error_prefix(err, "output '%s' is complete, but its XDMF sidecar is not", o->path);
   }
-  free(index), free(step), free(time);
+  free(step), free(time);
+  return st;
+}
+
+/* output.segy: the traces as SEG-Y beside the HDF5 (read back from the published file, so that
+ * `torrewave export` and the run write the same bytes); without it, a stale SEG-Y file of ours
+ * under that name goes. */
+static tw_status write_segy(tw_output *o, tw_error *err) {
+  if (!o->segy) {
+    tw_segy_remove_stale(o->path);
+    return TW_OK;
+  }
+  char *path = tw_segy_path(o->path);
+  tw_status st = path ? tw_segy_export(o->path, path, err)
+                      : tw_error_set(err, TW_ENOMEM, "output '%s': out of memory", o->path);
+  if (st) {
+    tw_segy_remove_stale(o->path);
+    tw_error_prefix(err, "output '%s' is complete, but its SEG-Y file is not", o->path);
+  }
+  free(path);
   return st;
 }
 
 static void free_output(tw_output *o) {
   free(o->tbuf);
+  free(o->slab);
   free(o->snap_step);
   free(o->path);
   free(o->temp);
@@ -629,6 +853,9 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
     return st;
   }
   st = sidecar(o, err);
+  tw_error e2 = {0};
+  tw_status st2 = write_segy(o, st ? &e2 : err); /* the first error is the one reported */
+  if (!st) st = st2;
   free_output(o);
   return st;
 }
@@ -668,3 +895,48 @@ void tw_output_abort(tw_output *o) {
 }
 
 const char *tw_output_temp_path(const tw_output *o) { return o ? o->temp : NULL; }
+
+int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz) {
+  const size_t plane = (size_t)n[0] * (size_t)n[1];
+  const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
+  float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
+  if (!slab) return -2;
+  hid_t fs = H5Dget_space(ds);
+  int rc = fs < 0 ? -1 : 0;
+  for (int k0 = 0; !rc && k0 < n[2]; k0 += kc) {
+    const int k = n[2] - k0 < kc ? n[2] - k0 : kc;
+    hsize_t off[4] = {lead, (hsize_t)k0, 0, 0}, cnt[4] = {1, (hsize_t)k, (hsize_t)n[1], (hsize_t)n[0]};
+    hsize_t *o3 = rank == 4 ? off : off + 1, *c3 = rank == 4 ? cnt : cnt + 1;
+    hid_t ms = H5Screate_simple(rank, c3, NULL);
+    if (ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, o3, NULL, c3, NULL) < 0 ||
+        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, slab) < 0)
+      rc = -1;
+    else
+      tw_zyx_slab(xyz, n, k0, k, slab, 1);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  if (fs >= 0) H5Sclose(fs);
+  free(slab);
+  return rc;
+}
+
+void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz) {
+  enum { T = 32 };
+  const size_t nx = (size_t)n[0], ny = (size_t)n[1], nz = (size_t)n[2];
+  for (size_t j = 0; j < ny; j++)
+    for (size_t i0 = 0; i0 < nx; i0 += T)
+      for (int q0 = 0; q0 < kc; q0 += T) {
+        const size_t i1 = i0 + T < nx ? i0 + T : nx;
+        const int q1 = q0 + T < kc ? q0 + T : kc;
+        for (size_t i = i0; i < i1; i++) {
+          float *a = xyz + (i * ny + j) * nz + (size_t)k0;
+          float *b = slab + j * nx + i;
+          for (int q = q0; q < q1; q++) {
+            if (to_xyz)
+              a[q] = b[(size_t)q * ny * nx];
+            else
+              b[(size_t)q * ny * nx] = a[q];
+          }
+        }
+      }
+}

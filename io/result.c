@@ -115,6 +115,11 @@ static tw_status read_root(const rctx *c, tw_result *r) {
   long long steps = 0;
   tw_status st = read_attr_string(c, f, "kernel", &r->kernel);
   if (!st) st = read_attr_string(c, f, "job", &r->job_text);
+  if (!st) st = read_attr_string(c, f, "job_file", &r->job_file);
+  if (!st) st = read_attr_string(c, f, "version", &r->version);
+  long long shot = 0;
+  if (!st) st = read_attr(c, f, "/", "shot", H5T_NATIVE_LLONG, 1, &shot, 0);
+  r->shot = (long)shot;
   if (!st) st = read_attr(c, f, "/", "n", H5T_NATIVE_INT, 3, r->n, 1);
   if (!st) st = read_attr(c, f, "/", "d", H5T_NATIVE_DOUBLE, 3, r->d, 1);
   if (!st) st = read_attr(c, f, "/", "origin", H5T_NATIVE_DOUBLE, 3, r->origin, 1);
@@ -189,7 +194,8 @@ static tw_status group_is_empty(const rctx *c, const char *group, int required, 
   return st;
 }
 
-static tw_status read_receivers(const rctx *c, tw_result *r) {
+/* with_traces = 0: coordinates and shape only (tw_result_open_meta). */
+static tw_status read_receivers(const rctx *c, tw_result *r, int with_traces) {
   int empty;
   tw_status st = group_is_empty(c, "/receivers", 1, &empty);
   if (st || empty) return st;
@@ -208,11 +214,29 @@ static tw_status read_receivers(const rctx *c, tw_result *r) {
     st = read_attr(c, dtr, "/receivers/traces", "dt", H5T_NATIVE_DOUBLE, 1, &r->sample_dt, 1);
   }
   if (!st) st = read_whole(c, dc, "/receivers/coords", H5T_NATIVE_DOUBLE, (size_t)cd[0] * 3, sizeof(double), (void **)&r->rec);
-  if (!st)
+  if (!st && with_traces)
     st = read_whole(c, dtr, "/receivers/traces", H5T_NATIVE_FLOAT, (size_t)td[0] * (size_t)td[1], sizeof(float),
                     (void **)&r->traces);
   H5Dclose(dc);
   if (dtr >= 0) H5Dclose(dtr);
+  return st;
+}
+
+/* /sources/coords [nsrc][3] (absent or count 0: no sources). */
+static tw_status read_sources(const rctx *c, tw_result *r) {
+  int empty;
+  tw_status st = group_is_empty(c, "/sources", 0, &empty);
+  if (st || empty || tw_h5_path_exists(c->file, "/sources/coords") <= 0) return st;
+  hsize_t cd[2];
+  hid_t dc = open_dataset(c, "/sources/coords", 2, cd);
+  if (dc < 0) return c->err ? c->err->code : TW_EFORMAT;
+  if (cd[1] != 3)
+    st = tw_error_set(c->err, TW_EFORMAT, "result '%s': /sources/coords is [%llu][%llu], expected [nsrc][3]", c->path,
+                      (unsigned long long)cd[0], (unsigned long long)cd[1]);
+  else if (!(st = read_whole(c, dc, "/sources/coords", H5T_NATIVE_DOUBLE, (size_t)cd[0] * 3, sizeof(double),
+                             (void **)&r->src)))
+    r->nsrc = (int)cd[0];
+  H5Dclose(dc);
   return st;
 }
 
@@ -232,8 +256,13 @@ static tw_status read_snapshot_meta(const rctx *c, tw_result *r) {
                       "snapshot in /snapshots/p (%llu)",
                       c->path, (unsigned long long)sd[0], (unsigned long long)td[0], (unsigned long long)pd[0]);
   } else {
+    /* Files since the layout [nsnap][nz][ny][nx] say so in p's "axes"; older ones are
+     * [nsnap][nx][ny][nz]. snap_shape is [nx][ny][nz] either way. */
+    r->snap_zyx = tw_h5_attr_is(dp, "axes", TW_SNAPSHOT_AXES);
     r->nsnap = (int)pd[0];
-    for (int a = 0; a < 3; a++) r->snap_shape[a] = (int)pd[a + 1];
+    for (int a = 0; a < 3; a++) r->snap_shape[a] = (int)pd[r->snap_zyx ? 3 - a : a + 1];
+  }
+  if (!st) {
     st = read_whole(c, ds, "/snapshots/steps", H5T_NATIVE_LONG, (size_t)pd[0], sizeof(long), (void **)&r->snap_steps);
     if (!st)
       st = read_whole(c, dt, "/snapshots/times", H5T_NATIVE_DOUBLE, (size_t)pd[0], sizeof(double),
@@ -262,7 +291,7 @@ static tw_status open_file(const char *path, hid_t *file, tw_error *err) {
   return TW_OK;
 }
 
-tw_status tw_result_open(const char *path, tw_result **out, tw_error *err) {
+static tw_status result_open(const char *path, int with_traces, tw_result **out, tw_error *err) {
   if (!path || !out) return tw_error_set(err, TW_EINVAL, "tw_result_open: NULL argument");
   *out = NULL;
   tw_result *r = calloc(1, sizeof *r);
@@ -274,7 +303,8 @@ tw_status tw_result_open(const char *path, tw_result **out, tw_error *err) {
   tw_status st = open_file(path, &f, err);
   rctx c = {path, f, err};
   if (!st) st = read_root(&c, r);
-  if (!st) st = read_receivers(&c, r);
+  if (!st) st = read_receivers(&c, r, with_traces);
+  if (!st) st = read_sources(&c, r);
   if (!st) st = read_snapshot_meta(&c, r);
   if (f >= 0 && H5Fclose(f) < 0 && !st) st = h5err(&c, TW_EIO, "close failed");
   if (st) {
@@ -283,6 +313,46 @@ tw_status tw_result_open(const char *path, tw_result **out, tw_error *err) {
   }
   *out = r;
   return TW_OK;
+}
+
+tw_status tw_result_open(const char *path, tw_result **out, tw_error *err) { return result_open(path, 1, out, err); }
+tw_status tw_result_open_meta(const char *path, tw_result **out, tw_error *err) {
+  return result_open(path, 0, out, err);
+}
+
+tw_status tw_result_read_traces(const tw_result *r, long first, long count, float *traces, tw_error *err) {
+  if (!r || (!traces && count > 0)) return tw_error_set(err, TW_EINVAL, "tw_result_read_traces: NULL argument");
+  if (first < 0 || count < 0 || first > r->nrec - count)
+    return tw_error_set(err, TW_ERANGE, "result '%s': receivers [%ld, %ld) outside [0, %ld)", r->path, first,
+                        first + count, r->nrec);
+  if (count == 0) return TW_OK;
+  hid_t f = H5I_INVALID_HID;
+  tw_status st = open_file(r->path, &f, err);
+  if (st) return st;
+  rctx c = {r->path, f, err};
+  hsize_t td[2];
+  hid_t ds = open_dataset(&c, "/receivers/traces", 2, td);
+  if (ds < 0) {
+    H5Fclose(f);
+    return err ? err->code : TW_EFORMAT;
+  }
+  if (td[0] != (hsize_t)r->nrec || td[1] != (hsize_t)r->nsamples) {
+    st = tw_error_set(err, TW_EMISMATCH, "result '%s': /receivers/traces changed shape since it was opened", r->path);
+  } else {
+    hsize_t off[2] = {(hsize_t)first, 0}, cnt[2] = {(hsize_t)count, td[1]};
+    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(2, cnt, NULL);
+    char what[160];
+    snprintf(what, sizeof what, "dataset '/receivers/traces': reading receivers [%ld, %ld) failed", first,
+             first + count);
+    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, traces) < 0)
+      st = h5err(&c, TW_EIO, what);
+    if (fs >= 0) H5Sclose(fs);
+    if (ms >= 0) H5Sclose(ms);
+  }
+  H5Dclose(ds);
+  H5Fclose(f);
+  return st;
 }
 
 tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err) {
@@ -299,19 +369,26 @@ tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw
     H5Fclose(f);
     return err ? err->code : TW_EFORMAT;
   }
-  if (pd[0] != (hsize_t)r->nsnap || pd[1] != (hsize_t)r->snap_shape[0] || pd[2] != (hsize_t)r->snap_shape[1] ||
-      pd[3] != (hsize_t)r->snap_shape[2]) {
+  const int *sh = r->snap_shape, z = r->snap_zyx;
+  if (pd[0] != (hsize_t)r->nsnap || pd[1] != (hsize_t)sh[z ? 2 : 0] || pd[2] != (hsize_t)sh[1] ||
+      pd[3] != (hsize_t)sh[z ? 0 : 2]) {
     st = tw_error_set(err, TW_EMISMATCH, "result '%s': /snapshots/p changed shape since it was opened", r->path);
   } else {
-    hsize_t off[4] = {(hsize_t)isnap, 0, 0, 0}, cnt[4] = {1, pd[1], pd[2], pd[3]};
-    hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(4, cnt, NULL);
     char what[128];
     snprintf(what, sizeof what, "dataset '/snapshots/p': reading snapshot %d failed", isnap);
-    if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
-        H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, data) < 0)
-      st = h5err(&c, TW_EIO, what);
-    if (fs >= 0) H5Sclose(fs);
-    if (ms >= 0) H5Sclose(ms);
+    int rc = 0;
+    if (z) { /* [nz][ny][nx] in the file: transposed into data */
+      rc = tw_h5_read_zyx(ds, 4, (hsize_t)isnap, sh, data);
+    } else {
+      hsize_t off[4] = {(hsize_t)isnap, 0, 0, 0}, cnt[4] = {1, pd[1], pd[2], pd[3]};
+      hid_t fs = H5Dget_space(ds), ms = H5Screate_simple(4, cnt, NULL);
+      if (fs < 0 || ms < 0 || H5Sselect_hyperslab(fs, H5S_SELECT_SET, off, NULL, cnt, NULL) < 0 ||
+          H5Dread(ds, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, data) < 0)
+        rc = -1;
+      if (fs >= 0) H5Sclose(fs);
+      if (ms >= 0) H5Sclose(ms);
+    }
+    if (rc) st = rc == -2 ? tw_error_set(err, TW_ENOMEM, "result '%s': out of memory", r->path) : h5err(&c, TW_EIO, what);
   }
   H5Dclose(ds);
   H5Fclose(f);
@@ -323,6 +400,9 @@ void tw_result_close(tw_result *r) {
   free(r->path);
   free(r->kernel);
   free(r->job_text);
+  free(r->job_file);
+  free(r->version);
+  free(r->src);
   free(r->rec);
   free(r->traces);
   free(r->snap_steps);

@@ -15,7 +15,14 @@ extern "C" {
 
 /* ---------------------------------------------------------------- job file */
 
-typedef enum { TW_MODEL_CONSTANT, TW_MODEL_LAYERED, TW_MODEL_GRADIENT, TW_MODEL_HDF5, TW_MODEL_RAW } tw_model_type;
+typedef enum {
+  TW_MODEL_CONSTANT,
+  TW_MODEL_LAYERED,
+  TW_MODEL_GRADIENT,
+  TW_MODEL_HDF5,
+  TW_MODEL_RAW,
+  TW_MODEL_SEGY
+} tw_model_type;
 
 typedef struct { double top, vp; } tw_layer;
 
@@ -25,8 +32,10 @@ typedef struct {
   tw_layer *layers;          /* layered: tops strictly increasing, first top <= model top */
   int nlayers;
   double vp0, gradient;      /* gradient: vp = vp0 + gradient * depth (depth = z coordinate) */
-  char *file;                /* hdf5 / raw; the parser stores it resolved from the job file's folder */
+  char *file;                /* hdf5 / raw / segy; stored resolved from the job file's folder */
   char *dataset;             /* hdf5 dataset name, default "vp" */
+  int inline_byte;           /* segy: trace-header bytes of the inline (x) and crossline (y) */
+  int crossline_byte;        /*       numbers, default 189 and 193 (SEG-Y rev 1) */
   int line;                  /* job-file line of the model group */
 } tw_model_spec;
 
@@ -83,6 +92,8 @@ typedef struct tw_job {
   double snap_from[3], snap_to[3]; /* region in model coordinates; default the whole model */
 
   char *output;              /* output.file (or -o), default "<job basename>.h5" */
+  int output_segy;           /* output.segy: the traces also as SEG-Y, "<output>.sgy" (needs segyio) */
+  int output_model;          /* output.model: the velocity model in the output, /model/vp */
 
   char kernel[32];           /* "auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond" */
   int dts;                   /* 0 = default per order */
@@ -122,6 +133,27 @@ typedef struct tw_velocity {
 tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err);
 void tw_velocity_destroy(tw_velocity *v);
 
+/* ---------------------------------------------------------------- SEG-Y (segy.c, through segyio)
+ * Receiver traces out as SEG-Y rev 1 (one file per shot, IEEE float samples, the headers listed
+ * in README.md "SEG-Y"), velocity cubes in (model.type = "segy", read by tw_velocity_load). A
+ * build without segyio compiles all of this; each call then fails with TW_EUNSUPPORTED and a
+ * "built without segyio" message. */
+
+int tw_segy_available(void);            /* 1 when this build has segyio */
+/* "<dir>/<base>.sgy" for "<dir>/<base>.h5" (like tw_xdmf_path). malloc'd; NULL: out of memory. */
+char *tw_segy_path(const char *h5path);
+/* Convert the traces of result file h5path to SEG-Y file sgypath, written as
+ * "<sgypath>.part-<pid>" and renamed when complete (nothing under sgypath on failure). Traces are
+ * read in blocks: any number of receivers. Fails (naming the limit) when the file holds no
+ * receivers, more than 32767 samples per trace, or a sample interval that is not a whole number
+ * of microseconds. */
+tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err);
+/* The same limits for a finalized job with output.segy (tw_job_finalize calls it): TW_OK, or a
+ * status with what is wrong in what[], the offending value in got[] and what to change in
+ * allowed[] (no file or line). */
+tw_status tw_segy_check_job(const tw_job *job, char *what, size_t what_len, char *got, size_t got_len, char *allowed,
+                            size_t allowed_len);
+
 /* ---------------------------------------------------------------- HDF5 output (DESIGN §5) */
 
 typedef struct tw_output tw_output;
@@ -144,6 +176,12 @@ typedef struct {
   int nsnap;
   int snap_lo[3], snap_n[3]; /* first model cell and cells kept per axis after decimation */
   int snap_dec;
+  /* the velocity model: its range (root attributes vp_min, vp_max; 0 = unknown) and, when the
+   * job asks for it (output.model), the values [nx][ny][nz] stored as /model/vp */
+  double vp_min, vp_max;
+  const float *vp;
+  long shot;                 /* shot index, 0 for a single-shot job (root attribute "shot"; the SEG-Y
+                                field record number is shot + 1) */
 } tw_output_desc;
 
 tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error *err);
@@ -154,18 +192,22 @@ tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const flo
 /* Root attributes written at the end: wall time, rate, and any key/value the run adds. */
 tw_status tw_output_set_attr_double(tw_output *o, const char *name, double v, tw_error *err);
 tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *v, tw_error *err);
-/* Flush, close, rename to the final name, write the XDMF sidecar. Frees o. */
+/* Flush, close, rename to the final name, write the XDMF sidecar and, when the job asks for it
+ * (output.segy), the SEG-Y file beside it (tw_segy_export). Frees o. */
 tw_status tw_output_close(tw_output *o, tw_error *err);
 /* Close and delete the temporary file: nothing is left under the final name. Frees o. */
 void tw_output_abort(tw_output *o);
 /* Temporary name in use (for messages and signal-time cleanup). */
 const char *tw_output_temp_path(const tw_output *o);
 
-/* Reading back (compare, reference, tests). */
+/* Reading back (compare, reference, export, tests). */
 typedef struct tw_result {
   char *path;
   char *kernel;
   char *job_text;
+  char *job_file;            /* root attributes "job_file" and "version" ("" when absent) */
+  char *version;
+  long shot;                 /* root attribute "shot" (0 when absent) */
   int n[3];
   double d[3], origin[3];
   double dt;                 /* simulation dt */
@@ -174,15 +216,24 @@ typedef struct tw_result {
   long nrec, nsamples;
   double sample_dt;          /* receivers/traces attribute dt */
   double *rec;               /* [nrec][3] */
-  float *traces;             /* [nrec][nsamples] */
+  float *traces;             /* [nrec][nsamples]; NULL after tw_result_open_meta */
+  int nsrc;
+  double *src;               /* [nsrc][3] source coordinates */
   int nsnap;
-  int snap_shape[3];
+  int snap_shape[3];         /* [nx][ny][nz], model axis order, whatever the file's layout */
+  int snap_zyx;              /* the file stores [nsnap][nz][ny][nx] (0: an older [nsnap][nx][ny][nz]) */
   long *snap_steps;
   double *snap_times;
 } tw_result;
 
 tw_status tw_result_open(const char *path, tw_result **out, tw_error *err);
-/* Snapshot isnap into data[snap_shape product]. */
+/* The same without the traces (r->traces stays NULL): read them in blocks with
+ * tw_result_read_traces, so that a file of any size can be converted (torrewave export). */
+tw_status tw_result_open_meta(const char *path, tw_result **out, tw_error *err);
+/* Receivers [first, first + count) into traces[count][nsamples]. */
+tw_status tw_result_read_traces(const tw_result *r, long first, long count, float *traces, tw_error *err);
+/* Snapshot isnap into data[snap_shape product], [nx][ny][nz] with z fastest (transposed here
+ * from the file's [nz][ny][nx]). */
 tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err);
 void tw_result_close(tw_result *r);
 

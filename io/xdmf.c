@@ -1,16 +1,22 @@
 /* xdmf.c — the XDMF sidecar that lets ParaView/VisIt open the snapshots of a result file
  * directly: "shot.xdmf" beside "shot.h5", a temporal collection with one uniform grid per written
- * snapshot, each with attribute "p" = the hyperslab [isnap][:][:][:] of shot.h5:/snapshots/p.
+ * snapshot, each with attribute "p" (and "vp" with output.model) read from the snapshot's view
+ * shot.h5:/snapshots/views/step_NNNNNN (output.c: a virtual dataset onto /snapshots/p[isnap]).
  *
- * Axis order (the point to get right): /snapshots/p is C-order [nsnap][nx][ny][nz], z fastest.
- * XDMF lists Dimensions slowest first, so 3DCoRectMesh Dimensions = "nx ny nz" (the HDF5 shape),
- * and ORIGIN_DXDYDZ values follow the same slowest-first order — XDMF calls that order (Z, Y, X),
- * and VTK reverses both (VTK x = Dimensions[2], origin[2], spacing[2]). So Origin is written as
- * "ox oy oz" and Spacing as "dx dy dz" of the model's x, y, z: each value stays with its axis.
- * (In ParaView the model's depth z therefore shows along VTK's X axis; the values are right.)
+ * What ParaView shows (checked with pvpython by tests/cli/xdmf.sh, ParaView 5.11):
+ *   - its default readers, Xdmf3ReaderS/T, do not read XDMF hyperslabs (they skip the array as
+ *     "unrecognized array type [None]"): hence one plain dataset per snapshot, the views;
+ *   - VTK's X axis is the fastest index of the array, so the data are stored x fastest,
+ *     [nz][ny][nx] (io_internal.h): Topology Dimensions "nz ny nx", and ORIGIN_DXDYDZ lists its
+ *     values slowest axis first, (z, y, x);
+ *   - z down: ParaView's Z is −depth (origin −z0, spacing −dz), so the surface is on top and
+ *     deeper cells lie lower; x and y are the model's, all in metres.
  *
- * The .h5 is referenced by its basename so that the pair can be moved together. The sidecar is
- * written to "<name>.part-<pid>" and renamed into place, like the .h5. */
+ * The .h5 is referenced by its base name so that the pair can be moved together; that name is
+ * the only free text and goes into attributes and text escaped (never into a comment: "--" ends
+ * one). A name XML cannot carry (invalid UTF-8, control characters) or XDMF cannot (':', which
+ * separates file and dataset) gets no sidecar, with an error that says why. The sidecar is written
+ * to "<name>.part-<pid>" and renamed into place, like the .h5. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdlib.h>
@@ -25,20 +31,22 @@ static int ends_with(const char *s, const char *suffix) {
   return ls >= lf && strcmp(s + ls - lf, suffix) == 0;
 }
 
-char *tw_xdmf_path(const char *h5path) {
+char *tw_sibling_path(const char *h5path, const char *ext) {
   static const char *const exts[] = {".h5", ".hdf5", ".he5", ".hdf"};
-  size_t keep = strlen(h5path);
+  size_t keep = strlen(h5path), le = strlen(ext);
   for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++)
     if (ends_with(h5path, exts[i]) && strlen(h5path) > strlen(exts[i])) {
       keep = strlen(h5path) - strlen(exts[i]);
       break;
     }
-  char *out = malloc(keep + 6);
+  char *out = malloc(keep + le + 1);
   if (!out) return NULL;
   memcpy(out, h5path, keep);
-  memcpy(out + keep, ".xdmf", 6);
+  memcpy(out + keep, ext, le + 1);
   return out;
 }
+
+char *tw_xdmf_path(const char *h5path) { return tw_sibling_path(h5path, ".xdmf"); }
 
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
@@ -53,9 +61,26 @@ static void put_escaped(FILE *f, const char *s) {
       case '<': fputs("&lt;", f); break;
       case '>': fputs("&gt;", f); break;
       case '"': fputs("&quot;", f); break;
+      case '\'': fputs("&apos;", f); break;
       default: fputc(*s, f);
     }
   }
+}
+
+/* Why name cannot be referenced from the sidecar, or NULL: XML 1.0 text is valid UTF-8 without
+ * control characters, and XDMF splits "file:dataset" at the first ':'. */
+static const char *unreferable(const char *name) {
+  const unsigned char *p = (const unsigned char *)name;
+  while (*p) {
+    if (*p < 0x20 || *p == 0x7f) return "it contains a control character";
+    if (*p == ':') return "it contains ':', which XDMF reads as the end of the file name";
+    int len = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3 : (*p & 0xf8) == 0xf0 ? 4 : 0;
+    if (!len || (len == 2 && *p < 0xc2)) return "it is not valid UTF-8";
+    for (int i = 1; i < len; i++)
+      if ((p[i] & 0xc0) != 0x80) return "it is not valid UTF-8";
+    p += len;
+  }
+  return NULL;
 }
 
 /* Shortest of %.15g / %.17g that reads back as the same double: "0.03", not
@@ -66,49 +91,57 @@ static const char *num(char *buf, size_t len, double v) {
   return buf;
 }
 
-/* One snapshot grid: topology, geometry, and "p" as a hyperslab of the 4-D dataset. */
+/* An attribute of one grid: a whole dataset of the .h5, [nz][ny][nx] float32. */
+static void put_attribute(FILE *f, const tw_xdmf_desc *d, const char *name, const char *h5base, const char *dataset) {
+  fprintf(f, "        <Attribute Name=\"%s\" AttributeType=\"Scalar\" Center=\"Node\">\n", name);
+  fprintf(f, "          <DataItem Dimensions=\"%d %d %d\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">",
+          d->n[2], d->n[1], d->n[0]);
+  put_escaped(f, h5base);
+  fprintf(f, ":%s</DataItem>\n        </Attribute>\n", dataset);
+}
+
+/* One snapshot grid: topology, geometry (ParaView X, Y, Z = x, y, −depth), p and vp. */
 static void put_grid(FILE *f, const tw_xdmf_desc *d, int c, const char *h5base) {
   const int *n = d->n;
-  char a[32], b[32], e[32];
+  const double *o = d->origin, *sp = d->spacing;
+  char a[32], b[32], e[32], view[96];
   fprintf(f, "      <Grid Name=\"step_%06ld\" GridType=\"Uniform\">\n", d->step[c]);
   fprintf(f, "        <Time Value=\"%s\"/>\n", num(a, sizeof a, d->time[c]));
-  fprintf(f, "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n", n[0], n[1], n[2]);
+  fprintf(f, "        <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"%d %d %d\"/>\n", n[2], n[1], n[0]);
   fprintf(f, "        <Geometry GeometryType=\"ORIGIN_DXDYDZ\">\n");
   fprintf(f, "          <DataItem Name=\"Origin\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
              "Format=\"XML\">%s %s %s</DataItem>\n",
-          num(a, sizeof a, d->origin[0]), num(b, sizeof b, d->origin[1]), num(e, sizeof e, d->origin[2]));
+          num(a, sizeof a, -o[2] + 0.0), num(b, sizeof b, o[1]), num(e, sizeof e, o[0]));
   fprintf(f, "          <DataItem Name=\"Spacing\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" "
              "Format=\"XML\">%s %s %s</DataItem>\n",
-          num(a, sizeof a, d->spacing[0]), num(b, sizeof b, d->spacing[1]), num(e, sizeof e, d->spacing[2]));
+          num(a, sizeof a, -sp[2]), num(b, sizeof b, sp[1]), num(e, sizeof e, sp[0]));
   fprintf(f, "        </Geometry>\n");
-  fprintf(f, "        <Attribute Name=\"p\" AttributeType=\"Scalar\" Center=\"Node\">\n");
-  fprintf(f, "          <DataItem ItemType=\"HyperSlab\" Dimensions=\"%d %d %d\" Type=\"HyperSlab\">\n", n[0], n[1],
-          n[2]);
-  /* start / stride / count, one row each, over the 4 axes of /snapshots/p */
-  fprintf(f, "            <DataItem Dimensions=\"3 4\" NumberType=\"Int\" Format=\"XML\">%d 0 0 0 1 1 1 1 1 %d %d %d</DataItem>\n",
-          d->index[c], n[0], n[1], n[2]);
-  fprintf(f, "            <DataItem Dimensions=\"%ld %d %d %d\" NumberType=\"Float\" Precision=\"4\" Format=\"HDF\">",
-          d->nsnap_total, n[0], n[1], n[2]);
-  put_escaped(f, h5base);
-  fputs(":/snapshots/p</DataItem>\n", f);
-  fprintf(f, "          </DataItem>\n        </Attribute>\n      </Grid>\n");
+  tw_view_name(view, sizeof view, d->step[c]);
+  put_attribute(f, d, "p", h5base, view);
+  if (d->has_vp) put_attribute(f, d, "vp", h5base, TW_VIEWS "/vp");
+  fprintf(f, "      </Grid>\n");
 }
 
 static void put_document(FILE *f, const tw_xdmf_desc *d) {
   const char *h5base = base_name(d->h5path);
-  fprintf(f, "<?xml version=\"1.0\" ?>\n");
-  fprintf(f, "<!-- " TW_XDMF_MARKER " " TW_VERSION ": snapshots of the pressure p in ");
-  put_escaped(f, h5base);
-  fprintf(f, " -->\n");
+  fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+  fprintf(f, "<!-- " TW_XDMF_MARKER " " TW_VERSION " -->\n");
   fprintf(f, "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n  <Domain>\n");
+  fprintf(f, "    <Information Name=\"about\" Value=\"snapshots of the pressure p (Pa) in ");
+  put_escaped(f, h5base);
+  fprintf(f, "; ParaView axes: X = x, Y = y, Z = -depth (m)\"/>\n");
   fprintf(f, "    <Grid Name=\"snapshots\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
   for (int c = 0; c < d->count; c++) put_grid(f, d, c, h5base);
   fprintf(f, "    </Grid>\n  </Domain>\n</Xdmf>\n");
 }
 
 tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
-  if (!d || !d->h5path || d->count < 0 || (d->count > 0 && (!d->index || !d->step || !d->time)))
+  if (!d || !d->h5path || d->count < 0 || (d->count > 0 && (!d->step || !d->time)))
     return tw_error_set(err, TW_EINVAL, "tw_xdmf_write: invalid description");
+  const char *why = unreferable(base_name(d->h5path));
+  if (why)
+    return tw_error_set(err, TW_EUNSUPPORTED, "XDMF sidecar: the name '%s' cannot be referenced from XML/XDMF: %s; "
+                        "choose another output name to get a sidecar", base_name(d->h5path), why);
   char *path = tw_xdmf_path(d->h5path);
   size_t tlen = path ? strlen(path) + 32 : 0;
   char *temp = path ? malloc(tlen) : NULL;

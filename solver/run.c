@@ -55,9 +55,14 @@ static tw_status write_snapshot(run_ctx *c, int isnap, long step, tw_error *err)
   return st;
 }
 
-static tw_status open_output(run_ctx *c, const char *path, const char *kernel, tw_error *err) {
+/* Opened while the velocity model is still at hand: the output stores its range (and, with
+ * output.model, the model itself). */
+static tw_status open_output(run_ctx *c, const char *path, const char *kernel, const tw_velocity *v, tw_error *err) {
   const tw_job *job = c->job;
   tw_output_desc d = {0};
+  d.vp_min = v->vmin;
+  d.vp_max = v->vmax;
+  d.vp = job->output_model ? v->vp : NULL;
   d.job = job;
   d.path = path;
   d.kernel = kernel;
@@ -164,12 +169,12 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   if (!st) st = tw_velocity_load(job, &v, err);
   if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, err);
   if (!st) st = tw_problem_create(job, v, &c.pb, err);
+  if (!st) st = open_output(&c, output_path, rep->kernel, v, err);
   tw_velocity_destroy(v);
   if (!st) {
     c.be = tw_backend_find(rep->kernel);
     st = c.be->create(c.pb, &c.bst, err);
   }
-  if (!st) st = open_output(&c, output_path, rep->kernel, err);
   if (!st) st = alloc_buffers(&c, err);
   if (!st) st = time_loop(&c, rep, err);
   rep->steps = job->steps;

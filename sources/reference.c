@@ -229,6 +229,7 @@ static tw_status open_reference_output(const tw_reference *ref, const char *path
   d.wavelets = ref->wavelets;
   d.nsnap = 0;
   d.snap_dec = 1;
+  d.vp_min = d.vp_max = job->model.vp; /* the reference solves constant models only */
   tw_status st = tw_output_create(&d, o, err);
   free(src);
   return st;

@@ -4,7 +4,9 @@
  * API, compared bitwise. Also: the temporary name is gone and the final one present after close;
  * the XDMF sidecar names datasets that exist, with their shapes; abort leaves nothing; bad
  * writes fail; a full disk (RLIMIT_FSIZE) fails cleanly; a missing directory is named; files
- * from other tools with missing datasets give errors naming the dataset. The tw_job is built
+ * from other tools with missing datasets give errors naming the dataset. Units: every dataset has
+ * its "units", every attribute with a unit its "<name>_units" (values checked); the model stored
+ * with output.model ([nz][ny][nx]) and its view on the snapshot grid. The tw_job is built
  * by hand, so this test does not depend on the job parser. */
 #define _POSIX_C_SOURCE 200809L
 #include <hdf5.h>
@@ -45,6 +47,7 @@ typedef struct {
   tw_output_desc desc;
   double (*rec)[3], (*src)[3];
   float *wavelets, *traces, *snaps; /* traces [nrec][nsamples], snaps [nsnap][n0][n1][n2] */
+  float vp[6 * 5 * 4];              /* the model [nx][ny][nz] (stored when desc.vp is set) */
   long snap_step[8];
   char path[512];
 } run;
@@ -105,6 +108,8 @@ static void make_run(run *r, const char *name, long nrec, int nsnap) {
   r->snaps = malloc((size_t)(nsnap ? nsnap : 1) * 30 * sizeof(float));
   fill_random(r->snaps, (size_t)nsnap * 30);
   for (int s = 0; s < nsnap; s++) r->snap_step[s] = 10 * (s + 1);
+  for (int c = 0; c < 120; c++) r->vp[c] = 1500.0f + (float)c;
+  d->vp_min = 1500.0, d->vp_max = 1619.0;
 }
 
 static void free_run(run *r) {
@@ -161,6 +166,69 @@ static void check_attr_string(hid_t obj, const char *name, const char *want) {
   if (a >= 0) H5Aclose(a);
 }
 
+/* ---------------------------------------------------------------- units, model */
+
+/* Every dataset's "units", by name (views by the dataset they show). */
+static herr_t units_of_dataset(hid_t loc, const char *name, const H5O_info_t *info, void *data) {
+  if (info->type != H5O_TYPE_DATASET) return 0;
+  static const char *const want[][2] = {{"receivers/coords", "m"},     {"receivers/traces", "Pa"},
+                                        {"sources/coords", "m"},       {"sources/wavelets", "kg s-2"},
+                                        {"snapshots/p", "Pa"},         {"snapshots/times", "s"},
+                                        {"snapshots/steps", "time steps"}, {"model/vp", "m/s"},
+                                        {"snapshots/views/vp", "m/s"}, {"snapshots/views/step_", "Pa"}};
+  const char *units = NULL;
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+    if (strncmp(name, want[i][0], strlen(want[i][0])) == 0) units = want[i][1];
+  CHECK(units != NULL, "units: dataset %s is not in the test's table", name);
+  hid_t ds = H5Dopen2(loc, name, H5P_DEFAULT);
+  if (units) check_attr_string(ds, "units", units);
+  H5Dclose(ds);
+  (*(int *)data)++;
+  return 0;
+}
+
+static void check_units(hid_t f, const tw_output_desc *d) {
+  int n = 0;
+  H5Ovisit(f, H5_INDEX_NAME, H5_ITER_INC, units_of_dataset, &n);
+  CHECK(n >= 2, "units: %d datasets visited", n); /* at least /sources/coords and wavelets */
+  static const char *const root[][2] = {{"d_units", "m"},         {"origin_units", "m"},     {"dt_units", "s"},
+                                        {"wall_time_units", "s"}, {"vp_min_units", "m/s"},   {"vp_max_units", "m/s"},
+                                        {"n_units", "cells"},     {"steps_units", "time steps"},
+                                        {"gcells_per_s_units", "1e9 cell updates per second"}};
+  for (size_t i = 0; i < sizeof root / sizeof root[0]; i++) check_attr_string(f, root[i][0], root[i][1]);
+  if (d->nsnap > 0) {
+    hid_t g = H5Gopen2(f, "/snapshots", H5P_DEFAULT);
+    check_attr_string(g, "origin_units", "m");
+    check_attr_string(g, "spacing_units", "m");
+    H5Gclose(g);
+  }
+  if (d->nrec > 0) {
+    hid_t ds = H5Dopen2(f, "/receivers/traces", H5P_DEFAULT);
+    check_attr_string(ds, "dt_units", "s");
+    check_attr_string(ds, "interval_units", "time steps");
+    H5Dclose(ds);
+  }
+}
+
+/* /model/vp [nz][ny][nx] = the model; its view = the model on the snapshot grid
+ * (first cell (1, 0, 1), every dec-th cell, [3][5][2] in model order). */
+static void check_model(hid_t f, const run *r) {
+  float want[120], got[120];
+  for (int i = 0; i < 6; i++)
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 4; k++) want[(k * 5 + j) * 6 + i] = r->vp[(i * 5 + j) * 4 + k];
+  check_dataset_bytes(f, "/model/vp", H5T_NATIVE_FLOAT, want, sizeof want);
+  if (r->desc.nsnap == 0 || H5Lexists(f, "/snapshots/views", H5P_DEFAULT) <= 0) return;
+  hid_t ds = H5Dopen2(f, "/snapshots/views/vp", H5P_DEFAULT);
+  CHECK(ds >= 0 && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, got) >= 0, "raw: view of the model");
+  int bad = 0, e = r->desc.snap_dec;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 5; j++)
+      for (int k = 0; k < 2; k++) bad += got[(k * 5 + j) * 3 + i] != r->vp[((1 + e * i) * 5 + e * j) * 4 + 1 + e * k];
+  CHECK(bad == 0, "raw: /snapshots/views/vp: %d values differ from the model on the snapshot grid", bad);
+  if (ds >= 0) H5Dclose(ds);
+}
+
 static void check_raw(const run *r, const int *written, int nwritten) {
   hid_t f = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
   REQUIRE(f >= 0, "raw: open %s", r->path);
@@ -174,8 +242,14 @@ static void check_raw(const run *r, const int *written, int nwritten) {
   }
   check_dataset_bytes(f, "/sources/wavelets", H5T_NATIVE_FLOAT, r->wavelets, 2 * (size_t)(d->steps + 1) * 4);
   check_dataset_bytes(f, "/sources/coords", H5T_NATIVE_DOUBLE, r->src, 2 * 24);
-  if (d->nsnap > 0 && nwritten == d->nsnap)
-    check_dataset_bytes(f, "/snapshots/p", H5T_NATIVE_FLOAT, r->snaps, (size_t)d->nsnap * 30 * 4);
+  if (d->nsnap > 0 && nwritten == d->nsnap) { /* [nsnap][3][5][2] handed over, [nsnap][2][5][3] in the file */
+    float zyx[8 * 30];
+    for (int s = 0; s < d->nsnap; s++)
+      for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+          for (int k = 0; k < 2; k++) zyx[s * 30 + (k * 5 + j) * 3 + i] = r->snaps[s * 30 + (i * 5 + j) * 2 + k];
+    check_dataset_bytes(f, "/snapshots/p", H5T_NATIVE_FLOAT, zyx, (size_t)d->nsnap * 30 * 4);
+  }
   if (d->nsnap == 0) CHECK(H5Lexists(f, "/snapshots", H5P_DEFAULT) == 0, "raw: no /snapshots without snapshots");
   /* unwritten snapshots keep step -1 */
   if (d->nsnap > 0) {
@@ -189,7 +263,8 @@ static void check_raw(const run *r, const int *written, int nwritten) {
     }
     if (ds >= 0) H5Dclose(ds);
     hid_t g = H5Gopen2(f, "/snapshots", H5P_DEFAULT);
-    const double origin[3] = {-100.0 + 10.0, 0.0, 25.0 + 5.0}, spacing[3] = {20.0, 25.0, 10.0};
+    const double dec = d->snap_dec, origin[3] = {-100.0 + 10.0, 0.0, 25.0 + 5.0},
+                 spacing[3] = {10.0 * dec, 12.5 * dec, 5.0 * dec};
     check_attr_double(g, "origin", 3, origin);
     check_attr_double(g, "spacing", 3, spacing);
     H5Gclose(g);
@@ -218,6 +293,14 @@ static void check_raw(const run *r, const int *written, int nwritten) {
     check_attr_double(ds, "dt", 1, &sdt);
     H5Dclose(ds);
   }
+  long long shot = -1;
+  a = H5Aopen(f, "shot", H5P_DEFAULT);
+  CHECK(a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, &shot) >= 0 && shot == d->shot, "raw: shot %lld", shot);
+  if (a >= 0) H5Aclose(a);
+  check_attr_double(f, "vp_min", 1, &d->vp_min);
+  check_attr_double(f, "vp_max", 1, &d->vp_max);
+  check_units(f, d);
+  if (d->vp) check_model(f, r);
   H5Fclose(f);
 }
 
@@ -326,13 +409,15 @@ static void check_xdmf(const run *r, int nwritten) {
     for (int i = 0; i < xn && i < rank; i++) CHECK((hsize_t)xd[i] == hd[i], "xdmf dimension %d: %ld vs %llu", i, xd[i], (unsigned long long)hd[i]);
     refs++;
   }
-  CHECK(refs == nwritten, "xdmf has %d references, expected %d", refs, nwritten);
-  /* topology = the snapshot shape, slowest first */
-  const char *topo = strstr(doc, "3DCoRectMesh\" Dimensions=\"3 5 2\"");
-  CHECK(topo != NULL, "xdmf topology dimensions \"3 5 2\"");
-  /* origin / spacing in the same (slowest-first) axis order */
-  CHECK(strstr(doc, ">-90 0 30<") != NULL, "xdmf origin \"-90 0 30\"");
-  CHECK(strstr(doc, ">20 25 10<") != NULL, "xdmf spacing \"20 25 10\"");
+  const int per_grid = r->desc.vp ? 2 : 1; /* p, and vp with the model stored */
+  CHECK(refs == nwritten * per_grid, "xdmf has %d references, expected %d", refs, nwritten * per_grid);
+  /* topology = the file's snapshot shape [nz][ny][nx], slowest first */
+  const char *topo = strstr(doc, "3DCoRectMesh\" Dimensions=\"2 5 3\"");
+  CHECK(topo != NULL, "xdmf topology dimensions \"2 5 3\"");
+  /* origin / spacing in the same (slowest-first) axis order, ParaView's Z = -depth */
+  CHECK(strstr(doc, ">-30 0 -90<") != NULL, "xdmf origin \"-30 0 -90\"");
+  const char *sp = r->desc.snap_dec == 2 ? ">-10 25 20<" : ">-5 12.5 10<";
+  CHECK(strstr(doc, sp) != NULL, "xdmf spacing \"%s\"", sp);
   int grids = 0;
   for (const char *p = doc; (p = strstr(p, "GridType=\"Uniform\"")); p++) grids++;
   CHECK(grids == nwritten, "xdmf grids %d, expected %d", grids, nwritten);
@@ -347,6 +432,8 @@ static void roundtrip(const char *name, long nrec, int nsnap, const long (*slabs
                       int nwritten) {
   run r;
   make_run(&r, name, nrec, nsnap);
+  if (nsnap == 3) /* output.model (the snapshot box inside the model: every cell), a shot of a survey */
+    r.desc.vp = r.vp, r.desc.snap_dec = 1, r.desc.shot = nrec;
   tw_output *o = NULL;
   tw_error err = {0};
   tw_status st = tw_output_create(&r.desc, &o, &err);

@@ -2,15 +2,14 @@
 # Homogeneous example: run the job, compute its analytic reference, compare them, plot.
 #   examples/homogeneous/run.sh [OUT_DIR]      (default: out/homogeneous under the repository)
 # TORREWAVE: the binary (default: build/app/torrewave of this repository, else torrewave on PATH);
-# PYTHON: a python3 with h5py and matplotlib (default python3; Debian's /usr/bin/python3 after
-# apt-get install python3-h5py python3-matplotlib).
+# PYTHON: a python3 with h5py and matplotlib; by default the first one found (examples/python.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 out=${1:-$repo/out/homogeneous}
 T=${TORREWAVE:-$repo/build/app/torrewave}
 [ -x "$T" ] || T=torrewave
-PY=${PYTHON:-python3}
+source "$repo/examples/python.sh"
 mkdir -p "$out"
 
 "$T" check "$here/job.cfg" -o "$out/homogeneous.h5"
@@ -20,5 +19,6 @@ mkdir -p "$out"
 # here: compare's default rtol (1e-5, for kernel-to-kernel checks) would call it a failure.
 "$T" compare "$out/homogeneous.h5" "$out/reference.h5" --rtol 0.05 | tee "$out/compare.txt"
 "$T" compare "$out/homogeneous.h5" "$out/reference.h5" --rtol 0.05 --json > "$out/compare.json"
+[ -n "$PY" ] || { echo "run.sh: the run is in $out; plots skipped (see above)" >&2; exit 1; }
 "$PY" "$repo/examples/plot.py" "$out/homogeneous.h5" --ref "$out/reference.h5" --out "$out/homogeneous" \
   --receivers 0,2,5,6,7 --slice z=320 --no-gather

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The examples stay runnable: their job files pass `torrewave check` (and the homogeneous one is
 # accepted by `torrewave reference`), and examples/plot.py draws valid PNGs from a small run and its
-# analytic reference. The plotting part is skipped, with a message, without a python3 that has
+# analytic reference, and from a run with an areal receiver grid and a free surface (gain, wiggles,
+# time slices, the free-surface warning). The plotting part is skipped, with a message, without a python3 that has
 # h5py and matplotlib ($PYTHON, else /usr/bin/python3, else python3).
 set -euo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -37,4 +38,16 @@ done
 "$py" "$ex/plot.py" "$tmp/ref.h5" --out "$tmp/r" --no-gather > /dev/null
 test -s "$tmp/r-traces.png" && test ! -e "$tmp/r-snapshots.png"
 if "$py" "$ex/plot.py" "$tmp/missing.h5" --out "$tmp/x" 2> /dev/null; then echo "FAIL: plot.py accepted a missing file"; exit 1; fi
+# A free surface, an areal receiver grid and points: gather against offset as AGC wiggles, time-slice
+# maps, and a map-view slice asked on the free-surface plane moves off it with a warning.
+"$TORREWAVE" run "$TW_SOURCE_DIR/configs/quickstart.cfg" -o "$tmp/g.h5" -q --set solver.kernel=cpu --set time.duration=0.2 \
+  --set 'grid.n=[30,30,20]' --set 'grid.d=[20.0,20.0,20.0]' --set boundary.absorbing=6 --set 'snapshots.steps=[40]' \
+  --set 'receivers={points=([100.0,100.0,40.0]);grids=({origin=[0.0,0.0];spacing=[40.0,40.0];count=[15,12];depth=20.0;});}' 2> /dev/null
+"$py" "$ex/plot.py" "$tmp/g.h5" --out "$tmp/g" --gain agc --wiggle --slice z=0 > "$tmp/g.txt" 2> "$tmp/g.err"
+cat "$tmp/g.txt" "$tmp/g.err"
+grep -q "warning: z = 0 m is the free surface, where p = 0 by construction: showing the next plane, z = 20 m" "$tmp/g.err" ||
+  { echo "FAIL: no free-surface warning"; exit 1; }
+for f in "$tmp"/g-gather.png "$tmp"/g-timeslice.png "$tmp"/g-snapshots.png; do
+  grep -qx "$f" "$tmp/g.txt" && [ "$(stat -c %s "$f")" -gt 20000 ] || { echo "FAIL: $f"; exit 1; }
+done
 echo "compare_plot: ok"

@@ -13,7 +13,7 @@ test -f "$tmp/q.h5" && test -f "$tmp/q.xdmf"
 if ls "$tmp"/*.part* >/dev/null 2>&1; then echo "temporary file left behind"; exit 1; fi
 h5ls -r "$tmp/q.h5" > "$tmp/ls.txt"; cat "$tmp/ls.txt"
 grep -Eq '^/receivers/traces +Dataset \{60, [0-9]+' "$tmp/ls.txt"
-grep -Eq '^/snapshots/p +Dataset \{2, 60, 60, 40\}' "$tmp/ls.txt"
+grep -Eq '^/snapshots/p +Dataset \{2, 40, 60, 60\}' "$tmp/ls.txt"   # [nsnap][nz][ny][nx]
 grep -Eq '^/sources/wavelets' "$tmp/ls.txt"
 # The traces hold a wave: the largest |sample| is well above zero.
 max=$(h5dump -d /receivers/traces -y -w 0 "$tmp/q.h5" | tr ', ' '\n\n' | grep -E '^-?[0-9]' |

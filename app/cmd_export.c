@@ -1,0 +1,53 @@
+/* torrewave export RESULT.h5 [--segy OUT.sgy]
+ * Convert the receiver traces of an existing result file to SEG-Y (what output.segy = true writes
+ * at the end of a run), through segyio; the file appears only when complete. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "tw_io.h"
+
+static void help_export(FILE *o) {
+  fprintf(o,
+          "usage: torrewave export RESULT.h5 [--segy OUT.sgy]\n\n"
+          "Write the receiver traces of a torrewave result file as SEG-Y rev 1 (IEEE float samples; headers:\n"
+          "shot, source and receiver x, y and depth to the centimetre, offset, samples, interval; README.md\n"
+          "\"SEG-Y\" lists them). The default OUT.sgy is RESULT.sgy beside RESULT.h5. The file is written under a\n"
+          "temporary name and renamed when complete. SEG-Y stores the sample interval in whole microseconds and at\n"
+          "most 32767 samples per trace: other results are refused with what to change in the job.\n"
+          "Needs a build with segyio (`torrewave info` says). Exit status: 0 done, 1 error, 2 usage.\n");
+}
+
+static int run_export(int argc, char **argv) {
+  const char *in = NULL, *segy = NULL;
+  for (int i = 1; i < argc; i++) {
+    if ((strcmp(argv[i], "--segy") == 0) && i + 1 < argc) {
+      segy = argv[++i];
+    } else if (strncmp(argv[i], "--segy=", 7) == 0) {
+      segy = argv[i] + 7;
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return tw_app_usage("export", "unknown option \"%s\"", argv[i]);
+    } else if (!in) {
+      in = argv[i];
+    } else {
+      return tw_app_usage("export", "more than one result file (\"%s\" and \"%s\")", in, argv[i]);
+    }
+  }
+  if (!in) return tw_app_usage("export", "no result file given");
+  char *def = segy ? NULL : tw_segy_path(in);
+  const char *out = segy ? segy : def;
+  tw_error err = {0};
+  int rc;
+  if (!out) {
+    rc = tw_app_usage("export", "out of memory");
+  } else if (tw_segy_export(in, out, &err)) {
+    rc = tw_app_fail(&err);
+  } else {
+    fprintf(stderr, "torrewave: %s -> %s\n", in, out);
+    rc = TW_EXIT_OK;
+  }
+  free(def);
+  return rc;
+}
+
+const tw_command tw_cmd_export = {"export", "convert a result's traces to SEG-Y (segyio)", run_export, help_export};
