@@ -1,6 +1,7 @@
 /* app.h — the torrewave command: one file per subcommand (cmd_*.c), shared helpers here.
  * Only app/ prints and exits. Each subcommand returns the process exit status:
- * 0 success, 1 failure (bad input, run error), 2 usage error, 130 interrupted. */
+ * 0 success, 1 failure (bad input, run error), 2 usage error, 75 stopped after a checkpoint
+ * (resumable: `run --resume`; 75 is sysexits.h's EX_TEMPFAIL, "try again later"), 130 interrupted. */
 #ifndef TW_APP_H
 #define TW_APP_H
 
@@ -11,6 +12,7 @@
 #define TW_EXIT_OK 0
 #define TW_EXIT_FAIL 1
 #define TW_EXIT_USAGE 2
+#define TW_EXIT_RESUMABLE 75
 #define TW_EXIT_INTR 130
 
 typedef struct tw_command {
@@ -37,8 +39,10 @@ typedef struct tw_job_args {
   int nsets;
   const char *output;
   int quiet;
+  int resume;                          /* --resume (run only) */
 } tw_job_args;
-/* Parse JOB, --set, -o/--output, -q/--quiet. Unknown options → usage error (returns != 0). */
+/* Parse JOB, --set, -o/--output, -q/--quiet, and for `run` --resume. Unknown options → usage error
+ * (returns != 0). */
 int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a);
 void tw_app_job_args_free(tw_job_args *a);
 

@@ -1,6 +1,8 @@
-/* torrewave run JOB [--set k=v]... [-o FILE] [-q]
- * Progress on stderr: one updating line on a terminal, a line every 5 s otherwise. SIGINT and
- * SIGTERM stop the run at the next block; the output is removed, nothing is left under its name. */
+/* torrewave run JOB [--set k=v]... [-o FILE] [-q] [--resume]
+ * Progress on stderr: one updating line on a terminal, a line every 5 s otherwise. SIGINT stops the
+ * run at the next block; the output is removed, nothing is left under its name. SIGTERM and SIGUSR1
+ * do the same without checkpointing; with it they write a checkpoint at the next block and exit 75
+ * (resumable: --resume continues). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <string.h>
@@ -11,11 +13,14 @@
 #include "tw_solver.h"
 
 static volatile sig_atomic_t stop_requested = 0;
-static void on_signal(int sig) { stop_requested = sig; }
+static void on_signal(int sig) {
+  if (stop_requested != SIGINT) stop_requested = sig; /* Ctrl-C wins over a suspend request */
+}
 
 typedef struct {
   int tty, quiet;
   double last_print;
+  long step0;        /* the first step of this run (a resumed run's checkpoint step): the ETA's origin */
   const tw_job *job; /* dt is set when the run has read the model (tw_job_finalize) */
 } progress_state;
 
@@ -30,11 +35,12 @@ static void on_progress(void *user, long step, long steps, double elapsed, doubl
   progress_state *p = user;
   if (p->quiet) return;
   const double now = tw_wall_seconds();
+  if (elapsed == 0.0) p->step0 = step; /* a resumed run announces its first step */
   const int done = step >= steps;
   if (!done && now - p->last_print < (p->tty ? 0.2 : 5.0)) return;
   p->last_print = now;
   char eta[32];
-  fmt_eta(step > 0 ? elapsed * (double)(steps - step) / (double)step : -1, eta, sizeof eta);
+  fmt_eta(step > p->step0 ? elapsed * (double)(steps - step) / (double)(step - p->step0) : -1, eta, sizeof eta);
   fprintf(stderr, "%sstep %ld/%ld (%3.0f%%)  t = %.4f s  %.2f Gcell/s  ETA %s%s", p->tty ? "\r" : "", step, steps,
           100.0 * step / steps, step * p->job->dt, cells_per_s / 1e9, eta, p->tty ? "\033[K" : "\n");
   if (p->tty && done) fputc('\n', stderr);
@@ -43,7 +49,8 @@ static void on_progress(void *user, long step, long steps, double elapsed, doubl
 
 static int should_stop(void *user) {
   (void)user;
-  return stop_requested != 0;
+  if (!stop_requested) return TW_RUN_GO;
+  return stop_requested == SIGINT ? TW_RUN_STOP : TW_RUN_SUSPEND; /* the driver: STOP without checkpoints */
 }
 
 static int run_run(int argc, char **argv) {
@@ -58,11 +65,15 @@ static int run_run(int argc, char **argv) {
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
-  progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0.0, job};
-  tw_run_hooks hooks = {on_progress, should_stop, &ps};
+  sigaction(SIGUSR1, &sa, NULL);
+  progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0.0, 0, job};
+  tw_run_hooks hooks = {on_progress, should_stop, &ps, a.resume};
   tw_run_report rep;
   tw_status st = tw_run_job(job, out, &hooks, &rep, &err);
-  if (st == TW_EINTR) {
+  if (st == TW_ESUSPEND) {
+    fprintf(stderr, "%storrewave: signal %d: %s\n", ps.tty && !a.quiet ? "\n" : "", (int)stop_requested, err.msg);
+    rc = TW_EXIT_RESUMABLE;
+  } else if (st == TW_EINTR) {
     fprintf(stderr, "\ntorrewave: interrupted by signal %d: %s\n", (int)stop_requested, err.msg);
     rc = TW_EXIT_INTR;
   } else if (st) {
@@ -78,6 +89,15 @@ static int run_run(int argc, char **argv) {
               rep.window_planes, rep.planes_in, tw_format_bytes(rep.bytes_in, in, sizeof in), rep.planes_out,
               tw_format_bytes(rep.bytes_out, outb, sizeof outb), 100.0 * rep.copy_wait_frac);
     if (rep.note[0]) fprintf(stderr, "torrewave: %s\n", rep.note);
+    if (rep.resumed_from) fprintf(stderr, "torrewave: resumed at step %ld (the figures above are this run's)\n",
+                                  rep.resumed_from);
+    if (rep.checkpoints) {
+      char b[32];
+      fprintf(stderr, "torrewave: %d checkpoint%s of %s (%s, %.2f s writing, the steps stood still %.2f s); removed "
+              "now that the output is complete\n", rep.checkpoints, rep.checkpoints > 1 ? "s" : "",
+              tw_format_bytes(rep.ckpt_bytes, b, sizeof b), rep.ckpt_background ? "written in the background" :
+              "written synchronously", rep.ckpt_write_s, rep.ckpt_stall_s);
+    }
     rc = TW_EXIT_OK;
   }
   tw_job_destroy(job);
@@ -87,15 +107,20 @@ static int run_run(int argc, char **argv) {
 
 static void help_run(FILE *o) {
   fprintf(o,
-          "usage: torrewave run JOB.cfg [--set key=value]... [-o OUT.h5] [-q]\n\n"
+          "usage: torrewave run JOB.cfg [--set key=value]... [-o OUT.h5] [-q] [--resume]\n\n"
           "Run a forward-modelling job: traces and snapshots go to HDF5 (OUT.h5, default output.file of the\n"
           "job), written under a temporary name and renamed when complete; an XDMF sidecar for ParaView.\n\n"
           "  --set key=value  override a job-file value (job-file syntax: --set grid.n=[200,200,100],\n"
           "                   --set solver.kernel=cpu, --set time.steps=500); repeatable\n"
           "  -o, --output F   output file\n"
-          "  -q, --quiet      no progress line\n\n"
+          "  -q, --quiet      no progress line\n"
+          "  --resume         continue from the job's checkpoint (checkpoint = { ... } in the job file)\n\n"
           "Progress goes to stderr (step, simulated time, Gcell/s, ETA). Ctrl-C stops the run and removes\n"
-          "the partial output. Exit status: 0 done, 1 error, 2 usage, 130 interrupted.\n");
+          "the partial output. With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0),\n"
+          "SIGTERM or SIGUSR1 writes a checkpoint at the next time block and exits 75; `run --resume`\n"
+          "continues from the checkpoint bit for bit (also after a crash or SIGKILL, from the last one).\n"
+          "An existing checkpoint is never used without --resume nor overwritten: the run refuses to start.\n"
+          "Exit status: 0 done, 1 error, 2 usage, 75 stopped after a checkpoint (resumable), 130 interrupted.\n");
 }
 
 const tw_command tw_cmd_run = {"run", "run a job: traces and snapshots to HDF5", run_run, help_run};

@@ -51,6 +51,8 @@ static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a
       a->output = argv[++i];
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = 1;
+    } else if (strcmp(s, "--resume") == 0 && strcmp(cmd, "run") == 0) {
+      a->resume = 1;
     } else if (s[0] == '-' && s[1]) {
       return tw_app_usage(cmd, "unknown option \"%s\"", s);
     } else if (!a->job) {

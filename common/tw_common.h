@@ -28,6 +28,7 @@ extern "C" {
   X(TW_ECUDA, "ECUDA", "CUDA error")                                             \
   X(TW_EMISMATCH, "EMISMATCH", "incompatible inputs")                            \
   X(TW_EINTR, "EINTR", "interrupted")                                            \
+  X(TW_ESUSPEND, "ESUSPEND", "stopped after a checkpoint: resumable")            \
   X(TW_EINTERNAL, "EINTERNAL", "internal error")
 
 typedef enum {

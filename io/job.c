@@ -1166,9 +1166,29 @@ static tw_status parse_solver(const ctx *c, const config_setting_t *root, tw_job
   return TW_OK;
 }
 
+/* checkpoint = { every = 500; every_seconds = 600.0; file = "shot.ckpt"; }: the group's presence
+turns checkpoints on (with neither interval: only on SIGTERM / SIGUSR1); both intervals may be
+given (whichever comes first). file is kept as given (relative to the working folder, like
+output.file); NULL = the output's name + ".ckpt" (tw_checkpoint_path). */
+static tw_status parse_checkpoint(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"every", "every_seconds", "file", NULL};
+  config_setting_t *g;
+  const char *file = NULL;
+  TRY(key_group(c, root, "checkpoint", 0, &g));
+  if (!g) return TW_OK;
+  TRY(check_keys(c, g, keys, "checkpoint"));
+  j->ckpt = 1;
+  TRY(key_long(c, g, "every", 0, 1, MAX_STEPS, "a positive number of steps", &j->ckpt_every));
+  TRY(key_double(c, g, "every_seconds", 0, 0.0, 1e9, 1, "a positive number of seconds", &j->ckpt_every_seconds));
+  TRY(key_string(c, g, "file", 0, "a file name", &file));
+  if (file && !*file) return bad(c, member(g, "file"), "must not be empty", "allowed a file name, e.g. \"shot.ckpt\"");
+  if (file && !(j->ckpt_file = strdup(file))) return oom(c);
+  return TW_OK;
+}
+
 static tw_status parse_job(const ctx *c, const config_setting_t *root, tw_job *j) {
-  static const char *const keys[] = {"grid",      "time",      "model",  "scheme", "boundary", "sources",
-                                     "receivers", "snapshots", "output", "solver", NULL};
+  static const char *const keys[] = {"grid",      "time",      "model",  "scheme", "boundary",   "sources",
+                                     "receivers", "snapshots", "output", "solver", "checkpoint", NULL};
   TRY(check_keys(c, root, keys, "the job file"));
   TRY(parse_grid(c, root, j));
   TRY(parse_time(c, root, j));
@@ -1179,6 +1199,7 @@ static tw_status parse_job(const ctx *c, const config_setting_t *root, tw_job *j
   TRY(parse_receivers(c, root, j));
   TRY(parse_snapshots(c, root, j));
   TRY(parse_output(c, root, j));
+  TRY(parse_checkpoint(c, root, j));
   return parse_solver(c, root, j);
 }
 
@@ -1295,6 +1316,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->rec);
   free(job->snap_steps);
   free(job->output);
+  free(job->ckpt_file);
   free(job);
 }
 

@@ -100,6 +100,11 @@ typedef struct tw_job {
   int tower_height;          /* 0 = default per order */
   uint64_t device_memory;    /* bytes; 0 = no cap */
   int threads;               /* solver.threads: CPU threads, 0 = all */
+
+  int ckpt;                  /* 1: a checkpoint group is present (checkpoints on) */
+  long ckpt_every;           /* checkpoint.every: steps between checkpoints, 0 = none */
+  double ckpt_every_seconds; /* checkpoint.every_seconds: wall-clock seconds, 0 = none */
+  char *ckpt_file;           /* checkpoint.file as given; NULL = the output's name + ".ckpt" */
 } tw_job;
 
 /* Parse and validate a job file. overrides: "key=value" strings (--set), applied before
@@ -236,6 +241,140 @@ tw_status tw_result_read_traces(const tw_result *r, long first, long count, floa
  * from the file's [nz][ny][nx]). */
 tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err);
 void tw_result_close(tw_result *r);
+
+/* ---------------------------------------------------------------- checkpoints (checkpoint.c)
+ *
+ * A checkpoint lets a run stopped at a block boundary (a crash, SIGKILL, SIGTERM) go on bit for
+ * bit. Two files:
+ *   <ckpt>          the state at one step t: both time levels of the padded grid (level t and
+ *                   t − 1) in the canonical layout [N0][N1][N2], z fastest, whatever kernel wrote
+ *                   them (so any kernel of the family can resume them), and a header saying
+ *                   which job it belongs to (tw_ckpt_ident) and how much of the journal is its.
+ *                   Written as <ckpt>.tmp, fsync'ed, renamed: a crash while writing leaves the
+ *                   previous checkpoint as it was.
+ *   <ckpt>.journal  the run's output so far, appended as it is produced (receiver samples and
+ *                   snapshots, each record once): a resume replays its first journal_len bytes
+ *                   into a fresh output file and truncates it there.
+ * Layout of <ckpt> (native byte order, little-endian on every machine torrewave builds for; the
+ * header says which): a 4096-byte header (its own crc32 in the last 4 bytes), then the field in
+ * chunks of ppc x-planes, chunk c = planes [c·ppc, …) of level t then the same planes of level
+ * t − 1 (each [nx][N1][N2] float32), then the trailer: one crc32 per chunk, the file's size and
+ * the table's crc32. A truncated file shows in its size, a damaged one in a chunk's checksum. */
+
+/* The parts of a job that determine the numbers; a checkpoint records a 64-bit hash of each, and
+ * a resume needs all of them equal. Anything else may change between a run and its resume:
+ * solver.* (kernel, dts, tower_height, device_memory, threads), output.file, checkpoint.*, the
+ * job file's comments and layout, a model or wavelet file's name (its contents count). */
+enum {
+  TW_CKPT_GRID,      /* grid.n, grid.d, grid.origin, scheme.order */
+  TW_CKPT_TIME,      /* dt and the number of steps (as finalized) */
+  TW_CKPT_MODEL,     /* the velocity model's values */
+  TW_CKPT_BOUNDARY,  /* absorbing cells per axis, free surface */
+  TW_CKPT_SOURCES,   /* positions, interpolation, the wavelets' samples s(t_n) */
+  TW_CKPT_RECEIVERS, /* positions (expanded), interval, interpolation */
+  TW_CKPT_SNAPSHOTS, /* steps, region, decimation */
+  TW_CKPT_NPART
+};
+typedef struct tw_ckpt_ident {
+  uint64_t hash[TW_CKPT_NPART];
+  int n[3], order;           /* shown in messages */
+  double d[3], dt;
+  long steps;
+} tw_ckpt_ident;
+/* vp: the model [n0][n1][n2] as read (tw_velocity.vp); wavelets: [nsources][steps + 1], s(t_n). */
+void tw_ckpt_ident_make(const tw_job *job, const float *vp, const float *wavelets, tw_ckpt_ident *id);
+
+typedef struct tw_ckpt_info {
+  tw_ckpt_ident id;
+  int N[3];                  /* padded grid */
+  long step;                 /* the fields are levels step and step − 1 */
+  uint64_t run_id;           /* the run this checkpoint and its journal belong to */
+  uint64_t journal_len;      /* journal bytes that belong to this checkpoint, and their crc32 */
+  uint32_t journal_crc;
+  double compute_s, wall_s;  /* spent up to step, over every resumed segment */
+  double written;            /* Unix time of writing */
+  char kernel[32];           /* the kernel that wrote it */
+  char job_path[256];
+  uint64_t file_bytes;       /* the checkpoint file's size */
+} tw_ckpt_info;
+
+/* The checkpoint's name for a job: checkpoint.file, else "<output>.ckpt". malloc'd (NULL: out of
+ * memory). Its journal and temporary file: "<ckpt>.journal", "<ckpt>.tmp". */
+char *tw_checkpoint_path(const tw_job *job, const char *output);
+/* Bytes of a checkpoint of the padded grid N. */
+uint64_t tw_ckpt_file_bytes(const int N[3]);
+/* 1 when a file exists under path (a checkpoint or anything else), 0 when none. */
+int tw_checkpoint_exists(const char *path);
+/* Remove the checkpoint, its journal and a leftover temporary file. */
+void tw_checkpoint_remove(const char *path);
+/* TW_EMISMATCH when the checkpoint is of another job: the message names every part that differs
+ * (with the values for the grid and time). */
+tw_status tw_ckpt_match(const char *path, const tw_ckpt_info *found, const tw_ckpt_ident *want, tw_error *err);
+
+/* x-planes [x0, x0 + nx) of both levels: cur = level step, prev = level step − 1, each
+ * [nx][N1][N2]. The writer calls it to get them, the reader to hand them over. */
+typedef tw_status (*tw_ckpt_planes_fn)(void *ctx, int x0, int nx, float *cur, float *prev, tw_error *err);
+
+/* Writing. background = 1 keeps a copy of both levels (8 bytes per cell): get() fills it at once
+ * (the run stands still for that copy only), then a thread writes the file while the run goes
+ * on. background = 0 needs no copy: get() is called chunk by chunk (about 32 MiB each) and the
+ * run waits until the file is written. */
+typedef struct tw_ckpt_writer tw_ckpt_writer;
+typedef struct tw_ckpt_stats {
+  int written;               /* checkpoints completed */
+  double bytes;              /* bytes of one */
+  double write_s;            /* writing them: open to rename, summed (in the thread when background) */
+  double last_s;             /* the last one */
+} tw_ckpt_stats;
+tw_status tw_ckpt_writer_create(const char *path, const int N[3], int background, tw_ckpt_writer **out,
+                                tw_error *err);
+/* Write the checkpoint of info->step. A background write still in progress is waited for first
+ * (its error, if any, is returned). journal_fd (or −1) is fdatasync'ed before the rename, so that
+ * the journal bytes the checkpoint names are on disk when it appears. */
+tw_status tw_ckpt_writer_submit(tw_ckpt_writer *w, const tw_ckpt_info *info, tw_ckpt_planes_fn get, void *ctx,
+                                int journal_fd, tw_error *err);
+/* Wait for a background write; its status. */
+tw_status tw_ckpt_writer_wait(tw_ckpt_writer *w, tw_error *err);
+int tw_ckpt_writer_background(const tw_ckpt_writer *w);
+tw_ckpt_stats tw_ckpt_writer_stats(const tw_ckpt_writer *w);
+/* Abandon a write in progress (its temporary file is removed: the previous checkpoint stays) and
+ * free. Testing: TW_CHECKPOINT_CRASH_AFTER=BYTES in the environment makes the process kill
+ * itself (SIGKILL) once that many bytes of checkpoints (all of this run's together) are written, as a
+ * crash would. */
+void tw_ckpt_writer_destroy(tw_ckpt_writer *w);
+
+/* Reading. read_info checks the header (magic, version, byte order, checksum), the file's size
+ * and the trailer, without reading the field; read_fields then reads it chunk by chunk, checks
+ * each chunk's checksum and hands its planes to put(). Messages say what was found: "not a
+ * torrewave checkpoint", "truncated: 1.2 GiB of 4.4 GiB", "corrupted: x-planes 40..47 fail their
+ * checksum". */
+tw_status tw_ckpt_read_info(const char *path, tw_ckpt_info *info, tw_error *err);
+tw_status tw_ckpt_read_fields(const char *path, tw_ckpt_planes_fn put, void *ctx, tw_error *err);
+
+/* The journal: records appended as the run writes its output, crc32 kept as it goes. */
+typedef struct tw_journal tw_journal;
+typedef struct tw_journal_sink {
+  tw_status (*traces)(void *user, long first, long count, const float *traces, tw_error *err);
+  tw_status (*snapshot)(void *user, int isnap, long step, const float *data, tw_error *err);
+  void *user;
+} tw_journal_sink;
+/* A new journal (an old file of that name is replaced). */
+tw_status tw_journal_create(const char *path, uint64_t run_id, tw_journal **out, tw_error *err);
+/* Reopen the journal of a checkpoint: replay its first info->journal_len bytes into sink (records
+ * in the order written), check their crc32, cut the file there and append after it. */
+tw_status tw_journal_resume(const char *path, const tw_ckpt_info *info, const tw_journal_sink *sink,
+                            tw_journal **out, tw_error *err);
+/* traces[nrec][count] (row stride count), samples [first, first + count); a snapshot of n floats. */
+tw_status tw_journal_traces(tw_journal *j, long first, long count, long nrec, const float *traces, tw_error *err);
+tw_status tw_journal_snapshot(tw_journal *j, int isnap, long step, size_t n, const float *data, tw_error *err);
+/* Bytes written so far and their crc32 (what a checkpoint taken now records). */
+void tw_journal_position(const tw_journal *j, uint64_t *len, uint32_t *crc);
+int tw_journal_fd(const tw_journal *j);
+void tw_journal_close(tw_journal *j);
+
+/* How fast `bytes` reach the disk near path (a probe file "<path>.probe-<pid>", written, fsync'ed,
+ * removed): for `check`'s estimate of a checkpoint's write time. */
+tw_status tw_disk_write_rate(const char *path, size_t bytes, double *bytes_per_s, tw_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 build=${1:-build}
 shift || true
 
-pkgs=(build-essential cmake pkg-config libhdf5-dev libconfig-dev hdf5-tools python3 python3-h5py python3-matplotlib python3-numpy
+pkgs=(build-essential cmake pkg-config libhdf5-dev libconfig-dev zlib1g-dev hdf5-tools python3 python3-h5py python3-matplotlib python3-numpy
       libsegyio-dev python3-segyio)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

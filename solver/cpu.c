@@ -51,6 +51,21 @@ static tw_status cpu_extract(void *state, const int lo[3], const int cnt[3], int
   return TW_OK;
 }
 
+static tw_status cpu_save(void *state, int x0, int nx, float *cur, float *prev, tw_error *err) {
+  cpu_state *s = state;
+  (void)err;
+  tw_cpu_planes(&s->f, &s->pb->g, s->level, x0, nx, cur, prev, 0);
+  return TW_OK;
+}
+
+static tw_status cpu_load(void *state, long t, int x0, int nx, const float *cur, const float *prev, tw_error *err) {
+  cpu_state *s = state;
+  (void)err;
+  tw_cpu_planes(&s->f, &s->pb->g, t, x0, nx, (float *)cur, (float *)prev, 1); /* load: read only */
+  s->level = t;
+  return TW_OK;
+}
+
 static long cpu_block_steps(void *state) {
   (void)state;
   return 1;
@@ -72,4 +87,6 @@ const tw_backend_ops tw_backend_cpu = {
     .block_steps = cpu_block_steps,
     .report = NULL,
     .destroy = cpu_destroy,
+    .save = cpu_save,
+    .load = cpu_load,
 };

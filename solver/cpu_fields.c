@@ -258,3 +258,22 @@ void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const i
       for (int c = 0; c < cnt[2]; c++) out[o++] = col[(size_t)c * dec];
     }
 }
+
+void tw_cpu_planes(tw_cpu_fields *f, const tw_grid *g, long level, int x0, int nx, float *cur, float *prev, int load) {
+  const int N1 = g->N[1], N2 = g->N[2];
+  float *buf[2] = {cur, prev};
+  const size_t row = (size_t)N2 * sizeof(float);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int a = 0; a < 2; a++)
+    for (int i = x0; i < x0 + nx; i++) {
+      float *fa = f->p[(level + a) % 2]; /* a = 0: level, in p[level % 2]; a = 1: level − 1 */
+      for (int j = 0; j < N1; j++) {
+        float *c = buf[a] + ((size_t)(i - x0) * N1 + j) * N2, *o = fa + tw_cpu_off(f, i, j, 0);
+        if (load) memcpy(o, c, row);
+        else memcpy(c, o, row);
+      }
+#ifdef TW_DEBUG_LEVELS
+      if (load) tw_debug_level_plane(f, tw_cpu_slot(f, i), NULL, 0, (int)((level + a) % 2), level - a);
+#endif
+    }
+}

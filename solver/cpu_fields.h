@@ -107,6 +107,12 @@ void tw_debug_level_plane(tw_cpu_fields *to, int dst_slot, const tw_cpu_fields *
                           long level);
 #endif
 
+/* Checkpoints (tw_backend_ops save/load): x-planes [x0, x0 + nx) of level `level` (cur) and
+ * level − 1 (prev), canonical [nx][N1][N2], out of whole-grid fields (load = 0) or into them
+ * (load = 1; the halos stay as they are: zero, and the free-surface ghosts are rewritten by every
+ * column update before they are read). */
+void tw_cpu_planes(tw_cpu_fields *f, const tw_grid *g, long level, int x0, int nx, float *cur, float *prev, int load);
+
 /* Copy the current level of a padded-cell box (decimated) out of the fields. */
 void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out);
 

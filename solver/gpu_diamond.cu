@@ -693,10 +693,16 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
   return TW_OK;
 }
 
-tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+// The device arrays as the shared GPU helpers see them (pointers at cell (0, 0, 0)).
+tw_dev_layout dia_layout(const dia_state *s) {
   tw_dev_layout L;
   L.N[0] = s->N0, L.N[1] = s->N1, L.N[2] = s->N2;
   L.Nyp = s->NYd, L.Nzp = s->NZp, L.sx = s->SX, L.fs = s->pb->free_surface;
+  return L;
+}
+
+tw_status dia_extract_impl(dia_state *s, const int lo[3], const int cnt[3], int dec, float *out, tw_error *err) {
+  const tw_dev_layout L = dia_layout(s);
   return tw_gpu_snapshot(L, s->p[s->level % 2], s->win, s->level, s->stream, &s->stage, &s->stage_cap, lo, cnt, dec,
                          out, err);
 }
@@ -729,6 +735,28 @@ tw_status dd_extract(void *state, const int lo[3], const int cnt[3], int dec, fl
                        : dia_extract_impl(s, lo, cnt, dec, out, err);
   if (st) tw_error_prefix(err, "gpu-diamond: snapshot");
   return st;
+}
+
+// Checkpoints: the towers keep nothing between advance calls but the two levels (sources are
+// added inside the updates; the padding stays zero), so the planes are the whole state.
+tw_status dd_save(void *state, int x0, int nx, float *cur, float *prev, tw_error *err) {
+  dia_state *s = (dia_state *)state;
+  tw_status st = s->sw ? tw_backend_gpu_stepwise.save(s->sw, x0, nx, cur, prev, err)
+                       : tw_gpu_checkpoint_planes(dia_layout(s), s->p, s->win, s->level, x0, nx, cur, prev, 0,
+                                                  s->stream, err);
+  if (st) tw_error_prefix(err, "gpu-diamond: checkpoint");
+  return st;
+}
+
+tw_status dd_load(void *state, long t, int x0, int nx, const float *cur, const float *prev, tw_error *err) {
+  dia_state *s = (dia_state *)state;
+  // (load: the host buffers are only read)
+  tw_status st = s->sw ? tw_backend_gpu_stepwise.load(s->sw, t, x0, nx, cur, prev, err)
+                       : tw_gpu_checkpoint_planes(dia_layout(s), s->p, s->win, t, x0, nx, (float *)cur, (float *)prev,
+                                                  1, s->stream, err);
+  if (st) return tw_error_prefix(err, "gpu-diamond: loading a checkpoint");
+  s->level = t;
+  return TW_OK;
 }
 
 long dd_block_steps(void *state) {
@@ -786,6 +814,6 @@ extern "C" tw_status tw_gpu_diamond_randomize(void *state, uint64_t seed, tw_err
 extern "C" {
 extern const tw_backend_ops tw_backend_gpu_diamond;  // registered in backends.c
 const tw_backend_ops tw_backend_gpu_diamond = {
-    "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_report, dd_destroy,
+    "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_report, dd_destroy, dd_save, dd_load,
 };
 }

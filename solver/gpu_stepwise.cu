@@ -680,6 +680,38 @@ tw_status gs_extract(void *state, const int lo[3], const int cnt[3], int dec, fl
   return st;
 }
 
+tw_status gs_save(void *state, int x0, int nx, float *cur, float *prev, tw_error *err) {
+  gs_state *s = (gs_state *)state;
+  tw_status st = tw_gpu_checkpoint_planes(s->L, s->p, s->win, s->level, x0, nx, cur, prev, 0, s->stream, err);
+  if (st) tw_error_prefix(err, "gpu-stepwise: checkpoint");
+  return st;
+}
+
+tw_status gs_load(void *state, long t, int x0, int nx, const float *cur, const float *prev, tw_error *err) {
+  gs_state *s = (gs_state *)state;
+  const tw_problem *pb = s->pb;
+  // (load: the host buffers are only read)
+  tw_status st = tw_gpu_checkpoint_planes(s->L, s->p, s->win, t, x0, nx, (float *)cur, (float *)prev, 1, s->stream, err);
+  // The state besides the two levels: the source cells' saved p^{t−1} (the inject kernel's older
+  // level, see slab_step), from prev for the source cells of these planes (sorted by x).
+  const int c0 = s->inj_at[x0], nc = s->inj_at[x0 + nx] - c0;
+  if (!st && nc) {
+    float *v = (float *)malloc((size_t)nc * sizeof(float));
+    if (!v) return tw_error_set(err, TW_ENOMEM, "gpu-stepwise: checkpoint: out of memory");
+    const size_t N1 = (size_t)pb->g.N[1], N2 = (size_t)pb->g.N[2];
+    for (int c = 0; c < nc; c++) {
+      const int *q = pb->inj[c0 + c];
+      v[c] = prev[((size_t)(q[0] - x0) * N1 + (size_t)q[1]) * N2 + (size_t)q[2]];
+    }
+    const cudaError_t e = cudaMemcpy(s->save + c0, v, (size_t)nc * sizeof(float), cudaMemcpyHostToDevice);
+    free(v);
+    if (e != cudaSuccess) st = tw_cuda_fail(err, e, "cudaMemcpy (source cells' older level)", __FILE__, __LINE__);
+  }
+  if (st) return tw_error_prefix(err, "gpu-stepwise: loading a checkpoint");
+  s->level = t;
+  return TW_OK;
+}
+
 long gs_block_steps(void *state) {
   const gs_state *s = (const gs_state *)state;
   return s->win ? s->nt : 1;  // a window moves the grid once per block: whole blocks
@@ -769,6 +801,6 @@ tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
 }
 
 const tw_backend_ops tw_backend_gpu_stepwise = {
-    "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_report, gs_destroy,
+    "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_report, gs_destroy, gs_save, gs_load,
 };
 }

@@ -504,6 +504,32 @@ tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_w
   return TW_OK;
 }
 
+tw_status tw_gpu_checkpoint_planes(const tw_dev_layout &L, float *const p[2], tw_gpu_window *w, long level, int x0,
+                                   int nx, float *cur, float *prev, int load, cudaStream_t stream, tw_error *err) {
+  if (x0 < 0 || nx < 0 || x0 + nx > L.N[0])
+    return tw_error_set(err, TW_EINTERNAL, "checkpoint planes %d..%d outside the grid's %d", x0, x0 + nx - 1, L.N[0]);
+  const size_t plane = (size_t)L.N[1] * (size_t)L.N[2], bytes = (size_t)nx * plane * sizeof(float);
+  float *host[2] = {cur, prev};
+  for (int a = 0; a < 2; a++) {
+    const int arr = (int)((level + a) % 2);  // a = 0: level t in array t % 2; a = 1: level t − 1
+    if (w) {
+      float *h = tw_gpu_window_level(w, arr) + (size_t)x0 * plane;
+      memcpy(load ? h : host[a], load ? host[a] : h, bytes);
+      continue;
+    }
+    const size_t row = (size_t)L.N[2] * sizeof(float), pitch = (size_t)L.Nzp * sizeof(float);
+    for (int i = 0; i < nx; i++) {
+      float *d = p[arr] + (long long)(x0 + i) * L.sx, *h = host[a] + (size_t)i * plane;
+      if (load)
+        TW_CUDA_TRY(err, cudaMemcpy2DAsync(d, pitch, h, row, row, (size_t)L.N[1], cudaMemcpyHostToDevice, stream));
+      else
+        TW_CUDA_TRY(err, cudaMemcpy2DAsync(h, row, d, pitch, row, (size_t)L.N[1], cudaMemcpyDeviceToHost, stream));
+    }
+  }
+  TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
+  return TW_OK;
+}
+
 tw_status tw_gpu_advance_begin(const tw_problem *pb, long level, long t0, long n, float **taps, size_t *cap,
                                tw_gpu_samples *q, long *first, long *count, tw_error *err) {
   q->nmark = 0;

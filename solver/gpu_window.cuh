@@ -93,6 +93,14 @@ void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], 
 tw_status tw_gpu_snapshot(const tw_dev_layout &L, const float *p, const tw_gpu_window *w, long level,
                           cudaStream_t stream, float **stage, size_t *stage_cap, const int lo[3], const int cnt[3],
                           int dec, float *out, tw_error *err);
+// A backend's checkpoint planes (tw_backend_ops save/load): planes [x0, x0 + nx) of level `level`
+// (cur) and level − 1 (prev), canonical [nx][N1][N2], copied out of (load = 0) or into (load = 1)
+// the window's host arrays (w != NULL: at a block boundary they are the whole field, no device copy)
+// or the device arrays p[2] (level m in p[m % 2], layout L, pointers at cell (0, 0, 0); one
+// pitched copy per plane on `stream`, which is synchronized). Only the grid's cells are written:
+// the zero padding of the device arrays stays zero.
+tw_status tw_gpu_checkpoint_planes(const tw_dev_layout &L, float *const p[2], tw_gpu_window *w, long level, int x0,
+                                   int nx, float *cur, float *prev, int load, cudaStream_t stream, tw_error *err);
 // Receiver samples that go to the host while the later work of an advance call computes. The
 // backend marks the points of its call where the work queued on its stream finishes a level
 // (tw_gpu_samples_mark); tw_gpu_advance_end copies each mark's new samples on q's own stream after

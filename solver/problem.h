@@ -73,6 +73,14 @@ typedef struct tw_backend_ops {
   long (*block_steps)(void *state);
   void (*report)(void *state, tw_run_report *rep);   /* may be NULL */
   void (*destroy)(void *state);
+  /* Checkpoints, at a block boundary (after create or an advance call). save: x-planes
+   * [x0, x0 + nx) of the current level t into cur and of level t − 1 into prev, each [nx][N1][N2],
+   * z fastest, no padding — the same bytes whatever the kernel, so that another kernel of the family
+   * resumes them bit for bit. load: the reverse, before the first advance of a resumed run; once
+   * every plane is loaded the field is at level t and the next advance starts from t. Any state a
+   * kernel keeps between steps besides the two levels is rebuilt from them here. */
+  tw_status (*save)(void *state, int x0, int nx, float *cur, float *prev, tw_error *err);
+  tw_status (*load)(void *state, long t, int x0, int nx, const float *cur, const float *prev, tw_error *err);
 } tw_backend_ops;
 
 const tw_backend_ops *tw_backend_find(const char *name);

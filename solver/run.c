@@ -1,12 +1,15 @@
 /* The run driver: job → problem → kernel → output. It owns the time blocks (each ends at a
  * snapshot step, the final step, or a chunk boundary sized for ~0.5 s of work), turns receiver
  * taps into traces (one fixed order for every kernel), and streams traces and snapshots to
- * the HDF5 writer. On error or stop request the output is aborted: nothing under its name. */
+ * the HDF5 writer. On error or stop request the output is aborted: nothing under its name.
+ * Checkpoints (run_ckpt.h): block ends at checkpoint steps too, every output write journaled, a
+ * resumed run starts at the checkpoint's step with the journal replayed into its output. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "problem.h"
+#include "run_ckpt.h"
 
 /* Snapshot region of the job in padded cells: first cell lo[], count cnt[] after decimation. */
 static void snapshot_box(const tw_job *job, const tw_grid *g, int model_lo[3], int cnt[3]) {
@@ -32,6 +35,8 @@ typedef struct {
   float *taps, *traces, *snap;
   long max_chunk_samples;
   int snap_lo[3], snap_cnt[3];
+  tw_run_ckpt *ck;           /* NULL: no checkpoints */
+  long t0;                   /* the first step (the checkpoint's when resumed) */
 } run_ctx;
 
 /* traces[rec][count] = Σ_t w_t · tap_t for the count samples in taps[sample][ntap]. */
@@ -52,6 +57,16 @@ static tw_status write_snapshot(run_ctx *c, int isnap, long step, tw_error *err)
   for (int a = 0; a < 3; a++) lo[a] = g->lo[a] + c->snap_lo[a];
   tw_status st = c->be->extract(c->bst, lo, c->snap_cnt, c->job->snap_decimate, c->snap, err);
   if (!st) st = tw_output_write_snapshot(c->out, isnap, step, c->snap, err);
+  if (!st && c->ck)
+    st = tw_run_ckpt_snapshot(c->ck, isnap, step, (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2], c->snap,
+                              err);
+  return st;
+}
+
+/* Traces of samples [first, first + count) to the output (and the checkpoint journal). */
+static tw_status write_traces(run_ctx *c, long first, long count, tw_error *err) {
+  tw_status st = tw_output_write_traces(c->out, first, count, c->traces, err);
+  if (!st && c->ck) st = tw_run_ckpt_traces(c->ck, first, count, c->pb->nrec, c->traces, err);
   return st;
 }
 
@@ -92,16 +107,19 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   const tw_problem *pb = c->pb;
   const double cells = (double)tw_grid_cells(&pb->g);
   const long bs = c->be->block_steps ? c->be->block_steps(c->bst) : 1;
-  long chunk = bs, t = 0;
+  long chunk = bs, t = c->t0;
   int isnap = 0;
+  while (isnap < c->job->nsnap && c->job->snap_steps[isnap] <= t) isnap++; /* resumed: written before */
   tw_status st = TW_OK;
   /* Sample 0 is p⁰ = 0 (the medium is at rest). */
   memset(c->traces, 0, (size_t)pb->nrec * sizeof(float));
-  if (pb->nrec) st = tw_output_write_traces(c->out, 0, 1, c->traces, err);
+  if (pb->nrec && t == 0) st = write_traces(c, 0, 1, err);
   const double t_start = tw_wall_seconds();
+  if (t > 0 && c->hooks && c->hooks->progress) c->hooks->progress(c->hooks->user, t, pb->steps, 0.0, 0.0);
   while (!st && t < pb->steps) {
     long end = t + chunk;
     if (isnap < c->job->nsnap && c->job->snap_steps[isnap] < end) end = c->job->snap_steps[isnap];
+    if (c->ck && tw_run_ckpt_next_step(c->ck, t) < end) end = tw_run_ckpt_next_step(c->ck, t);
     if (end > pb->steps) end = pb->steps;
     /* The taps buffer bounds the block length too. */
     long first, count;
@@ -117,7 +135,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
     if (st) break;
     if (count && pb->nrec) {
       combine_traces(pb, c->taps, count, c->traces);
-      st = tw_output_write_traces(c->out, first, count, c->traces, err);
+      st = write_traces(c, first, count, err);
     }
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
       st = write_snapshot(c, isnap, end, err);
@@ -130,8 +148,11 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
     t = end;
     if (c->hooks && c->hooks->progress)
       c->hooks->progress(c->hooks->user, t, pb->steps, tw_wall_seconds() - t_start,
-                         rep->compute_s > 0 ? cells * t / rep->compute_s : 0.0);
-    if (!st && c->hooks && c->hooks->should_stop && c->hooks->should_stop(c->hooks->user))
+                         rep->compute_s > 0 ? cells * (t - c->t0) / rep->compute_s : 0.0);
+    int stop = !st && c->hooks && c->hooks->should_stop ? c->hooks->should_stop(c->hooks->user) : TW_RUN_GO;
+    if (stop == TW_RUN_SUSPEND && !c->ck) stop = TW_RUN_STOP; /* no checkpointing: as today */
+    if (!st && c->ck) st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, rep, err);
+    if (!st && stop == TW_RUN_STOP)
       st = tw_error_set(err, TW_EINTR, "stopped at step %ld of %ld; no output written", t, pb->steps);
   }
   return st;
@@ -166,9 +187,11 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   tw_estimate est;
   if (!st) st = tw_estimate_job(job, rep->kernel, &est, err);
   if (!st) st = tw_estimate_fits(job, rep->kernel, &est, err);
+  if (!st) st = tw_run_ckpt_open(job, output_path, hooks && hooks->resume, &c.ck, err);
   if (!st) st = tw_velocity_load(job, &v, err);
   if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, err);
   if (!st) st = tw_problem_create(job, v, &c.pb, err);
+  if (!st && c.ck) st = tw_run_ckpt_ident(c.ck, job, v, c.pb, err); /* hashes the model: before it goes */
   if (!st) st = open_output(&c, output_path, rep->kernel, v, err);
   tw_velocity_destroy(v);
   if (!st) {
@@ -176,10 +199,11 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
     st = c.be->create(c.pb, &c.bst, err);
   }
   if (!st) st = alloc_buffers(&c, err);
+  if (!st && c.ck) st = tw_run_ckpt_start(c.ck, c.pb, c.be, c.bst, c.out, rep->kernel, est.host_bytes, &c.t0, rep, err);
   if (!st) st = time_loop(&c, rep, err);
   rep->steps = job->steps;
   rep->dt = job->dt;
-  if (c.pb) rep->cell_updates = (double)tw_grid_cells(&c.pb->g) * (double)job->steps;
+  if (c.pb) rep->cell_updates = (double)tw_grid_cells(&c.pb->g) * (double)(job->steps - c.t0);
   rep->gcells_per_s = rep->compute_s > 0 ? rep->cell_updates / rep->compute_s / 1e9 : 0;
   if (c.be && c.bst && c.be->report) c.be->report(c.bst, rep);
   if (!st) {
@@ -187,12 +211,14 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
     st = tw_output_set_attr_double(c.out, "wall_time", rep->wall_s, err);
     if (!st) st = tw_output_set_attr_double(c.out, "gcells_per_s", rep->gcells_per_s, err);
     if (!st) st = tw_output_set_attr_double(c.out, "compute_time", rep->compute_s, err);
+    if (!st && c.t0) st = tw_output_set_attr_double(c.out, "resumed_at_step", (double)c.t0, err);
     if (!st) {
       st = tw_output_close(c.out, err);
       c.out = NULL;
     }
   }
   if (c.out) tw_output_abort(c.out);
+  tw_run_ckpt_close(c.ck, st, rep, err); /* after the output is complete: only then go the checkpoint files */
   if (c.bst) c.be->destroy(c.bst);
   tw_problem_destroy(c.pb);
   free(c.taps);

@@ -31,12 +31,21 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
 int tw_default_dts(int order);
 int tw_default_tower_height(int order);
 
+/* should_stop's answers. */
+enum { TW_RUN_GO = 0, TW_RUN_STOP = 1, TW_RUN_SUSPEND = 2 };
+
 typedef struct tw_run_hooks {
-  /* Called after each chunk of steps (the app rate-limits what it prints). */
+  /* Called after each chunk of steps (the app rate-limits what it prints); once more with
+   * elapsed_s = 0 before the first step of a resumed run (step = the checkpoint's). */
   void (*progress)(void *user, long step, long steps, double elapsed_s, double cells_per_s);
-  /* Return non-zero to stop: the run ends with TW_EINTR and the output is removed. */
+  /* Asked at each block end. TW_RUN_STOP: the run ends with TW_EINTR and the output is removed.
+   * TW_RUN_SUSPEND with checkpointing configured: a checkpoint of that step is written, and once it
+   * is on disk the run ends with TW_ESUSPEND (resumable; the output so far is in the checkpoint's
+   * journal); without checkpointing it is TW_RUN_STOP. */
   int (*should_stop)(void *user);
   void *user;
+  /* 1: continue from the job's checkpoint (torrewave run --resume). */
+  int resume;
 } tw_run_hooks;
 
 typedef struct tw_run_report {
@@ -53,6 +62,15 @@ typedef struct tw_run_report {
   double bytes_in, bytes_out;
   double copy_wait_frac;     /* share of kernel time spent waiting for copies */
   char note[256];            /* e.g. "window used: grid does not fit the GPU" */
+  /* checkpoints (zero without a checkpoint group) */
+  long resumed_from;         /* the step this run resumed at (0: it started from rest); the times and
+                                cell_updates above count this run's steps only */
+  int checkpoints;           /* checkpoints written by this run */
+  int ckpt_background;       /* 1: written by a thread while the steps went on */
+  double ckpt_bytes;         /* one checkpoint */
+  double ckpt_write_s;       /* writing them (open to rename, summed) */
+  double ckpt_stall_s;       /* time the steps stood still for them (copy, or the whole write) */
+  char ckpt_path[256];
 } tw_run_report;
 
 /* Run a job to completion: load the model, finalize, build the problem, run the kernel, write
@@ -60,6 +78,16 @@ typedef struct tw_run_report {
  * nothing is left under output_path. */
 tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *hooks, tw_run_report *rep,
                      tw_error *err);
+
+/* What checkpoints of a job cost (`check`): bytes of one, and whether `run` writes them in the
+ * background (a host copy of both levels fits beside est->host_bytes in the available memory; the
+ * environment's TW_CHECKPOINT_SYNC=1 forces a synchronous write). */
+typedef struct tw_ckpt_plan {
+  double bytes;
+  int background;
+  double copy_bytes;         /* host memory of the background copy (0 when synchronous) */
+} tw_ckpt_plan;
+void tw_checkpoint_plan(const tw_grid *g, double host_bytes, tw_ckpt_plan *plan);
 
 /* Memory estimates (bytes) for `check`, from a finalized job without allocating the fields. */
 typedef struct tw_estimate {

@@ -225,21 +225,67 @@ static inline void tg_run_free(tg_run *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* Run the whole problem through a backend (variant: gpu-stepwise tuning variant or NULL). */
-static inline tw_status tg_drive(const tw_problem *pb, const char *kernel, const char *variant, const tg_sched *sc,
-                          tg_run *out, tw_error *err) {
-  memset(out, 0, sizeof *out);
-  const tw_backend_ops *be = tw_backend_find(kernel);
-  if (!be) return tw_error_set(err, TW_EUNSUPPORTED, "kernel %s is not in this build", kernel);
-  void *st = NULL;
-  tw_status rc;
+/* A backend of a kernel (variant: a gpu-stepwise tuning variant or NULL). */
+static inline tw_status tg_create(const tw_problem *pb, const char *kernel, const char *variant,
+                                  const tw_backend_ops **be, void **st, tw_error *err) {
+  *be = tw_backend_find(kernel);
+  if (!*be) return tw_error_set(err, TW_EUNSUPPORTED, "kernel %s is not in this build", kernel);
 #ifdef TW_WITH_CUDA
-  if (variant && strcmp(kernel, "gpu-stepwise") == 0)
-    rc = tw_gpu_stepwise_create_variant(pb, variant, &st, err);
-  else
+  if (variant && strcmp(kernel, "gpu-stepwise") == 0) return tw_gpu_stepwise_create_variant(pb, variant, st, err);
 #endif
-    rc = be->create(pb, &st, err);
   (void)variant;
+  return (*be)->create(pb, st, err);
+}
+
+/* A checkpoint in the middle of tg_drive: after block `cut` the state goes out through save() in
+ * plane ranges of random length, the backend is destroyed, `kernel` (with the memory cap
+ * device_memory: a window or not) is created and gets the state through load() in other random
+ * ranges, and runs the rest. */
+typedef struct tg_resume {
+  int cut;                   /* block index after which to switch; < 0: never */
+  const char *kernel;
+  uint64_t device_memory;
+  uint64_t seed;
+} tg_resume;
+
+static inline tw_status tg_switch(const tw_problem *pb, const tg_resume *rs, long t, const tw_backend_ops **be,
+                                  void **st, tw_error *err) {
+  const size_t plane = (size_t)pb->g.N[1] * pb->g.N[2], cells = tw_grid_cells(&pb->g);
+  float *cur = malloc(cells * sizeof(float)), *prev = malloc(cells * sizeof(float));
+  if (!cur || !prev) {
+    free(cur), free(prev);
+    return tw_error_set(err, TW_ENOMEM, "checkpoint buffers");
+  }
+  for (size_t c = 0; c < cells; c++) cur[c] = prev[c] = NAN; /* every value must come from save() */
+  tg_seed(rs->seed);
+  tw_status rc = TW_OK;
+  for (int x = 0, n; !rc && x < pb->g.N[0]; x += n) {
+    n = tg_int(1, pb->g.N[0] - x);
+    rc = (*be)->save(*st, x, n, cur + (size_t)x * plane, prev + (size_t)x * plane, err);
+  }
+  (*be)->destroy(*st);
+  *st = NULL;
+  tw_problem *mpb = (tw_problem *)pb; /* the cap is read at create only */
+  const uint64_t cap = mpb->device_memory;
+  mpb->device_memory = rs->device_memory;
+  if (!rc) rc = tg_create(pb, rs->kernel, NULL, be, st, err);
+  mpb->device_memory = cap;
+  for (int x = 0, n; !rc && x < pb->g.N[0]; x += n) {
+    n = tg_int(1, pb->g.N[0] - x);
+    rc = (*be)->load(*st, t, x, n, cur + (size_t)x * plane, prev + (size_t)x * plane, err);
+  }
+  free(cur), free(prev);
+  return rc;
+}
+
+/* Run the whole problem through a backend (variant: gpu-stepwise tuning variant or NULL); rs (or
+ * NULL) switches to another backend through a checkpoint on the way. */
+static inline tw_status tg_drive_resumed(const tw_problem *pb, const char *kernel, const char *variant,
+                                         const tg_sched *sc, const tg_resume *rs, tg_run *out, tw_error *err) {
+  memset(out, 0, sizeof *out);
+  const tw_backend_ops *be = NULL;
+  void *st = NULL;
+  tw_status rc = tg_create(pb, kernel, variant, &be, &st, err);
   if (rc) return rc;
   out->nblocks = sc->nblocks;
   out->snap_off = calloc((size_t)sc->nblocks + 1, sizeof *out->snap_off);
@@ -265,6 +311,7 @@ static inline tw_status tg_drive(const tw_problem *pb, const char *kernel, const
     out->seconds += tw_wall_seconds() - t0;
     t += sc->len[b];
     if (!rc) rc = be->extract(st, sc->lo[b], sc->cnt[b], sc->dec[b], out->snaps + out->snap_off[b], err);
+    if (!rc && rs && b == rs->cut) rc = tg_switch(pb, rs, t, &be, &st, err);
   }
   /* Sample 0 is p⁰ = 0. */
   for (long i = 0; i < pb->ntap; i++) taps[i] = 0.0f;
@@ -275,8 +322,13 @@ static inline tw_status tg_drive(const tw_problem *pb, const char *kernel, const
       out->traces[r * pb->nsamples + smp] = tw_receiver_combine(pb->rec_ntap[r], pb->rec_w[r], v);
     }
   free(taps);
-  be->destroy(st);
+  if (st) be->destroy(st);
   return rc;
+}
+
+static inline tw_status tg_drive(const tw_problem *pb, const char *kernel, const char *variant, const tg_sched *sc,
+                                 tg_run *out, tw_error *err) {
+  return tg_drive_resumed(pb, kernel, variant, sc, NULL, out, err);
 }
 
 /* The kernel under test: TW_TEST_KERNEL or the default; skips (exit 77) when it needs a GPU and
