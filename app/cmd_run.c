@@ -91,12 +91,13 @@ static int run_run(int argc, char **argv) {
     if (rep.note[0]) fprintf(stderr, "torrewave: %s\n", rep.note);
     if (rep.resumed_from) fprintf(stderr, "torrewave: resumed at step %ld (the figures above are this run's)\n",
                                   rep.resumed_from);
-    if (rep.checkpoints) {
+    if (rep.ckpt_taken) {
       char b[32];
-      fprintf(stderr, "torrewave: %d checkpoint%s of %s (%s, %.2f s writing, the steps stood still %.2f s); removed "
-              "now that the output is complete\n", rep.checkpoints, rep.checkpoints > 1 ? "s" : "",
+      fprintf(stderr, "torrewave: %d checkpoint%s of %s (%s, %.2f s writing, the steps stood still %.2f s)%s; "
+              "removed now that the output is complete\n", rep.checkpoints, rep.checkpoints == 1 ? "" : "s",
               tw_format_bytes(rep.ckpt_bytes, b, sizeof b), rep.ckpt_background ? "written in the background" :
-              "written synchronously", rep.ckpt_write_s, rep.ckpt_stall_s);
+              "written synchronously", rep.ckpt_write_s, rep.ckpt_stall_s,
+              rep.ckpt_taken > rep.checkpoints ? " and one abandoned at the end, the run finishing first" : "");
     }
     rc = TW_EXIT_OK;
   }

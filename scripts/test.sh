@@ -13,4 +13,4 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 echo "== schedule instrumentation: time-level shadow asserted on every read (TW_DEBUG_LEVELS);"
 echo "   built without segyio too, as on the GPU machines: the SEG-Y features must say so (test_segy, cli_segy)"
 scripts/setup.sh build-levels -DWITH_CUDA=OFF -DTW_DEBUG_LEVELS=ON -DWITH_SEGYIO=OFF
-(cd build-levels && ctest --output-on-failure -j"$(nproc)" -R '^(test_schedule|test_window|test_cpu_diamond|test_segy|cli_segy)$')
+(cd build-levels && ctest --output-on-failure -j"$(nproc)" -R '^(test_schedule|test_window|test_cpu_diamond|test_checkpoint|test_segy|cli_segy)$')

@@ -223,6 +223,7 @@ tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_repo
   snprintf(info.kernel, sizeof info.kernel, "%s", c->kernel);
   snprintf(info.job_path, sizeof info.job_path, "%s", job->path);
   tw_status st = tw_ckpt_writer_submit(c->w, &info, save_planes, c, tw_journal_fd(c->j), err);
+  rep->ckpt_taken++;
   if (!st && suspend) st = tw_ckpt_writer_wait(c->w, err);
   rep->ckpt_stall_s += tw_wall_seconds() - now;
   c->last = tw_wall_seconds();

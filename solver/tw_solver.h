@@ -66,6 +66,8 @@ typedef struct tw_run_report {
   long resumed_from;         /* the step this run resumed at (0: it started from rest); the times and
                                 cell_updates above count this run's steps only */
   int checkpoints;           /* checkpoints written by this run */
+  int ckpt_taken;            /* checkpoints begun (a background one still being written when the run
+                                completes is abandoned: the checkpoint files go anyway) */
   int ckpt_background;       /* 1: written by a thread while the steps went on */
   double ckpt_bytes;         /* one checkpoint */
   double ckpt_write_s;       /* writing them (open to rename, summed) */

@@ -3,6 +3,9 @@
 #   same A B                   traces, snapshots and their steps of B bitwise those of A (h5diff)
 #   gone PATH...               none of them exists
 #   ms                         the clock in milliseconds
+#   signal_after_checkpoint SIG PID CKPT
+#                              send SIG to PID as soon as a new checkpoint CKPT appears (a file
+#                              under that name that was not there, or replaced, since the call)
 #   killed_runs JOB OUT RUN_MS KILLS ENTRY...
 #       run JOB into OUT again and again, each run on the next ENTRY ("kernel", or "kernel:CAP:HEIGHT"
 #       for solver.device_memory = CAP and solver.tower_height = HEIGHT: the sliding window), with
@@ -20,6 +23,16 @@ gone() {
   return 0
 }
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
+signal_after_checkpoint() {
+  local old i
+  old=$(stat -c %i "$3" 2>/dev/null || echo none)
+  for i in $(seq 3000); do  # 30 s at most
+    [ "$(stat -c %i "$3" 2>/dev/null || echo none)" != "$old" ] && break
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill -s "$1" "$2" 2>/dev/null
+}
 killed_runs() {
   local job=$1 out=$2 run_ms=$3 kills=$4; shift 4
   local entries=("$@") i=0 st=1 k cap h pid

@@ -10,7 +10,8 @@
  *   - the backends: cpu and cpu-diamond (in core and through the window) cut at a random block,
  *     resumed on either, bitwise equal to the uninterrupted run (test_resume.h);
  *   - a whole run (tw_run_job): suspended at a block end (TW_ESUSPEND), resumed on the other kernel,
- *     output bitwise equal to a run without checkpoints, checkpoint files gone. */
+ *     output bitwise equal to a run without checkpoints, checkpoint files gone;
+ *   - in a -DTW_DEBUG_LEVELS=ON build, the time-level shadow of every column update after a load. */
 #define _POSIX_C_SOURCE 200809L
 #include <sys/stat.h>
 #include <time.h>
@@ -18,6 +19,9 @@
 
 #include "test_resume.h"
 #include "tw_io.h"
+#ifdef TW_DEBUG_LEVELS
+#include "cpu_fields.h"
+#endif
 
 static char dir[512];
 
@@ -411,6 +415,12 @@ int main(void) {
   const char *e = getenv("TW_TEST_CASES");
   tr_matrix(cpu, 2, e ? atoi(e) : 6, 20251124u);
   whole_run();
+#ifdef TW_DEBUG_LEVELS /* the time-level shadow: loaded planes hold levels t and t − 1 as the kernels expect */
+  char first[256];
+  const long bad = tw_debug_level_errors(first, sizeof first);
+  CHECK(bad == 0, "%ld time-level violations, the first: %s", bad, first);
+  printf("time-level shadow: %ld violations\n", bad);
+#endif
   char cmd[700];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
   if (!tw_test_failures && system(cmd) != 0) printf("note: could not remove %s\n", dir);

@@ -28,7 +28,6 @@ echo 'checkpoint = { every = 16; };' >> job.cfg
 t0=$(ms)
 expect 0 'Gcell/s' -- "$T" run ref.cfg -q -o ref.h5
 run_ms=$(( $(ms) - t0 ))  # kills land anywhere in a run of this length
-third=$(awk -v m=$run_ms 'BEGIN { printf "%.3f", m / 3000 }')  # a third of a run, in seconds
 
 # ---- SIGKILL at random moments, resumed each time on the next kernel of the list: the final output
 # is the uninterrupted one. A kill before the first checkpoint leaves only a journal: start over.
@@ -53,11 +52,11 @@ same ref.h5 c.h5
 # ---- SIGTERM and SIGUSR1: a checkpoint at the next block, status 75, no output, --resume finishes.
 for sig in TERM USR1; do
   rm -f s.h5*
-  "$T" run job.cfg -q -o s.h5 --set 'checkpoint.every_seconds=1000.0' 2> s.log &
+  # every 4 steps: the run waits for each checkpoint's fsync, so it is still going when the signal comes
+  "$T" run job.cfg -q -o s.h5 --set 'checkpoint.every_seconds=1000.0' --set checkpoint.every=4 2> s.log &
   pid=$!
-  for _ in $(seq 100); do ls s.h5.part* > /dev/null 2>&1 && break; sleep 0.05; done
-  sleep "$third"
-  kill -s $sig $pid; wait $pid; st=$?
+  signal_after_checkpoint $sig $pid s.h5.ckpt
+  wait $pid; st=$?
   if [ $st = 75 ] && grep -q "checkpoint 's.h5.ckpt' written" s.log && [ -e s.h5.ckpt ] && [ ! -e s.h5 ]; then
     echo "ok: SIG$sig -> 75: $(grep checkpoint s.log)"
   else echo "FAIL: SIG$sig -> status $st, files: $(ls), log:"; cat s.log; fail=1; fi
@@ -68,7 +67,9 @@ for sig in TERM USR1; do
 done
 # Without checkpointing: as before, 130 and nothing left.
 "$T" run ref.cfg -q -o u.h5 --set time.steps=40000 &
-pid=$!; sleep 0.5; kill -USR1 $pid; wait $pid; st=$?
+pid=$!
+for _ in $(seq 300); do ls u.h5.part* > /dev/null 2>&1 && break; sleep 0.02; done
+sleep 0.2; kill -USR1 $pid; wait $pid; st=$?
 [ $st = 130 ] && ! ls u.h5* > /dev/null 2>&1 && echo "ok: SIGUSR1 without checkpointing -> 130" ||
   { echo "FAIL: SIGUSR1 without checkpointing: $st, $(ls)"; fail=1; }
 
@@ -98,8 +99,12 @@ expect 1 "journal 'r.h5.ckpt.journal' is corrupted" -- "$T" run job.cfg -o r.h5 
 mk; truncate -s 100 r.h5.ckpt.journal
 expect 1 "journal 'r.h5.ckpt.journal' is truncated" -- "$T" run job.cfg -o r.h5 --resume
 # a checkpoint survives a failed resume, and an interrupted run says which one it keeps
-mk; expect 130 "checkpoint 'r.h5.ckpt' of step [0-9]+ is kept: --resume continues" -- \
-  bash -c "\"$T\" run job.cfg -q -o r.h5 --resume & p=\$!; sleep $third; kill -INT \$p; wait \$p"
+mk; "$T" run job.cfg -q -o r.h5 --resume --set checkpoint.every=4 2> int.log &
+pid=$!
+signal_after_checkpoint INT $pid r.h5.ckpt  # the resumed run's first checkpoint
+wait $pid; st=$?
+[ $st = 130 ] || { echo "FAIL: SIGINT -> $st"; fail=1; }
+expect 0 "checkpoint 'r.h5.ckpt' of step [0-9]+ is kept: --resume continues" -- cat int.log
 "$T" check job.cfg -o r.h5 > check.out 2>&1
 expect 0 'checkpoint   r.h5.ckpt: 49[0-9.]+ KiB each .*every 16 steps' -- cat check.out
 expect 0 'this disk wrote .*/s .*about [0-9.e-]+ s per checkpoint' -- cat check.out

@@ -30,7 +30,6 @@ echo 'checkpoint = { every = 1000; };' >> job.cfg
 t0=$(ms)
 expect 0 'Gcell/s' -- "$T" run ref.cfg -q -o ref.h5
 run_ms=$(( $(ms) - t0 ))
-third=$(awk -v m=$run_ms 'BEGIN { printf "%.3f", m / 3000 }')
 expect 0 'register tower' -- "$T" run ref.cfg -q -o dia.h5 --set 'solver.kernel="gpu-diamond"'
 same ref.h5 dia.h5
 expect 0 'window of [0-9]+ x-planes' -- "$T" run ref.cfg -q -o win.h5 --set 'solver.kernel="gpu-diamond"' \
@@ -48,9 +47,8 @@ for pair in "gpu-diamond:96M gpu-stepwise" "gpu-stepwise:96M gpu-diamond"; do
   rm -f s.h5*
   "$T" run job.cfg -q -o s.h5 --set "solver.kernel=\"${1%%:*}\"" --set "solver.device_memory=\"${1#*:}\"" 2> s.log &
   pid=$!
-  for _ in $(seq 200); do ls s.h5.part* > /dev/null 2>&1 && break; sleep 0.05; done
-  sleep "$third"
-  kill -TERM $pid; wait $pid; st=$?
+  signal_after_checkpoint TERM $pid s.h5.ckpt
+  wait $pid; st=$?
   if [ $st = 75 ] && [ -e s.h5.ckpt ] && [ ! -e s.h5 ]; then echo "ok: SIGTERM on $1 -> 75: $(cat s.log)"
   else echo "FAIL: SIGTERM on $1 -> status $st, log:"; cat s.log; fail=1; fi
   expect 0 'resumed at step' -- "$T" run job.cfg -o s.h5 --resume --set "solver.kernel=\"$2\""
@@ -70,15 +68,12 @@ for f in ref.cfg job.cfg; do
   sed -e 's/order = 2;/order = 8;/' -e 's/absorbing = 0; free_surface = false;/absorbing = 16; free_surface = true;/' \
     -e 's/steps = 4000;/steps = 1200;/' -e 's/every = 1000;/every = 300;/g' "$f" > "o8-$f"
 done
-t0=$(ms)
 expect 0 'Gcell/s' -- "$T" run o8-ref.cfg -q -o o8-ref.h5
-third=$(awk -v m=$(( $(ms) - t0 )) 'BEGIN { printf "%.3f", m / 3000 }')
 rm -f s.h5*
 "$T" run o8-job.cfg -q -o s.h5 --set 'solver.kernel="gpu-diamond"' 2> s.log &
 pid=$!
-for _ in $(seq 200); do ls s.h5.part* > /dev/null 2>&1 && break; sleep 0.05; done
-sleep "$third"
-kill -TERM $pid; wait $pid; st=$?
+signal_after_checkpoint TERM $pid s.h5.ckpt
+wait $pid; st=$?
 [ $st = 75 ] && echo "ok: order 8 SIGTERM -> 75" || { echo "FAIL: order 8 SIGTERM -> $st:"; cat s.log; fail=1; }
 expect 0 'resumed at step' -- "$T" run o8-job.cfg -o s.h5 --resume --set 'solver.device_memory="160M"'
 same o8-ref.h5 s.h5
