@@ -29,7 +29,7 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   char *path = tw_checkpoint_path(job, out);
   if (!path) return tw_error_set(err, TW_ENOMEM, "out of memory");
   tw_ckpt_plan plan;
-  tw_checkpoint_plan(&est->grid, est->host_bytes, &plan);
+  tw_checkpoint_plan(&est->grid, est->host_bytes, 0.0, &plan);
   double rate = 0.0;
   tw_status st = tw_disk_write_rate(path, 64u << 20, &rate, err);
   if (st) {
@@ -47,7 +47,8 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
          tw_format_bytes(plan.bytes, b1, sizeof b1), cells, when);
   printf("             this disk wrote %s/s (64 MiB probe, fsync'ed): about %.3g s per checkpoint, %s\n",
          tw_format_bytes(rate, b2, sizeof b2), rate > 0 ? plan.bytes / rate : 0.0,
-         plan.background ? "written in the background while the steps go on" : "written synchronously (the steps wait)");
+         plan.background ? "written in the background while the steps go on"
+                         : "written synchronously (the steps wait)");
   if (plan.background)
     printf("             background copy: %s of host memory (the steps stop only while it is filled)\n",
            tw_format_bytes(plan.copy_bytes, b3, sizeof b3));

@@ -222,9 +222,11 @@ void tw_ckpt_ident_make(const tw_job *job, const float *vp, const float *wavelet
   const int interval = job->rec_interval > 0 ? job->rec_interval : 1;
   HASH(h[TW_CKPT_RECEIVERS], interval), HASH(h[TW_CKPT_RECEIVERS], job->rec_interp);
   HASH(h[TW_CKPT_RECEIVERS], job->nrec);
-  if (job->nrec) h[TW_CKPT_RECEIVERS] = hash_bytes(h[TW_CKPT_RECEIVERS], job->rec, (size_t)job->nrec * sizeof *job->rec);
+  if (job->nrec)
+    h[TW_CKPT_RECEIVERS] = hash_bytes(h[TW_CKPT_RECEIVERS], job->rec, (size_t)job->nrec * sizeof *job->rec);
   HASH(h[TW_CKPT_SNAPSHOTS], job->nsnap), HASH(h[TW_CKPT_SNAPSHOTS], job->snap_decimate);
-  if (job->nsnap) h[TW_CKPT_SNAPSHOTS] = hash_bytes(h[TW_CKPT_SNAPSHOTS], job->snap_steps, (size_t)job->nsnap * sizeof(long));
+  if (job->nsnap)
+    h[TW_CKPT_SNAPSHOTS] = hash_bytes(h[TW_CKPT_SNAPSHOTS], job->snap_steps, (size_t)job->nsnap * sizeof(long));
   HASH(h[TW_CKPT_SNAPSHOTS], job->snap_from), HASH(h[TW_CKPT_SNAPSHOTS], job->snap_to);
   memcpy(id->n, job->n, sizeof id->n);
   memcpy(id->d, job->d, sizeof id->d);
@@ -650,8 +652,8 @@ static tw_status journal_open(const char *path, int flags, tw_journal **out, tw_
   }
   j->fd = open(path, flags | O_CLOEXEC, 0644);
   if (j->fd < 0) {
-    tw_status st = tw_error_set(err, errno == ENOENT ? TW_EINVAL : TW_EIO, "checkpoint journal '%s': cannot open it: %s",
-                                path, strerror(errno));
+    tw_status st = tw_error_set(err, errno == ENOENT ? TW_EINVAL : TW_EIO,
+                                "checkpoint journal '%s': cannot open it: %s", path, strerror(errno));
     tw_journal_close(j);
     return st;
   }

@@ -691,7 +691,8 @@ tw_status gs_load(void *state, long t, int x0, int nx, const float *cur, const f
   gs_state *s = (gs_state *)state;
   const tw_problem *pb = s->pb;
   // (load: the host buffers are only read)
-  tw_status st = tw_gpu_checkpoint_planes(s->L, s->p, s->win, t, x0, nx, (float *)cur, (float *)prev, 1, s->stream, err);
+  tw_status st =
+      tw_gpu_checkpoint_planes(s->L, s->p, s->win, t, x0, nx, (float *)cur, (float *)prev, 1, s->stream, err);
   // The state besides the two levels: the source cells' saved p^{t−1} (the inject kernel's older
   // level, see slab_step), from prev for the source cells of these planes (sorted by x).
   const int c0 = s->inj_at[x0], nc = s->inj_at[x0 + nx] - c0;

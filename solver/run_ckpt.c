@@ -35,13 +35,15 @@ struct tw_run_ckpt {
   double last;               /* wall clock of the last checkpoint (or the start) */
   double t_start;            /* wall clock at start */
   int started;               /* start succeeded: checkpoints under path with run_id are this run's */
+  double avail;              /* host memory available before the job allocated anything */
   /* resume: what the journal replayed */
   tw_output *out;
   long samples, snaps;
 };
 
-void tw_checkpoint_plan(const tw_grid *g, double host_bytes, tw_ckpt_plan *plan) {
-  const double copy = 8.0 * (double)tw_grid_cells(g), avail = (double)tw_host_memory_available();
+void tw_checkpoint_plan(const tw_grid *g, double host_bytes, double avail, tw_ckpt_plan *plan) {
+  const double copy = 8.0 * (double)tw_grid_cells(g);
+  if (avail <= 0) avail = (double)tw_host_memory_available();
   const char *sync = getenv("TW_CHECKPOINT_SYNC");
   plan->bytes = (double)tw_ckpt_file_bytes(g->N);
   /* Room for the copy beside the job and 1 GiB (or 5 %) to spare for the page cache and the rest. */
@@ -60,8 +62,8 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
   *out = NULL;
   if (!job->ckpt && !resume) return TW_OK;
   if (!job->ckpt)
-    return tw_error_set(err, TW_EINVAL, "%s: --resume: the job has no checkpoint group (checkpoint = { every = 500; }), "
-                        "so it has no checkpoint to resume", job->path);
+    return tw_error_set(err, TW_EINVAL, "%s: --resume: the job has no checkpoint group (checkpoint = { every = 500; "
+                        "}), so it has no checkpoint to resume", job->path);
   tw_run_ckpt *c = calloc(1, sizeof *c);
   if (!c || !(c->path = tw_checkpoint_path(job, output)) || !(c->jpath = malloc(strlen(c->path) + 9))) {
     tw_run_ckpt_close(c, TW_ENOMEM, NULL, NULL);
@@ -70,6 +72,7 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
   sprintf(c->jpath, "%s.journal", c->path);
   c->job = job;
   c->resume = resume;
+  c->avail = (double)tw_host_memory_available();
   tw_status st = TW_OK;
   const int exists = tw_checkpoint_exists(c->path);
   if (resume && !exists) {
@@ -89,8 +92,9 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
       char when[64];
       date_of(f.written, when, sizeof when);
       st = tw_error_set(err, TW_EINVAL, "checkpoint '%s' already exists (step %ld of %ld, written by %s for '%s' on "
-                        "%s): continue it with `torrewave run %s --resume`, or remove it and '%s' to start over",
-                        c->path, f.step, f.id.steps, f.kernel, f.job_path, when, job->path, c->jpath);
+                        "%s): continue it by running the same command with --resume, or remove it and '%s' to "
+                        "start over",
+                        c->path, f.step, f.id.steps, f.kernel, f.job_path, when, c->jpath);
     }
   }
   if (st) {
@@ -159,7 +163,6 @@ tw_status tw_run_ckpt_start(tw_run_ckpt *c, const tw_problem *pb, const tw_backe
                             tw_error *err) {
   c->pb = pb, c->be = be, c->bst = bst;
   snprintf(c->kernel, sizeof c->kernel, "%s", kernel);
-  snprintf(rep->ckpt_path, sizeof rep->ckpt_path, "%s", c->path);
   *t0 = 0;
   tw_status st;
   if (c->resume) {
@@ -174,7 +177,7 @@ tw_status tw_run_ckpt_start(tw_run_ckpt *c, const tw_problem *pb, const tw_backe
     if ((st = tw_journal_create(c->jpath, c->run_id, &c->j, err))) return st;
   }
   tw_ckpt_plan plan;
-  tw_checkpoint_plan(&pb->g, host_bytes, &plan);
+  tw_checkpoint_plan(&pb->g, host_bytes, c->avail, &plan);
   rep->ckpt_background = plan.background;
   rep->ckpt_bytes = plan.bytes;
   c->last = c->t_start = tw_wall_seconds();
@@ -229,8 +232,8 @@ tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_repo
   c->last = tw_wall_seconds();
   if (st) return tw_error_prefix(err, "checkpoint at step %ld", t);
   if (suspend)
-    return tw_error_set(err, TW_ESUSPEND, "stopped at step %ld of %ld; checkpoint '%s' written: `torrewave run %s "
-                        "--resume` continues from it", t, c->pb->steps, c->path, job->path);
+    return tw_error_set(err, TW_ESUSPEND, "stopped at step %ld of %ld; checkpoint '%s' written: the same command "
+                        "with --resume continues from it", t, c->pb->steps, c->path);
   return TW_OK;
 }
 
@@ -245,12 +248,15 @@ void tw_run_ckpt_close(tw_run_ckpt *c, tw_status st, tw_run_report *rep, tw_erro
   tw_journal_close(c->j);
   tw_ckpt_info f;
   tw_error e;
+  const int ours = c->started && !tw_ckpt_read_info(c->path, &f, &e) && f.run_id == c->run_id;
   if (st == TW_OK) {
     tw_checkpoint_remove(c->path);
-  } else if (st != TW_ESUSPEND && c->started && err && !tw_ckpt_read_info(c->path, &f, &e) && f.run_id == c->run_id) {
+  } else if (st != TW_ESUSPEND && ours && err) {
     const size_t len = strlen(err->msg);
     snprintf(err->msg + len, sizeof err->msg - len, " (checkpoint '%s' of step %ld is kept: --resume continues from "
              "it)", c->path, f.step);
+  } else if (c->started && !c->resume && !ours) {
+    unlink(c->jpath); /* a journal this run began and no checkpoint of it names: of no use */
   }
   free(c->path), free(c->jpath);
   free(c);

@@ -72,7 +72,6 @@ typedef struct tw_run_report {
   double ckpt_bytes;         /* one checkpoint */
   double ckpt_write_s;       /* writing them (open to rename, summed) */
   double ckpt_stall_s;       /* time the steps stood still for them (copy, or the whole write) */
-  char ckpt_path[256];
 } tw_run_report;
 
 /* Run a job to completion: load the model, finalize, build the problem, run the kernel, write
@@ -81,15 +80,16 @@ typedef struct tw_run_report {
 tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *hooks, tw_run_report *rep,
                      tw_error *err);
 
-/* What checkpoints of a job cost (`check`): bytes of one, and whether `run` writes them in the
- * background (a host copy of both levels fits beside est->host_bytes in the available memory; the
- * environment's TW_CHECKPOINT_SYNC=1 forces a synchronous write). */
+/* What checkpoints of a job cost (`check`, `run`): bytes of one, and whether they are written in the
+ * background: a host copy of both levels fits beside the job's host_bytes in avail, the memory
+ * available before the job allocates anything (0: MemAvailable now). The environment's
+ * TW_CHECKPOINT_SYNC=1 forces a synchronous write. */
 typedef struct tw_ckpt_plan {
   double bytes;
   int background;
   double copy_bytes;         /* host memory of the background copy (0 when synchronous) */
 } tw_ckpt_plan;
-void tw_checkpoint_plan(const tw_grid *g, double host_bytes, tw_ckpt_plan *plan);
+void tw_checkpoint_plan(const tw_grid *g, double host_bytes, double avail, tw_ckpt_plan *plan);
 
 /* Memory estimates (bytes) for `check`, from a finalized job without allocating the fields. */
 typedef struct tw_estimate {

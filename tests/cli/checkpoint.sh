@@ -72,13 +72,22 @@ for _ in $(seq 300); do ls u.h5.part* > /dev/null 2>&1 && break; sleep 0.02; don
 sleep 0.2; kill -USR1 $pid; wait $pid; st=$?
 [ $st = 130 ] && ! ls u.h5* > /dev/null 2>&1 && echo "ok: SIGUSR1 without checkpointing -> 130" ||
   { echo "FAIL: SIGUSR1 without checkpointing: $st, $(ls)"; fail=1; }
+# Ctrl-C before the first checkpoint: 130, and the journal it began is gone too.
+"$T" run job.cfg -q -o v.h5 --set time.steps=40000 --set checkpoint.every=39000 &
+pid=$!
+for _ in $(seq 300); do ls v.h5.part* > /dev/null 2>&1 && break; sleep 0.02; done
+sleep 0.2; kill -INT $pid; wait $pid; st=$?
+[ $st = 130 ] && ! ls v.h5* > /dev/null 2>&1 && echo "ok: SIGINT before the first checkpoint -> 130, nothing left" ||
+  { echo "FAIL: SIGINT before the first checkpoint: $st, $(ls)"; fail=1; }
 
 # ---- refusals. A checkpoint of step 16 to damage (the crash hook again).
 mk() { rm -f r.h5*; TW_CHECKPOINT_CRASH_AFTER=$((size * 3 / 2)) "$T" run job.cfg -q -o r.h5; }
 mk
 expect 1 'the sources \(positions, interpolation, wavelets\) differ.*start over by removing' -- \
-  "$T" run job.cfg -o r.h5 --resume --set 'sources=({position=[190.0,160.0,50.0];wavelet={type="ricker";frequency=14.0;};})'
-expect 1 'the grid .* differs: n \[36, 32, 24\].*\[36, 32, 25\]' -- "$T" run job.cfg -o r.h5 --resume --set 'grid.n=[36,32,25]'
+  "$T" run job.cfg -o r.h5 --resume \
+  --set 'sources=({position=[190.0,160.0,50.0];wavelet={type="ricker";frequency=14.0;};})'
+expect 1 'the grid .* differs: n \[36, 32, 24\].*\[36, 32, 25\]' -- \
+  "$T" run job.cfg -o r.h5 --resume --set 'grid.n=[36,32,25]'
 expect 1 'the velocity model.s values differ' -- "$T" run job.cfg -o r.h5 --resume --set model.vp0=1501.0
 expect 1 'the snapshots .* differ' -- "$T" run job.cfg -o r.h5 --resume --set snapshots.every=60
 expect 1 "no checkpoint 'nothing.h5.ckpt'" -- "$T" run job.cfg -o nothing.h5 --resume
@@ -94,7 +103,8 @@ expect 1 'is corrupted: its header fails its checksum' -- "$T" run job.cfg -o r.
 mk; echo "hello" > r.h5.ckpt
 expect 1 'not a torrewave checkpoint \(6 bytes' -- "$T" run job.cfg -o r.h5 --resume
 expect 1 "already exists and cannot be read .*remove it" -- "$T" run job.cfg -o r.h5
-mk; jl=$(stat -c %s r.h5.ckpt.journal); printf 'X' | dd of=r.h5.ckpt.journal bs=1 seek=$((jl / 2)) conv=notrunc status=none
+mk; jl=$(stat -c %s r.h5.ckpt.journal)
+printf 'X' | dd of=r.h5.ckpt.journal bs=1 seek=$((jl / 2)) conv=notrunc status=none
 expect 1 "journal 'r.h5.ckpt.journal' is corrupted" -- "$T" run job.cfg -o r.h5 --resume
 mk; truncate -s 100 r.h5.ckpt.journal
 expect 1 "journal 'r.h5.ckpt.journal' is truncated" -- "$T" run job.cfg -o r.h5 --resume

@@ -37,7 +37,8 @@ expect 0 'window of [0-9]+ x-planes' -- "$T" run ref.cfg -q -o win.h5 --set 'sol
 same ref.h5 win.h5
 
 RANDOM=18
-killed_runs job.cfg k.h5 $run_ms 5 gpu-diamond gpu-stepwise gpu-diamond:96M gpu-stepwise:96M gpu-diamond gpu-stepwise:96M
+killed_runs job.cfg k.h5 $run_ms 5 gpu-diamond gpu-stepwise gpu-diamond:96M gpu-stepwise:96M gpu-diamond \
+  gpu-stepwise:96M
 same ref.h5 k.h5
 gone k.h5.ckpt k.h5.ckpt.journal k.h5.ckpt.tmp
 
