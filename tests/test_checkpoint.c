@@ -414,7 +414,7 @@ int main(void) {
   journal_tests();
   static const char *const cpu[2] = {"cpu", "cpu-diamond"};
   const char *e = getenv("TW_TEST_CASES");
-  tr_matrix(cpu, 2, e ? atoi(e) : 4, 20251124u);
+  tr_matrix(cpu, 2, e ? atoi(e) : 4, 0, 20251124u);
   whole_run();
 #ifdef TW_DEBUG_LEVELS /* the time-level shadow: loaded planes hold levels t and t − 1 as the kernels expect */
   char first[256];

@@ -18,13 +18,13 @@ int main(void) {
   const int ncases = e ? atoi(e) : 8;
   static const char *const gpu[2] = {"gpu-stepwise", "gpu-diamond"};
   printf("gpu-stepwise <-> gpu-diamond through checkpoints, seed %llu, %d cases\n", (unsigned long long)seed, ncases);
-  tr_matrix(gpu, 2, ncases, seed);
+  tr_matrix(gpu, 2, ncases, 1, seed);
   /* gpu-diamond's other tower implementations, against gpu-stepwise */
   static const char *const modes[2] = {"stage", "generic"};
   for (int m = 0; m < 2; m++) {
     setenv("TW_DIAMOND_MODE", modes[m], 1);
     printf("TW_DIAMOND_MODE=%s\n", modes[m]);
-    tr_matrix(gpu, 2, 3, seed + 1u + (uint64_t)m);
+    tr_matrix(gpu, 2, 3, 1, seed + 1u + (uint64_t)m);
   }
   unsetenv("TW_DIAMOND_MODE");
   return tw_test_exit();

@@ -177,6 +177,7 @@ typedef struct tg_run {
   size_t *snap_off;    /* [nblocks + 1] offsets of each block's box in snaps */
   int nblocks;
   double seconds;      /* wall time inside advance */
+  int windowed;        /* a backend of the run went through the sliding window (its report says so) */
 } tg_run;
 
 /* A schedule: block lengths and, after each block, one snapshot box (padded-grid cells). */
@@ -248,8 +249,16 @@ typedef struct tg_resume {
   uint64_t seed;
 } tg_resume;
 
+/* Whether a backend runs through the window (before it is destroyed). */
+static inline int tg_windowed(const tw_backend_ops *be, void *st) {
+  tw_run_report rep;
+  memset(&rep, 0, sizeof rep);
+  if (be->report) be->report(st, &rep);
+  return rep.window_planes > 0;
+}
+
 static inline tw_status tg_switch(const tw_problem *pb, const tg_resume *rs, long t, const tw_backend_ops **be,
-                                  void **st, tw_error *err) {
+                                  void **st, int *windowed, tw_error *err) {
   const size_t plane = (size_t)pb->g.N[1] * pb->g.N[2], cells = tw_grid_cells(&pb->g);
   float *cur = malloc(cells * sizeof(float)), *prev = malloc(cells * sizeof(float));
   if (!cur || !prev) {
@@ -263,6 +272,7 @@ static inline tw_status tg_switch(const tw_problem *pb, const tg_resume *rs, lon
     n = tg_int(1, pb->g.N[0] - x);
     rc = (*be)->save(*st, x, n, cur + (size_t)x * plane, prev + (size_t)x * plane, err);
   }
+  *windowed |= tg_windowed(*be, *st);
   (*be)->destroy(*st);
   *st = NULL;
   tw_problem *mpb = (tw_problem *)pb; /* the cap is read at create only */
@@ -311,7 +321,7 @@ static inline tw_status tg_drive_resumed(const tw_problem *pb, const char *kerne
     out->seconds += tw_wall_seconds() - t0;
     t += sc->len[b];
     if (!rc) rc = be->extract(st, sc->lo[b], sc->cnt[b], sc->dec[b], out->snaps + out->snap_off[b], err);
-    if (!rc && rs && b == rs->cut) rc = tg_switch(pb, rs, t, &be, &st, err);
+    if (!rc && rs && b == rs->cut) rc = tg_switch(pb, rs, t, &be, &st, &out->windowed, err);
   }
   /* Sample 0 is p⁰ = 0. */
   for (long i = 0; i < pb->ntap; i++) taps[i] = 0.0f;
@@ -322,7 +332,10 @@ static inline tw_status tg_drive_resumed(const tw_problem *pb, const char *kerne
       out->traces[r * pb->nsamples + smp] = tw_receiver_combine(pb->rec_ntap[r], pb->rec_w[r], v);
     }
   free(taps);
-  if (st) be->destroy(st);
+  if (st) {
+    out->windowed |= tg_windowed(be, st);
+    be->destroy(st);
+  }
   return rc;
 }
 

@@ -9,15 +9,20 @@
 
 #include "test_gpu_common.h"
 
-/* A small random case: orders 2..8 in turn, every third without absorbing layers (gpu-diamond runs
- * its own towers there at orders 2 and 4, the stepwise kernel elsewhere). */
-static inline void tr_case(int i, uint64_t seed, tg_case *c) {
+/* A random case: orders 2..8 in turn, every third without absorbing layers (gpu-diamond runs its
+ * own towers there at orders 2 and 4, the stepwise kernel elsewhere). Grids long in x, so that the
+ * smallest window is well below the grid: 40..60 planes of up to 20 x 20 cells for the CPU; with
+ * big, 110..150 planes of up to 60 x 60 (a GPU window's ring comes in 2 MiB pieces). */
+static inline void tr_case(int i, uint64_t seed, int big, tg_case *c) {
   static const int orders[4] = {2, 4, 6, 8};
   tg_seed(seed * 2654435761u + (uint64_t)i);
   memset(c, 0, sizeof *c);
   c->seed = seed + 104729u * (uint64_t)i;
   c->order = orders[i % 4];
-  for (int a = 0; a < 3; a++) c->n[a] = tg_int(11, 25), c->d[a] = 10.0;
+  for (int a = 0; a < 3; a++) {
+    c->n[a] = big ? (a ? tg_int(40, 60) : tg_int(110, 150)) : (a ? tg_int(11, 20) : tg_int(40, 60));
+    c->d[a] = 10.0;
+  }
   c->absorb = i % 3 == 0 ? 0 : tg_int(3, 6);
   c->fs = tg_int(0, 1);
   c->hetero = i % 2;
@@ -49,27 +54,25 @@ static inline int tr_same(const tw_problem *pb, const tg_run *a, const tg_run *b
 }
 
 /* ncases cases; per case every ordered pair of kernels (a kernel with itself included), each side in
- * core and, when the kernel has one, through a window (a third above its smallest cap). Returns the
- * number of resumed runs compared. */
-static inline int tr_matrix(const char *const *kernels, int nk, int ncases, uint64_t seed) {
+ * core and, when the kernel has one, through a window (its smallest cap; tower height 8 keeps the
+ * window small). Returns the number of resumed runs compared. */
+static inline int tr_matrix(const char *const *kernels, int nk, int ncases, int big, uint64_t seed) {
   int runs = 0, windowed = 0;
   for (int i = 0; i < ncases; i++) {
     tg_case c;
-    tr_case(i, seed, &c);
+    tr_case(i, seed, big, &c);
     char what[256];
     tg_case_print(&c, what, sizeof what);
     tw_problem *pb = NULL;
     tw_error err = {0};
     REQUIRE(tg_problem(&c, 0.9, &pb, NULL, &err) == TW_OK, "case %d: %s", i, err.msg);
+    pb->tower_height = 8;
     tg_sched sc;
     REQUIRE(tg_sched_make(pb, 20, c.seed, &sc), "schedule");
     tg_run ref;
     REQUIRE(tg_drive(pb, kernels[0], NULL, &sc, &ref, &err) == TW_OK, "case %d (%s): %s", i, what, err.msg);
     uint64_t cap[8] = {0};
-    for (int k = 0; k < nk && k < 8; k++) {
-      const uint64_t s = tr_smallest_cap(pb, kernels[k]);
-      cap[k] = s + s / 3;
-    }
+    for (int k = 0; k < nk && k < 8; k++) cap[k] = tr_smallest_cap(pb, kernels[k]);
     for (int a = 0; a < nk; a++)
       for (int b = 0; b < nk; b++)
         for (int wa = 0; wa < 2; wa++)
@@ -85,7 +88,9 @@ static inline int tr_matrix(const char *const *kernels, int nk, int ncases, uint
                   kernels[b], wb ? " (window)" : "", err.msg);
             if (rc) continue;
             runs++;
-            windowed += wa || wb;
+            windowed += out.windowed;
+            CHECK(out.windowed == (wa || wb), "case %d (%s): %s%s -> %s%s: %s through a window", i, what, kernels[a],
+                  wa ? " (window)" : "", kernels[b], wb ? " (window)" : "", out.windowed ? "went" : "did not go");
             CHECK(tr_same(pb, &ref, &out), "case %d (%s): %s%s cut after block %d of %d, resumed on %s%s: not bitwise "
                   "the uninterrupted %s run", i, what, kernels[a], wa ? " (window)" : "", rs.cut, sc.nblocks,
                   kernels[b], wb ? " (window)" : "", kernels[0]);
