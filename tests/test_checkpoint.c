@@ -22,6 +22,9 @@
 #ifdef TW_DEBUG_LEVELS
 #include "cpu_fields.h"
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 static char dir[512];
 
@@ -409,6 +412,12 @@ int main(void) {
   snprintf(dir, sizeof dir, "%s/tests/checkpoint-%ld", TW_BINARY_DIR, (long)getpid());
   REQUIRE(mkdir(dir, 0755) == 0, "mkdir %s", dir);
   setenv("TW_CHECKPOINT_SYNC", "0", 1);
+#ifdef _OPENMP
+  /* One thread: CI runs two tests at once on two cores, where OpenMP's spinning barriers of two
+   * programs slow each other a hundredfold. The kernels' parallel schedules are proven bitwise
+   * elsewhere (test_cpu_diamond) and end to end with threads in tests/cli/checkpoint.sh. */
+  omp_set_num_threads(1);
+#endif
   file_tests();
   ident_tests();
   journal_tests();
