@@ -12,7 +12,8 @@
 /* A random case: orders 2..8 in turn, every third without absorbing layers (gpu-diamond runs its
  * own towers there at orders 2 and 4, the stepwise kernel elsewhere). Grids long in x, so that the
  * smallest window is well below the grid: 40..60 planes of up to 20 x 20 cells for the CPU; with
- * big, 110..150 planes of up to 60 x 60 (a GPU window's ring comes in 2 MiB pieces). */
+ * big, 160..220 planes of up to 60 x 60 (a GPU window's ring comes in 2 MiB pieces: at 110..150
+ * planes the smallest stepwise ring of a 56 x 42 plane covered a 111-plane grid). */
 static inline void tr_case(int i, uint64_t seed, int big, tg_case *c) {
   static const int orders[4] = {2, 4, 6, 8};
   tg_seed(seed * 2654435761u + (uint64_t)i);
@@ -20,7 +21,7 @@ static inline void tr_case(int i, uint64_t seed, int big, tg_case *c) {
   c->seed = seed + 104729u * (uint64_t)i;
   c->order = orders[i % 4];
   for (int a = 0; a < 3; a++) {
-    c->n[a] = big ? (a ? tg_int(40, 60) : tg_int(110, 150)) : (a ? tg_int(11, 20) : tg_int(40, 60));
+    c->n[a] = big ? (a ? tg_int(40, 60) : tg_int(160, 220)) : (a ? tg_int(11, 20) : tg_int(40, 60));
     c->d[a] = 10.0;
   }
   c->absorb = i % 3 == 0 ? 0 : tg_int(3, 6);
