@@ -1,26 +1,23 @@
 /* torrewave check JOB [--set k=v]... [-o FILE]
- * Validate a job without running it: the padded grid, dt and Courant number, points per
- * wavelength, memory needs against what the machine has, that the output is writable, and with a
- * checkpoint group what a checkpoint costs (its size; its write time at this disk's measured speed). */
+ * Validate a job without running it, through the validation `run` performs (tw_job_validate), so
+ * that whatever check accepts, run accepts; then print what it found: the padded grid, dt against
+ * the stability limit, points per wavelength, memory, an estimate of the run time, the output's
+ * size and whether it replaces a file, earlier runs' leftovers, every warning, and with a checkpoint
+ * group what a checkpoint costs (its size; its write time at this disk's measured speed). */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "app.h"
 #include "tw_io.h"
 #include "tw_solver.h"
 
-/* The output's folder must accept a new file: create and remove a probe there. */
-static int check_writable(const char *path, tw_error *err) {
-  char probe[4096];
-  snprintf(probe, sizeof probe, "%s.check-%ld", path, (long)getpid());
-  FILE *f = fopen(probe, "w");
-  if (!f) return tw_error_set(err, TW_EIO, "output '%s' is not writable: %s", path, strerror(errno));
-  fclose(f);
-  remove(probe);
-  return TW_OK;
+static void fmt_seconds(double s, char *buf, size_t n) {
+  if (s < 60) snprintf(buf, n, "%.2g s", s);
+  else if (s < 3600) snprintf(buf, n, "%.0f min", s / 60);
+  else if (s < 48 * 3600) snprintf(buf, n, "%.1f h", s / 3600);
+  else snprintf(buf, n, "%.1f days", s / 86400);
 }
 
 /* The checkpoint line(s): size, how it is written, the write time at the measured disk speed, and a
@@ -68,41 +65,51 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   return TW_OK;
 }
 
-static int report(const tw_job *job, const tw_velocity *v, const char *kernel, const char *out) {
-  tw_estimate est;
-  tw_error err = {0};
-  if (tw_estimate_job(job, kernel, &est, &err)) return tw_app_fail(&err);
-  const tw_grid *g = &est.grid;
-  char hb[32], db[32], ab[32];
+static int report(const tw_job *job, const tw_validation *val, const char *out) {
+  const tw_grid *g = &val->est.grid;
+  char hb[32], db[32], ab[32], ob[32], tb[32], sb[32], fb[32];
   printf("job          %s\n", job->path);
   printf("model        %d x %d x %d cells, d = %g x %g x %g m, vp %.1f .. %.1f m/s\n", g->n[0], g->n[1], g->n[2],
-         g->d[0], g->d[1], g->d[2], v->vmin, v->vmax);
+         g->d[0], g->d[1], g->d[2], val->vmin, val->vmax);
   printf("padded grid  %d x %d x %d = %.3g cells (absorbing %d/%d/%d%s)\n", g->N[0], g->N[1], g->N[2],
          (double)tw_grid_cells(g), job->absorb[0], job->absorb[1], job->absorb[2],
          job->free_surface ? ", free surface on top" : "");
-  const double courant = tw_courant(job->order, job->d, v->vmax, job->dt);
-  printf("time         %ld steps of dt = %.6g s (%.4g s), order %d, Courant %.3f (<= 1 stable)\n", job->steps,
-         job->dt, job->steps * job->dt, job->order, courant);
-  const double ppw = tw_points_per_wavelength(job, v->vmin), thr = tw_ppw_warn_threshold(job->order);
-  if (ppw < 1e30) {
-    printf("dispersion   %.1f points per wavelength at 2.5 x the peak frequency\n", ppw);
-    if (ppw < thr)
-      printf("warning: %.1f points per wavelength is low for order %d (want >= %.0f): expect numerical "
-             "dispersion; refine d or lower the frequency\n", ppw, job->order, thr);
-  }
+  printf("time         %ld steps of dt = %.6g s (%.4g s), order %d\n", job->steps, job->dt, job->steps * job->dt,
+         job->order);
+  double dmin = g->d[0];
+  for (int a = 1; a < 3; a++) dmin = g->d[a] < dmin ? g->d[a] : dmin;
+  printf("stability    dt / stable limit = %.3f (<= 1 is stable; %s); c dt / d = %.3f (vmax, smallest d)\n",
+         tw_courant(job->order, job->d, val->vmax, job->dt),
+         job->dt_given ? "time.dt as given" : "time.dt_margin x the limit", val->vmax * job->dt / dmin);
+  if (isfinite(val->ppw))
+    printf("dispersion   %.1f points per wavelength at %.1f Hz (%s)\n", val->ppw, val->fmax,
+           val->fmax_from_file ? "where a wavelet file's spectrum stays below 3.3% of its peak"
+                               : "2.5 x the Ricker's peak frequency");
   printf("sources      %d; receivers %ld every %d steps (%ld samples); snapshots %d\n", job->nsources, job->nrec,
          job->rec_interval, job->steps / job->rec_interval + 1, job->nsnap);
-  printf("kernel       %s\n", kernel);
+  printf("kernel       %s\n", val->kernel);
   const double host_avail = (double)tw_host_memory_available();
-  printf("memory       host %s (available %s)", tw_format_bytes(est.host_bytes, hb, sizeof hb),
+  printf("memory       host %s (available %s)", tw_format_bytes(val->est.host_bytes, hb, sizeof hb),
          host_avail > 0 ? tw_format_bytes(host_avail, ab, sizeof ab) : "unknown");
-  if (est.device_bytes > 0) printf(", device %s", tw_format_bytes(est.device_bytes, db, sizeof db));
-  if (est.window_planes) printf(", window of %d x-planes", est.window_planes);
+  if (val->est.device_bytes > 0) printf(", device %s", tw_format_bytes(val->est.device_bytes, db, sizeof db));
+  if (val->est.window_planes) printf(", window of %d x-planes", val->est.window_planes);
   printf("\n");
-  if (tw_estimate_fits(job, kernel, &est, &err)) return tw_app_fail(&err);
-  if (check_writable(out, &err)) return tw_app_fail(&err);
-  printf("output       %s (writable)\n", out);
-  if (job->ckpt && report_checkpoint(job, &est, out, &err)) return tw_app_fail(&err);
+  if (val->run_seconds > 0) {
+    char rt[32];
+    fmt_seconds(val->run_seconds, rt, sizeof rt);
+    printf("run time     about %s of computing (%s)\n", rt, val->run_basis);
+  }
+  printf("output       %s: about %s (traces %s, snapshots %s)", out, tw_format_bytes(val->output_bytes, ob, sizeof ob),
+         tw_format_bytes(val->trace_bytes, tb, sizeof tb), tw_format_bytes(val->snapshot_bytes, sb, sizeof sb));
+  if (val->free_bytes >= 0) printf("; %s free there", tw_format_bytes(val->free_bytes, fb, sizeof fb));
+  printf("\n");
+  if (val->output_exists) printf("             %s exists: a run will replace it\n", out);
+  for (int i = 0; i < val->nstale; i++)
+    printf("stale        %s: left by an earlier run that was killed (its process is gone); the next run of this "
+           "output removes it\n", val->stale[i]);
+  tw_error err = {0};
+  if (job->ckpt && report_checkpoint(job, &val->est, out, &err)) return tw_app_fail(&err);
+  for (int i = 0; i < val->nwarn; i++) printf("warning: %s\n", val->warn[i]);
   printf("ok\n");
   return TW_EXIT_OK;
 }
@@ -113,17 +120,14 @@ static int run_check(int argc, char **argv) {
   int rc = tw_app_load_job("check", argc, argv, &a, &job);
   if (rc) return rc;
   tw_error err = {0};
-  tw_velocity *v = NULL;
-  char kernel[32];
-  tw_status st = tw_kernel_resolve(job->kernel, kernel, sizeof kernel, &err);
-  if (st) tw_error_prefix(&err, "%s", a.job);
-  tw_estimate est;
-  if (!st) st = tw_estimate_job(job, kernel, &est, &err);
-  if (!st) st = tw_estimate_fits(job, kernel, &est, &err); /* before the model is read */
-  if (!st) st = tw_velocity_load(job, &v, &err);
-  if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, &err);
-  rc = st ? tw_app_fail(&err) : report(job, v, kernel, a.output ? a.output : job->output);
-  tw_velocity_destroy(v);
+  tw_validation val;
+  const char *out = a.output ? a.output : job->output;
+  if (tw_job_validate(job, out, TW_VALIDATE_CHECK, &val, NULL, &err)) {
+    rc = tw_app_fail(&err);
+  } else {
+    rc = report(job, &val, out);
+  }
+  tw_validation_free(&val);
   tw_job_destroy(job);
   tw_app_job_args_free(&a);
   return rc;
@@ -131,13 +135,17 @@ static int run_check(int argc, char **argv) {
 
 static void help_check(FILE *o) {
   fprintf(o, "usage: torrewave check JOB.cfg [--set key=value]... [-o OUT.h5]\n\n"
-             "Validate a job without running it. Prints the padded grid, dt and the Courant number, points per\n"
-             "wavelength (with a warning when low for the order), host and device memory estimates against what\n"
-             "is available, and checks that the output path is writable. With a checkpoint group: the size of a\n"
-             "checkpoint, its write time at this disk's speed (measured with a 64 MiB probe beside it), whether\n"
-             "it is written in the background, and a checkpoint already there. Exit status 0 when the job can run,\n"
-             "1 on any error (the message names the job file, line, key, value and what is allowed).\n");
+             "Validate a job without running it, exactly as `torrewave run` validates it before computing: the job\n"
+             "file, the model (velocities in the physical range), the wavelets (files read; float32 range; their\n"
+             "highest frequency), sources and receivers against a free surface, memory, and the output (its name\n"
+             "is not an input, a link or a device; its folder is writable; it fits the free space). Prints the\n"
+             "padded grid, dt against the stability limit and c dt / d, points per wavelength, memory, an estimate\n"
+             "of the run time, the output's size, whether it replaces a file, temporaries left by earlier runs that\n"
+             "were killed, and every warning. With a checkpoint group: the size of a checkpoint, its write time at\n"
+             "this disk's speed (measured with a 64 MiB probe beside it), whether it is written in the background,\n"
+             "and a checkpoint already there. Exit status 0 when the job can run, 1 on any error (the message\n"
+             "names the job file, line, key, value and what is allowed).\n");
 }
 
-const tw_command tw_cmd_check = {"check", "validate a job: grid, dt, Courant number, memory, output", run_check,
+const tw_command tw_cmd_check = {"check", "validate a job: grid, dt, dispersion, memory, run time, output", run_check,
                                  help_check};

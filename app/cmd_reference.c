@@ -31,6 +31,10 @@ static int run_reference(int argc, char **argv) {
   const double t0 = tw_wall_seconds();
   if (!out) {
     rc = tw_app_fail(&(tw_error){TW_ENOMEM, "out of memory"});
+  } else if (job->nrec == 0) {
+    tw_error_set(&err, TW_ECONFIG, "%s: receivers: the job has no receivers, so there is no reference to compute; "
+                 "add receivers.points, .lines or .grids", a.job);
+    rc = tw_app_fail(&err);
   } else if (tw_reference_write(job, out, &err)) {
     rc = tw_app_fail(&err);
   } else {

@@ -20,12 +20,15 @@ static void on_signal(int sig) {
 typedef struct {
   int tty, quiet;
   double last_print;
-  long step0;        /* the first step of this run (a resumed run's checkpoint step): the ETA's origin */
-  const tw_job *job; /* dt is set when the run has read the model (tw_job_finalize) */
+  long step0;        /* the ETA's origin: the first report after the first block (which pays for */
+  const tw_job *job; /* warm-up and first touches of memory, and would mislead it), at elapsed0 */
+  int ref;           /* step0 and elapsed0 are set (before: a resumed run's checkpoint step) */
+  double elapsed0;
 } progress_state;
 
 static void fmt_eta(double s, char *buf, size_t n) {
-  if (!(s >= 0) || s > 1e7) snprintf(buf, n, "--");
+  if (!(s >= 0) || s > 100 * 86400.0) snprintf(buf, n, "--");
+  else if (s >= 86400) snprintf(buf, n, "%dd%02dh", (int)(s / 86400), (int)(s / 3600) % 24);
   else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
   else if (s >= 60) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
   else snprintf(buf, n, "%.0fs", s);
@@ -36,15 +39,24 @@ static void on_progress(void *user, long step, long steps, double elapsed, doubl
   if (p->quiet) return;
   const double now = tw_wall_seconds();
   if (elapsed == 0.0) p->step0 = step; /* a resumed run announces its first step */
+  else if (!p->ref) p->ref = 1, p->step0 = step, p->elapsed0 = elapsed;
   const int done = step >= steps;
   if (!done && now - p->last_print < (p->tty ? 0.2 : 5.0)) return;
   p->last_print = now;
   char eta[32];
-  fmt_eta(step > p->step0 ? elapsed * (double)(steps - step) / (double)(step - p->step0) : -1, eta, sizeof eta);
-  fprintf(stderr, "%sstep %ld/%ld (%3.0f%%)  t = %.4f s  %.2f Gcell/s  ETA %s%s", p->tty ? "\r" : "", step, steps,
-          100.0 * step / steps, step * p->job->dt, cells_per_s / 1e9, eta, p->tty ? "\033[K" : "\n");
+  /* the rate since the reference; "--" until there is one */
+  fmt_eta(p->ref && step > p->step0 ? (elapsed - p->elapsed0) * (double)(steps - step) / (double)(step - p->step0) : -1,
+          eta, sizeof eta);
+  fprintf(stderr, "%sstep %ld/%ld (%3.0f%%)  t = %.4g s  %.3g Gcell/s  ETA %s%s", p->tty ? "\r" : "", step, steps,
+          100.0 * step / steps, step * p->job->dt, cells_per_s / 1e9, done ? "0s" : eta, p->tty ? "\033[K" : "\n");
   if (p->tty && done) fputc('\n', stderr);
   fflush(stderr);
+}
+
+/* The validation's findings, before the run starts. */
+static void on_message(void *user, int warning, const char *text) {
+  (void)user; /* printed with -q too: what the run removed, or what it warns about, must be said */
+  fprintf(stderr, "torrewave: %s%s\n", warning ? "warning: " : "", text);
 }
 
 static int should_stop(void *user) {
@@ -66,8 +78,8 @@ static int run_run(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
-  progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0.0, 0, job};
-  tw_run_hooks hooks = {on_progress, should_stop, &ps, a.resume};
+  progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0.0, 0, job, 0, 0.0};
+  tw_run_hooks hooks = {on_progress, should_stop, &ps, a.resume, on_message};
   tw_run_report rep;
   tw_status st = tw_run_job(job, out, &hooks, &rep, &err);
   if (st == TW_ESUSPEND) {
@@ -116,7 +128,10 @@ static void help_run(FILE *o) {
           "  -o, --output F   output file\n"
           "  -q, --quiet      no progress line\n"
           "  --resume         continue from the job's checkpoint (checkpoint = { ... } in the job file)\n\n"
-          "Progress goes to stderr (step, simulated time, Gcell/s, ETA). Ctrl-C stops the run and removes\n"
+          "Before computing, the job is validated as `torrewave check` does (its warnings are printed). The run\n"
+          "holds a lock on the output's name (OUT.h5.lock): a second run onto the same output fails at once,\n"
+          "naming the first. Temporaries of earlier runs of this output that were killed are removed (and\n"
+          "said so). Progress goes to stderr (step, simulated time, Gcell/s, ETA). Ctrl-C stops the run and removes\n"
           "the partial output. With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0),\n"
           "SIGTERM or SIGUSR1 writes a checkpoint at the next time block and exits 75; `run --resume`\n"
           "continues from the checkpoint bit for bit (also after a crash or SIGKILL, from the last one).\n"

@@ -42,13 +42,18 @@ int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(ar
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
-    if ((strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0) && i + 1 < argc) {
+    const int set = strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0, out = strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
+    if ((set || out) && i + 1 == argc)
+      return tw_app_usage(cmd, "%s needs a value: %s", s, set ? "--set key=value" : "-o FILE.h5");
+    if (set && i + 1 < argc) {
       if (!strchr(argv[i + 1], '=')) return tw_app_usage(cmd, "--set takes key=value, got \"%s\"", argv[i + 1]);
       a->sets[a->nsets++] = argv[++i];
     } else if (strncmp(s, "--set=", 6) == 0) {
       a->sets[a->nsets++] = s + 6;
-    } else if ((strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0) && i + 1 < argc) {
+    } else if (out && i + 1 < argc) {
       a->output = argv[++i];
+    } else if (strncmp(s, "--output=", 9) == 0) {
+      a->output = s + 9;
     } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
       a->quiet = 1;
     } else if (strcmp(s, "--resume") == 0 && strcmp(cmd, "run") == 0) {

@@ -29,7 +29,8 @@ extern "C" {
   X(TW_EMISMATCH, "EMISMATCH", "incompatible inputs")                            \
   X(TW_EINTR, "EINTR", "interrupted")                                            \
   X(TW_ESUSPEND, "ESUSPEND", "stopped after a checkpoint: resumable")            \
-  X(TW_EINTERNAL, "EINTERNAL", "internal error")
+  X(TW_EINTERNAL, "EINTERNAL", "internal error")                                \
+  X(TW_EBUSY, "EBUSY", "in use by another process")
 
 typedef enum {
 #define TW_X(code, name, text) code,

@@ -8,8 +8,10 @@
 #ifndef TW_IO_INTERNAL_H
 #define TW_IO_INTERNAL_H
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tw_io.h"
@@ -22,10 +24,21 @@ typedef struct {
   size_t len;
 } tw_h5_walk_data;
 
-/* H5E_WALK_UPWARD visits the most specific error first (n == 0): that is the useful one. */
+/* H5E_WALK_UPWARD visits the most specific error first (n == 0): that is the useful one. A failed
+ * system call's description holds the time, file, descriptor, buffer address and sizes besides
+ * "errno = 28, error message = 'No space left on device'": only the reason is kept (and, for a
+ * full disk, what to do). */
 static inline herr_t tw_h5_walk_cb(unsigned n, const H5E_error2_t *e, void *data) {
   tw_h5_walk_data *w = (tw_h5_walk_data *)data;
-  if (n == 0 && e && e->desc && e->desc[0]) snprintf(w->buf, w->len, "%s", e->desc);
+  if (n != 0 || !e || !e->desc || !e->desc[0]) return 0;
+  const char *en = strstr(e->desc, "errno = ");
+  if (en) {
+    const int code = atoi(en + 8);
+    snprintf(w->buf, w->len, "%s (errno %d)%s", strerror(code), code,
+             code == ENOSPC ? "; the file system is full: free space, or write the output elsewhere (-o)" : "");
+  } else {
+    snprintf(w->buf, w->len, "%s", e->desc);
+  }
   return 0;
 }
 
@@ -139,6 +152,8 @@ typedef struct {
   const long *step;
   const double *time;
   int has_vp;
+  const char *write_to; /* NULL: the sidecar's own name (via a temporary + rename); else this file,
+                           written directly (output.c publishes the pair itself) */
 } tw_xdmf_desc;
 
 #define TW_VIEWS "/snapshots/views"

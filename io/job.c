@@ -13,7 +13,9 @@
 #define _POSIX_C_SOURCE 200809L
 #include "tw_io.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stdarg.h>
@@ -525,6 +527,147 @@ static config_setting_t *copy_setting(config_setting_t *parent, const char *name
   return d;
 }
 
+/* ---------------------------------------------------------------- integer literals
+ * libconfig 1.5 (Debian and Ubuntu's) stores a decimal integer without an L suffix in 32 bits: 3000000000
+ * silently becomes −1294967296 and 99999999999999999999 becomes −1; with an L it clamps at 2^63 − 1.
+ * So the text is scanned before libconfig sees it: a literal beyond 32 bits gets its L (newer
+ * libconfig does that itself), one beyond 64 bits is an error that shows the literal as written. */
+
+typedef struct {
+  const ctx *c;
+  const char *ov;           /* the override, when the text is an override's value */
+  const char *text;
+} int_scan;
+
+static int name_char(char ch) {
+  return ((ch | 32) >= 'a' && (ch | 32) <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '*';
+}
+
+/* The name before the '=' or ':' that precedes position at on its line ("steps" in "steps = 1"). */
+static void key_before(const char *text, const char *at, char *buf, size_t n) {
+  const char *bol = at;
+  while (bol > text && bol[-1] != '\n') bol--;
+  const char *p = at;
+  while (p > bol && p[-1] != '=' && p[-1] != ':') p--;
+  buf[0] = '\0';
+  if (p == bol) return;
+  const char *e = p - 1;
+  while (e > bol && (e[-1] == ' ' || e[-1] == '\t')) e--;
+  const char *b = e;
+  while (b > bol && name_char(b[-1])) b--;
+  snprintf(buf, n, "%.*s", (int)(e - b), b);
+}
+
+static tw_status int_too_large(const int_scan *sc, const char *lit, size_t len) {
+  char key[128], loc[512];
+  if (sc->ov) {
+    const char *eq = strchr(sc->ov, '=');
+    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - sc->ov) : 0, sc->ov);
+    snprintf(loc, sizeof loc, "%s: --set %s", sc->c->name, sc->ov);
+  } else {
+    int line = 1;
+    for (const char *p = sc->text; p < lit; p++) line += *p == '\n';
+    key_before(sc->text, lit, key, sizeof key);
+    snprintf(loc, sizeof loc, "%s:%d", sc->c->name, line);
+  }
+  return tw_error_set(sc->c->err, TW_ECONFIG, "%s: %s%sinteger out of range: got %.*s; allowed "
+                      "-9223372036854775808..9223372036854775807 (64-bit integers)", loc, key, key[0] ? ": " : "",
+                      (int)(len > 60 ? 60 : len), lit);
+}
+
+/* Integer literal at p (after an optional sign at lit): its end in *end, 1 when it needs an L
+ * (beyond 32 bits, no suffix), 0 when not, −1 when beyond 64 bits. */
+static int int_literal(const char *lit, const char *p, const char **end) {
+  const int neg = lit < p && *lit == '-', hex = p[0] == '0' && (p[1] | 32) == 'x';
+  const char *d = hex ? p + 2 : p;
+  unsigned long long v = 0;
+  int over = 0;
+  for (; hex ? isxdigit((unsigned char)*d) : isdigit((unsigned char)*d); d++) {
+    const unsigned dig = isdigit((unsigned char)*d) ? (unsigned)(*d - '0') : (unsigned)((*d | 32) - 'a' + 10);
+    const unsigned base = hex ? 16u : 10u;
+    if (v > (~0ull - dig) / base) over = 1;
+    else v = v * base + dig;
+  }
+  *end = d;
+  const int suffix = *d == 'L';
+  while (**end == 'L') (*end)++;
+  const unsigned long long lim64 = neg ? 9223372036854775808ull : 9223372036854775807ull;
+  if (over || (!hex && v > lim64) || (hex && v > 0xffffffffffffffffull)) return -1;
+  const unsigned long long lim32 = neg ? 2147483648ull : 2147483647ull;
+  return !suffix && v > lim32;
+}
+
+/* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits. */
+static tw_status fix_integers(const ctx *c, const char *text, const char *ov, char **out) {
+  const int_scan sc = {c, ov, text};
+  size_t n = strlen(text), extra = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    char *o = pass ? malloc(n + extra + 1) : NULL;
+    if (pass && !o) return oom(c);
+    size_t w = 0;
+    const char *p = text;
+#define EMIT(from, to)                                        \
+  do {                                                        \
+    if (o) memcpy(o + w, (from), (size_t)((to) - (from)));   \
+    w += (size_t)((to) - (from));                             \
+  } while (0)
+    while (*p) {
+      const char *s = p;
+      if (*p == '"') { /* a string, with backslash escapes */
+        for (p++; *p && *p != '"'; p++)
+          if (*p == '\\' && p[1]) p++;
+        if (*p) p++;
+      } else if (*p == '#' || (p[0] == '/' && p[1] == '/') || *p == '@') {
+        while (*p && *p != '\n') p++;
+      } else if (p[0] == '/' && p[1] == '*') {
+        const char *e = strstr(p + 2, "*/");
+        p = e ? e + 2 : p + strlen(p);
+      } else if (((*p | 32) >= 'a' && (*p | 32) <= 'z') || *p == '*') {
+        while (name_char(*p)) p++;
+      } else if (isdigit((unsigned char)*p) || ((*p == '-' || *p == '+') && isdigit((unsigned char)p[1]))) {
+        const char *digits = isdigit((unsigned char)*p) ? p : p + 1, *e;
+        const int hex = digits[0] == '0' && (digits[1] | 32) == 'x';
+        const char *q = digits;
+        while (isdigit((unsigned char)*q)) q++;
+        if (!hex && (*q == '.' || (*q | 32) == 'e')) { /* a float: skip it whole */
+          if (*q == '.') q++;
+          while (isdigit((unsigned char)*q)) q++;
+          if ((*q | 32) == 'e') {
+            q++;
+            if (*q == '-' || *q == '+') q++;
+            while (isdigit((unsigned char)*q)) q++;
+          }
+          p = q;
+        } else {
+          const int need = int_literal(p, digits, &e);
+          if (need < 0) {
+            free(o);
+            return int_too_large(&sc, p, (size_t)(e - p));
+          }
+          const char *digits_end = e;
+          while (digits_end > digits && digits_end[-1] == 'L') digits_end--;
+          if (need) {
+            EMIT(s, digits_end);
+            EMIT("L", "L" + 1);
+            s = digits_end;
+            extra += pass ? 0 : 1;
+          }
+          p = e;
+        }
+      } else {
+        p++;
+      }
+      EMIT(s, p);
+    }
+#undef EMIT
+    if (pass) {
+      o[w] = '\0';
+      *out = o;
+    }
+  }
+  return TW_OK;
+}
+
 /* Parse "v = VALUE;" into scratch (a bare word is retried as a string). Returns the value or NULL. */
 static const config_setting_t *parse_value(config_t *scratch, const char *val, const char **why) {
   size_t n = strlen(val) + 16;
@@ -608,10 +751,13 @@ static tw_status apply_override(const ctx *c, config_t *cfg, const char *ov) {
   const char *lp = NULL;
   TRY(ov_parent(c, cfg, ov, ov, klen, &parent, &lp, gpath, sizeof gpath));
   snprintf(leaf, sizeof leaf, "%.*s", (int)(eq - lp), lp);
+  char *val = NULL;
+  TRY(fix_integers(c, eq + 1, ov, &val));
   config_t scratch;
   config_init(&scratch);
   const char *why = NULL;
-  const config_setting_t *v = parse_value(&scratch, eq + 1, &why);
+  const config_setting_t *v = parse_value(&scratch, val, &why);
+  free(val);
   if (!v) {
     snprintf(msg, sizeof msg, "cannot parse the value: got %s (%s); allowed a value in job-file syntax, e.g. 10, "
              "2.5, \"text\", [1, 2, 3] (a bare word is a string)", eq + 1, why);
@@ -629,7 +775,11 @@ static tw_status apply_override(const ctx *c, config_t *cfg, const char *ov) {
 
 /* Parse text (libconfig syntax errors become "file:line: syntax error: ...") and apply overrides. */
 static tw_status build_config(const ctx *c, const char *text, const char *const *ov, int nov, config_t *cfg) {
-  if (!config_read_string(cfg, text)) {
+  char *fixed = NULL;
+  TRY(fix_integers(c, text, NULL, &fixed));
+  const int ok = config_read_string(cfg, fixed);
+  free(fixed);
+  if (!ok) {
     const char *f = config_error_file(cfg) ? config_error_file(cfg) : c->name;
     const char *t = config_error_text(cfg) ? config_error_text(cfg) : "syntax error";
     return tw_error_set(c->err, TW_ECONFIG, "%s:%d: syntax error%s%s; check this line and the one before it "
@@ -730,6 +880,27 @@ static tw_status parse_boundary(const ctx *c, const config_setting_t *root, tw_j
 
 /* ---------------------------------------------------------------- model */
 
+static tw_status parse_vp_range(const ctx *c, const config_setting_t *m, tw_job *j) {
+  j->model.vp_range[0] = TW_VP_MIN;
+  j->model.vp_range[1] = TW_VP_MAX;
+  TRY(key_vec(c, m, "vp_range", 0, 2, 0.0, INFINITY, 1, "a positive velocity (m/s)", j->model.vp_range));
+  if (j->model.vp_range[0] < j->model.vp_range[1]) return TW_OK;
+  return bad(c, member(m, "vp_range"), "the range is empty", "expected [slowest, fastest] in m/s, slowest < fastest");
+}
+
+/* A velocity of the job file (s: its setting) inside the model's allowed range. */
+static tw_status check_vp(const ctx *c, const config_setting_t *s, const tw_job *j, double v, const char *at) {
+  if (v >= j->model.vp_range[0] && v <= j->model.vp_range[1]) return TW_OK;
+  char allowed[480], hint[160], a[64], b[64], what[160];
+  fmt_double(a, sizeof a, j->model.vp_range[0]);
+  fmt_double(b, sizeof b, j->model.vp_range[1]);
+  tw_velocity_hint(v, j->model.vp_range, hint, sizeof hint);
+  snprintf(what, sizeof what, "velocity outside the physical range%s", at);
+  snprintf(allowed, sizeof allowed, "allowed %s..%s m/s (model.vp_range widens it)%s%s", a, b, hint[0] ? "; " : "",
+           hint);
+  return bad(c, s, what, allowed);
+}
+
 static tw_status parse_layers(const ctx *c, const config_setting_t *m, tw_job *j) {
   static const char *const keys[] = {"top", "vp", NULL};
   config_setting_t *l;
@@ -744,6 +915,7 @@ static tw_status parse_layers(const ctx *c, const config_setting_t *m, tw_job *j
     tw_layer *L = &j->model.layers[i];
     TRY(key_double(c, e, "top", 1, -INFINITY, INFINITY, 0, "a depth (metres)", &L->top));
     TRY(key_double(c, e, "vp", 1, 0.0, INFINITY, 1, "a positive velocity (m/s)", &L->vp));
+    TRY(check_vp(c, member(e, "vp"), j, L->vp, ""));
     j->model.nlayers = i + 1;
     char allowed[160], v[64];
     fmt_double(v, sizeof v, i ? j->model.layers[i - 1].top : j->origin[2]);
@@ -764,7 +936,16 @@ static tw_status parse_gradient(const ctx *c, const config_setting_t *m, tw_job 
   TRY(key_double(c, m, "gradient", 0, -INFINITY, INFINITY, 0, "a velocity gradient (1/s)", &j->model.gradient));
   double z0 = j->origin[2], z1 = z0 + (j->n[2] - 1) * j->d[2];
   double v0 = j->model.vp0 + j->model.gradient * z0, v1 = j->model.vp0 + j->model.gradient * z1;
-  if (v0 > 0 && v1 > 0) return TW_OK;
+  if (v0 > 0 && v1 > 0) {
+    /* a linear profile: its extremes are at the model's top and bottom */
+    const double bad_v = (v0 < j->model.vp_range[0] || v0 > j->model.vp_range[1]) ? v0 : v1;
+    const double bad_z = bad_v == v0 ? z0 : z1;
+    char at[96], zs[64];
+    fmt_double(zs, sizeof zs, bad_z);
+    snprintf(at, sizeof at, " (vp0 + gradient * z at z = %s)", zs);
+    const config_setting_t *blame = (bad_z == z0 || !member(m, "gradient")) ? member(m, "vp0") : member(m, "gradient");
+    return check_vp(c, blame, j, bad_v, at);
+  }
   char allowed[512], a[64], b[64], v[64];
   fmt_double(a, sizeof a, z0);
   fmt_double(b, sizeof b, z1);
@@ -805,7 +986,8 @@ static tw_status parse_model_body(const ctx *c, const config_setting_t *m, tw_jo
   const char *ds = "vp";
   switch (j->model.type) {
     case TW_MODEL_CONSTANT:
-      return key_double(c, m, "vp", 1, 0.0, INFINITY, 1, "a positive velocity (m/s)", &j->model.vp);
+      TRY(key_double(c, m, "vp", 1, 0.0, INFINITY, 1, "a positive velocity (m/s)", &j->model.vp));
+      return check_vp(c, member(m, "vp"), j, j->model.vp, "");
     case TW_MODEL_LAYERED: return parse_layers(c, m, j);
     case TW_MODEL_GRADIENT: return parse_gradient(c, m, j);
     case TW_MODEL_HDF5:
@@ -820,16 +1002,18 @@ static tw_status parse_model_body(const ctx *c, const config_setting_t *m, tw_jo
 
 static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job *j) {
   static const char *const types[] = {"constant", "layered", "gradient", "hdf5", "raw", "segy", NULL};
-  static const char *const k_const[] = {"type", "vp", NULL}, *const k_layer[] = {"type", "layers", NULL},
-                           *const k_grad[] = {"type", "vp0", "gradient", NULL},
-                           *const k_hdf5[] = {"type", "file", "dataset", NULL}, *const k_raw[] = {"type", "file", NULL},
-                           *const k_segy[] = {"type", "file", "inline_byte", "crossline_byte", NULL};
+  static const char *const k_const[] = {"type", "vp", "vp_range", NULL},
+                           *const k_layer[] = {"type", "layers", "vp_range", NULL},
+                           *const k_grad[] = {"type", "vp0", "gradient", "vp_range", NULL},
+                           *const k_hdf5[] = {"type", "file", "dataset", "vp_range", NULL},
+                           *const k_raw[] = {"type", "file", "vp_range", NULL},
+                           *const k_segy[] = {"type", "file", "inline_byte", "crossline_byte", "vp_range", NULL};
   static const char *const *const keys[] = {k_const, k_layer, k_grad, k_hdf5, k_raw, k_segy};
   config_setting_t *m;
   int t = 0;
   char scope[64];
   static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", "inline_byte",
-                                      "crossline_byte", NULL};
+                                      "crossline_byte", "vp_range", NULL};
   TRY(key_group(c, root, "model", 1, &m));
   j->model.line = (int)config_setting_source_line(m);
   TRY(check_keys(c, m, k_all, "model"));
@@ -837,6 +1021,7 @@ static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job 
   j->model.type = (tw_model_type)t;
   snprintf(scope, sizeof scope, "a model of type \"%s\"", types[t]);
   TRY(check_keys(c, m, keys[t], scope));
+  TRY(parse_vp_range(c, m, j));
   return parse_model_body(c, m, j);
 }
 
@@ -866,7 +1051,9 @@ static tw_status parse_wavelet(const ctx *c, const config_setting_t *src, tw_wav
   w->delay = 1.5 / w->frequency;
   w->amplitude = 1.0;
   TRY(key_double(c, g, "delay", 0, 0.0, INFINITY, 0, "a delay >= 0 (seconds)", &w->delay));
-  return key_double(c, g, "amplitude", 0, -INFINITY, INFINITY, 0, "a finite amplitude", &w->amplitude);
+  /* s(t) is stored in float32 (its peak is the amplitude): beyond FLT_MAX it would be inf */
+  return key_double(c, g, "amplitude", 0, -FLT_MAX, FLT_MAX, 0, "an amplitude within the float32 range",
+                    &w->amplitude);
 }
 
 static tw_status parse_source(const ctx *c, const config_setting_t *e, const tw_job *j, tw_source_spec *s) {
@@ -891,7 +1078,10 @@ static tw_status parse_sources(const ctx *c, const config_setting_t *root, tw_jo
   if (n == 0) return bad(c, l, "must hold at least one source", "expected ( { position = [x, y, z]; wavelet = ... }, ... )");
   if (!(j->sources = calloc((size_t)n, sizeof *j->sources))) return oom(c);
   j->nsources = n;
-  for (int i = 0; i < n; i++) TRY(parse_source(c, config_setting_get_elem(l, (unsigned)i), j, &j->sources[i]));
+  for (int i = 0; i < n; i++) {
+    j->sources[i].wavelet.source = i;
+    TRY(parse_source(c, config_setting_get_elem(l, (unsigned)i), j, &j->sources[i]));
+  }
   return TW_OK;
 }
 
@@ -922,10 +1112,25 @@ static void rec_push(tw_job *j, double x, double y, double z) {
   j->nrec++;
 }
 
+/* Receivers [first, nrec) came from setting s (tw_rec_group). */
+static tw_status rec_group(const ctx *c, const config_setting_t *s, tw_job *j, long first) {
+  if (j->nrec == first) return TW_OK;
+  tw_rec_group *g = realloc(j->rec_groups, (size_t)(j->nrec_groups + 1) * sizeof *g);
+  if (!g) return oom(c);
+  j->rec_groups = g;
+  g += j->nrec_groups++;
+  g->first = first;
+  g->count = j->nrec - first;
+  g->line = (int)config_setting_source_line(s);
+  path_of(s, g->key, sizeof g->key);
+  return TW_OK;
+}
+
 static tw_status parse_points(const ctx *c, const config_setting_t *r, tw_job *j, recbuf *rb) {
   config_setting_t *l;
   TRY(key_list(c, r, "points", 0, "( [x, y, z], ... )", &l));
   if (!l) return TW_OK;
+  const long first = j->nrec;
   for (int i = 0; i < config_setting_length(l); i++) {
     config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
     double p[3];
@@ -934,7 +1139,7 @@ static tw_status parse_points(const ctx *c, const config_setting_t *r, tw_job *j
     TRY(rec_reserve(c, e, j, rb, 1));
     rec_push(j, p[0], p[1], p[2]);
   }
-  return TW_OK;
+  return rec_group(c, l, j, first);
 }
 
 static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, recbuf *rb) {
@@ -950,6 +1155,7 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
   TRY(check_inside(c, member(e, "from"), j, a));
   if (n > 1) TRY(check_inside(c, member(e, "to"), j, b));
   TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n));
+  const long first = j->nrec;
   for (long i = 0; i < n; i++) {
     if (i == n - 1 && n > 1) {
       rec_push(j, b[0], b[1], b[2]);
@@ -958,7 +1164,7 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
     double t = n > 1 ? (double)i / (double)(n - 1) : 0.0;
     rec_push(j, a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
   }
-  return TW_OK;
+  return rec_group(c, e, j, first);
 }
 
 static tw_status check_grid_extent(const ctx *c, const config_setting_t *e, const tw_job *j, const double o[2],
@@ -990,9 +1196,10 @@ static tw_status parse_rgrid(const ctx *c, const config_setting_t *e, tw_job *j,
   TRY(key_double(c, e, "depth", 1, -INFINITY, INFINITY, 0, "a finite depth (metres)", &z));
   TRY(check_grid_extent(c, e, j, o, s, n, z));
   TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n[0] * (double)n[1]));
+  const long first = j->nrec;
   for (long ix = 0; ix < n[0]; ix++)
     for (long iy = 0; iy < n[1]; iy++) rec_push(j, o[0] + (double)ix * s[0], o[1] + (double)iy * s[1], z);
-  return TW_OK;
+  return rec_group(c, e, j, first);
 }
 
 typedef tw_status (*elem_parser)(const ctx *, const config_setting_t *, tw_job *, recbuf *);
@@ -1314,6 +1521,7 @@ void tw_job_destroy(tw_job *job) {
   for (int i = 0; job->sources && i < job->nsources; i++) free(job->sources[i].wavelet.file);
   free(job->sources);
   free(job->rec);
+  free(job->rec_groups);
   free(job->snap_steps);
   free(job->output);
   free(job->ckpt_file);
@@ -1395,7 +1603,7 @@ static tw_status fin_dt(tw_job *job, double vmax, tw_error *err) {
   fmt_double(l, sizeof l, lim);
   fmt_double(v, sizeof v, vmax);
   snprintf(allowed, sizeof allowed, "the stability limit for order %d, d = [%s, %s, %s] m and vmax = %s m/s is %s s "
-           "(Courant number %.4g > 1); use a smaller time.dt or omit it", job->order, d[0], d[1], d[2], v, l, cr);
+           "(dt / stable limit = %.4g > 1); use a smaller time.dt or omit it", job->order, d[0], d[1], d[2], v, l, cr);
   return fin_error(job, err, TW_EUNSTABLE, "time.dt", -1, "time step above the stability limit", got, allowed);
 }
 

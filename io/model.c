@@ -1,7 +1,7 @@
 /* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
  * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is
- * [nx][ny][nz], z fastest, every
- * value positive and finite (checked here, so no solver ever sees a bad velocity).
+ * [nx][ny][nz], z fastest, every value inside the physical range model.vp_range (checked here, so no
+ * solver ever sees a bad velocity; a value outside is refused with a units or byte-order hint).
  *
  * Errors start with "<job file>:<model line>: model...:" and name the file, the dataset, the
  * attribute and the values involved. Nothing here prints. */
@@ -37,22 +37,61 @@ static void unravel(size_t idx, const int n[3], int ijk[3]) {
   ijk[0] = (int)(idx / (size_t)n[1]);
 }
 
-/* Every value positive and finite; fills vmin/vmax. `what` names the source of the values in the
- * message ("'vp.h5':/vp", "gradient model"). The first bad value is reported. */
+void tw_vp_range(const tw_model_spec *m, double range[2]) {
+  const int given = m->vp_range[1] > 0;
+  range[0] = given ? m->vp_range[0] : TW_VP_MIN;
+  range[1] = given ? m->vp_range[1] : TW_VP_MAX;
+}
+
+const char *tw_velocity_hint(double v, const double range[2], char *buf, size_t len) {
+  if (v > 0 && v * 1000.0 >= range[0] && v * 1000.0 <= range[1])
+    snprintf(buf, len, "is the model in km/s? velocities are in m/s (multiply by 1000)");
+  else if (v > range[1] && v * 0.3048 >= range[0] && v * 0.3048 <= range[1])
+    snprintf(buf, len, "is the model in ft/s? velocities are in m/s (multiply by 0.3048)");
+  else
+    snprintf(buf, len, "%s", "");
+  return buf;
+}
+
+static float swapped(float x) {
+  unsigned char b[4], t;
+  memcpy(b, &x, 4);
+  t = b[0], b[0] = b[3], b[3] = t;
+  t = b[1], b[1] = b[2], b[2] = t;
+  memcpy(&x, b, 4);
+  return x;
+}
+
+/* Every value inside the model's allowed range (tw_vp_range: positive, finite, physical); fills
+ * vmin/vmax. `what` names the source of the values in the message ("'vp.h5':/vp", "gradient
+ * model"). The first bad value is reported, with a hint: a raw file whose bytes, swapped, give
+ * a velocity in range is big-endian; one in range times 1000 is in km/s. */
 static tw_status check_values(const tw_job *job, tw_velocity *v, const char *what, tw_error *err) {
   size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
+  double range[2];
+  tw_vp_range(&job->model, range);
+  const float rlo = (float)range[0], rhi = (float)range[1];
   float lo = INFINITY, hi = -INFINITY;
   for (size_t c = 0; c < ncell; c++) {
     float x = v->vp[c];
-    if (!(x > 0.0f) || !isfinite(x)) {
-      char where[1200];
+    if (!(x >= rlo && x <= rhi)) { /* also NaN */
+      char where[1200], hint[200] = "", rng[96];
       int ijk[3];
       model_where(job, where, sizeof where);
       unravel(c, v->n, ijk);
+      const float sw = swapped(x);
+      if (job->model.type == TW_MODEL_RAW && sw >= rlo && sw <= rhi)
+        snprintf(hint, sizeof hint, "; the file looks big-endian (this value byte-swapped is %g m/s): raw models are "
+                 "float32 little-endian, convert it (numpy: a.astype('<f4').tofile(...))", (double)sw);
+      else if (isfinite(x)) {
+        char h[160];
+        if (tw_velocity_hint(x, range, h, sizeof h)[0]) snprintf(hint, sizeof hint, "; %s", h);
+      }
+      snprintf(rng, sizeof rng, "%g..%g m/s", range[0], range[1]);
       return tw_error_set(err, TW_EFORMAT,
-                          "%s: model: %s: velocity %g at cell (i, j, k) = (%d, %d, %d); velocities must be "
-                          "positive and finite",
-                          where, what, (double)x, ijk[0], ijk[1], ijk[2]);
+                          "%s: model: %s: velocity %g at cell (i, j, k) = (%d, %d, %d) is outside the physical "
+                          "range: allowed %s (model.vp_range widens it)%s",
+                          where, what, (double)x, ijk[0], ijk[1], ijk[2], rng, hint);
     }
     if (x < lo) lo = x;
     if (x > hi) hi = x;

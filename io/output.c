@@ -264,6 +264,41 @@ static void trace_chunk(long nrec, long nsamples, hsize_t chunk[2]) {
 
 static const char coords_meaning[] = "x, y, z in metres, model coordinates (z is depth, positive down)";
 
+/* /<group>/cells, weights, coords_used (and interpolation: a dataset per point when per_point, else
+ * an attribute of the group) from pt (tw_points_at). */
+static tw_status write_points(tw_output *o, hid_t g, const char *group, const tw_points_at *pt, int per_point,
+                              tw_error *err) {
+  if (!pt || pt->n <= 0 || !pt->cells) return TW_OK;
+  static const char *const names[2] = {"nearest", "trilinear"};
+  char name[64];
+  hsize_t cd[3] = {(hsize_t)pt->n, (hsize_t)pt->taps, 3};
+  snprintf(name, sizeof name, "%s/cells", group);
+  tw_status st = write_whole(o, name, H5T_STD_I32LE, H5T_NATIVE_INT, 3, cd, pt->cells, "1",
+                             "model cells (i, j, k) each point reads or feeds (tw_place), -1 in unused slots; with a "
+                             "free surface, cells with k = 0 add or record nothing (p = 0 there)", NULL, err);
+  snprintf(name, sizeof name, "%s/weights", group);
+  if (!st) st = write_whole(o, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, cd, pt->weights, "1",
+                            "interpolation weights of those cells (sum 1; 0 in unused slots)", NULL, err);
+  hsize_t ud[2] = {(hsize_t)pt->n, 3};
+  snprintf(name, sizeof name, "%s/coords_used", group);
+  if (!st) st = write_whole(o, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, ud, pt->used, "m",
+                            "the position the weights stand for, sum of w * x(cell): a nearest point's cell, a "
+                            "trilinear point itself; x, y, z in metres, model coordinates", NULL, err);
+  if (st || !per_point) return st ? st : attr_string(o, g, group, "interpolation", names[pt->interp[0] != 0], err);
+  const char **v = malloc((size_t)pt->n * sizeof *v);
+  if (!v) return tw_error_set(err, TW_ENOMEM, "output '%s': out of memory", o->path);
+  for (long i = 0; i < pt->n; i++) v[i] = names[pt->interp[i] != 0];
+  hid_t t = H5Tcopy(H5T_C_S1);
+  snprintf(name, sizeof name, "%s/interpolation", group);
+  if (t < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0)
+    st = h5fail(o, err, "dataset %s: string type failed", name);
+  hsize_t nd = (hsize_t)pt->n;
+  if (!st) st = write_whole(o, name, t, t, 1, &nd, v, "1", "\"nearest\" or \"trilinear\", per source", NULL, err);
+  if (t >= 0) H5Tclose(t);
+  free(v);
+  return st;
+}
+
 static tw_status write_receivers(tw_output *o, const tw_output_desc *d, tw_error *err) {
   hid_t g = make_group(o, "/receivers", err);
   if (g < 0) return TW_EIO;
@@ -288,6 +323,7 @@ static tw_status write_receivers(tw_output *o, const tw_output_desc *d, tw_error
       st = tw_error_set(err, TW_ENOMEM, "output '%s': cannot allocate the trace buffer (%ld x %ld floats)", o->path,
                         d->nrec, o->tchunk);
   }
+  if (!st && d->rec_at && d->rec_at->n == d->nrec) st = write_points(o, g, "/receivers", d->rec_at, 0, err);
   if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /receivers: close failed");
   return st;
 }
@@ -311,6 +347,7 @@ static tw_status write_sources(tw_output *o, const tw_output_desc *d, tw_error *
     if (!st) st = attr_doubles(o, ds, "/sources/wavelets", "dt", 0, &d->dt, err);
     if (ds >= 0 && H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset /sources/wavelets: close failed");
   }
+  if (!st && d->src_at && d->src_at->n == d->nsrc) st = write_points(o, g, "/sources", d->src_at, 1, err);
   if (H5Gclose(g) < 0 && !st) st = h5fail(o, err, "group /sources: close failed");
   return st;
 }
@@ -463,12 +500,16 @@ static tw_status check_desc(const tw_output_desc *d, tw_error *err) {
   return TW_OK;
 }
 
-/* Bytes the finished file will need, roughly: the data plus metadata slack. */
-static double expected_bytes(const tw_output_desc *d) {
+/* Where sources or receivers act: 12 B per tap cell, 8 per weight, 24 for the position used. */
+static double points_bytes(const tw_points_at *pt) {
+  return pt ? (double)pt->n * (20.0 * pt->taps + 24.0) : 0.0;
+}
+
+double tw_output_expected_bytes(const tw_output_desc *d) {
   double snap = (double)d->nsnap * d->snap_n[0] * d->snap_n[1] * d->snap_n[2];
   double model = d->vp ? (double)d->job->n[0] * d->job->n[1] * d->job->n[2] : 0.0;
   double values = (double)d->nrec * (double)d->nsamples + snap + model + (double)d->nsrc * (double)(d->steps + 1);
-  double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc);
+  double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc) + points_bytes(d->src_at) + points_bytes(d->rec_at);
   return data * 1.01 + (1 << 20);
 }
 
@@ -484,7 +525,7 @@ static tw_status check_space(const tw_output_desc *d, tw_error *err) {
   int ok = statvfs(slash ? dir : ".", &sv) == 0;
   free(dir);
   if (!ok || sv.f_blocks == 0) return TW_OK;
-  double avail = (double)sv.f_bavail * (double)sv.f_frsize, need = expected_bytes(d);
+  double avail = (double)sv.f_bavail * (double)sv.f_frsize, need = tw_output_expected_bytes(d);
   if (need <= avail) return TW_OK;
   char nb[32], ab[32];
   return tw_error_set(err, TW_EIO, "output '%s': needs about %s, but only %s is free on that file system", d->path,
@@ -779,21 +820,22 @@ tw_status tw_io_publish(const char *temp, const char *path, tw_error *err) {
   return TW_OK;
 }
 
-/* The XDMF sidecar lists the snapshots that were written; none written → no sidecar (and a stale
- * one of ours from an earlier run is removed). */
-static tw_status sidecar(tw_output *o, tw_error *err) {
+/* The XDMF sidecar lists the snapshots that were written; none written → no sidecar. It is written
+ * to "<sidecar>.part-<pid>" (*temp, malloc'd) before the .h5 is published; NULL when none. */
+static tw_status sidecar_prepare(tw_output *o, char **temp, tw_error *err) {
+  *temp = NULL;
   int count = 0;
   for (int s = 0; s < o->nsnap; s++) count += o->snap_step[s] >= 0;
-  if (count == 0) {
-    tw_xdmf_remove_stale(o->path);
-    return TW_OK;
-  }
+  if (count == 0) return TW_OK;
+  char *xpath = tw_xdmf_path(o->path);
   long *step = malloc((size_t)count * sizeof *step);
   double *time = malloc((size_t)count * sizeof *time);
+  char *t = xpath ? malloc(strlen(xpath) + 32) : NULL;
   tw_status st = TW_OK;
-  if (!step || !time) {
+  if (!step || !time || !t) {
     st = tw_error_set(err, TW_ENOMEM, "output '%s': out of memory writing the XDMF sidecar", o->path);
   } else {
+    sprintf(t, "%s.part-%ld", xpath, (long)getpid());
     int c = 0;
     for (int s = 0; s < o->nsnap; s++)
       if (o->snap_step[s] >= 0) step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;
@@ -804,11 +846,42 @@ static tw_status sidecar(tw_output *o, tw_error *err) {
                        count,
                        step,
                        time,
-                       o->model_n[0] > 0};
+                       o->model_n[0] > 0,
+                       t};
     st = tw_xdmf_write(&xd, err);
-    if (st) tw_error_prefix(err, "output '%s' is complete, but its XDMF sidecar is not", o->path);
   }
-  free(step), free(time);
+  if (!st) *temp = t;
+  else free(t);
+  free(step), free(time), free(xpath);
+  return st;
+}
+
+/* Publish the pair so that no reader ever sees a sidecar that belongs to another .h5: the new
+ * sidecar is complete under its temporary name first; then the old sidecar goes (one of ours
+ * only, when this run has none), the .h5 is renamed into place, and the new sidecar after it.
+ * In between, a reader sees an .h5 without a sidecar, never a mismatched pair. (Other torrewave
+ * runs cannot interleave: the run holds the output's lock, outpath.c.) A sidecar that could not
+ * be written does not hold back the .h5: it is published, and the error says so. */
+static tw_status publish_pair(tw_output *o, tw_error *err) {
+  char *xtemp = NULL;
+  tw_error xerr = {0};
+  const tw_status xst = sidecar_prepare(o, &xtemp, &xerr);
+  char *xpath = tw_xdmf_path(o->path);
+  if (xpath && (xst || !xtemp)) tw_xdmf_remove_stale(o->path);
+  else if (xpath) unlink(xpath);
+  tw_status st = publish(o, err);
+  if (st) {
+    if (xtemp) unlink(xtemp);
+  } else if (xst) {
+    *err = xerr;
+    st = tw_error_prefix(err, "output '%s' is complete, but its XDMF sidecar is not", o->path);
+  } else if (xtemp && xpath && rename(xtemp, xpath) != 0) {
+    st = tw_error_set(err, TW_EIO, "output '%s' is complete, but its XDMF sidecar is not: cannot rename '%s' to "
+                      "'%s': %s", o->path, xtemp, xpath, strerror(errno));
+    unlink(xtemp);
+  }
+  free(xtemp);
+  free(xpath);
   return st;
 }
 
@@ -847,12 +920,15 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
                                           o->path)
                            : flush_traces(o, err);
   if (!st) st = finish_file(o, err);
-  if (!st) st = publish(o, err);
   if (st) {
     tw_output_abort(o);
     return st;
   }
-  st = sidecar(o, err);
+  st = publish_pair(o, err);
+  if (st && tw_output_exists(o->temp)) { /* the .h5 itself was not published */
+    tw_output_abort(o);
+    return st;
+  }
   tw_error e2 = {0};
   tw_status st2 = write_segy(o, st ? &e2 : err); /* the first error is the one reported */
   if (!st) st = st2;

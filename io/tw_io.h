@@ -26,8 +26,16 @@ typedef enum {
 
 typedef struct { double top, vp; } tw_layer;
 
+/* Velocities a model may hold (m/s), unless model.vp_range says otherwise: 100 m/s is below
+ * every gas, fluid and rock of seismic interest (air 343, the slowest near-surface soils
+ * ~150-200); 20000 m/s is above any rock or metal (diamond ~18000). A value outside is almost
+ * always a units or byte-order error (km/s, a big-endian raw file), so it is refused with a hint. */
+#define TW_VP_MIN 100.0
+#define TW_VP_MAX 20000.0
+
 typedef struct {
   tw_model_type type;
+  double vp_range[2];        /* model.vp_range, default [TW_VP_MIN, TW_VP_MAX]; {0, 0} = the default */
   double vp;                 /* constant */
   tw_layer *layers;          /* layered: tops strictly increasing, first top <= model top */
   int nlayers;
@@ -48,8 +56,9 @@ typedef struct {
   double delay;              /* ricker t0, s; default 1.5 / frequency */
   double amplitude;          /* ricker A; default 1 */
   char *file;                /* file: one sample per line; stored resolved, like model.file */
-  double file_dt;            /* file: its sampling; 0 = the run's dt */
-  int line;
+  double file_dt;            /* file: its sampling; 0 = the run's dt (or the file's times) */
+  int line;                  /* job-file line of the wavelet group */
+  int source;                /* index of its source (messages: sources[i].wavelet) */
 } tw_wavelet_spec;
 
 typedef struct {
@@ -58,6 +67,14 @@ typedef struct {
   tw_wavelet_spec wavelet;
   int line;
 } tw_source_spec;
+
+/* Receivers rec[first .. first + count) came from the job-file key `key` ("receivers.points",
+ * "receivers.lines[2]", ...) at `line`; a point of "receivers.points" is element r − first. */
+typedef struct {
+  long first, count;
+  int line;
+  char key[40];
+} tw_rec_group;
 
 typedef struct tw_job {
   char *path;                /* job file path as given ("<string>" for text jobs) */
@@ -84,6 +101,8 @@ typedef struct tw_job {
   tw_interp rec_interp;      /* receivers.interpolation, default nearest */
   double (*rec)[3];          /* expanded receivers in order: points, lines, grids */
   long nrec;
+  tw_rec_group *rec_groups;  /* where each run of receivers came from (messages) */
+  int nrec_groups;
 
   long *snap_steps;          /* sorted, unique, each in 1..steps (every = k gives k, 2k, ...) */
   int nsnap;
@@ -127,8 +146,14 @@ double tw_ppw_warn_threshold(int order);                          /* 10 (order 2
 
 /* ---------------------------------------------------------------- velocity models */
 
+/* The allowed velocities of a model spec (its vp_range, or the default). */
+void tw_vp_range(const tw_model_spec *m, double range[2]);
+/* A hint for a velocity v outside range: "in km/s? ...", "in ft/s? ...", or "" (into buf). */
+const char *tw_velocity_hint(double v, const double range[2], char *buf, size_t len);
+
 /* The model's velocity on its own (unpadded) grid, [nx][ny][nz], z fastest, in m/s. Values are
- * checked positive and finite; a bad one is reported with its index (i, j, k). */
+ * checked inside tw_vp_range (finite, physical); a bad one is reported with its index (i, j, k)
+ * and a hint (km/s, ft/s, a big-endian raw file). */
 typedef struct tw_velocity {
   float *vp;
   int n[3];
@@ -163,6 +188,21 @@ tw_status tw_segy_check_job(const tw_job *job, char *what, size_t what_len, char
 
 typedef struct tw_output tw_output;
 
+/* Where sources or receivers act, beside their requested coordinates (tw_place on the grid, as
+ * placed: on a free surface the taps on k = 0 add or record nothing, p = 0 there). taps: per
+ * point, 1 (all nearest) or 8; cells [n][taps][3] model-cell indices (i, j, k), −1 in unused
+ * slots; weights [n][taps] (0 in unused slots; they sum to 1); used [n][3] the position the
+ * weights stand for, Σ w·x(cell) (a nearest point's cell; a trilinear point itself); interp [n]
+ * 0 nearest, 1 trilinear. */
+typedef struct tw_points_at {
+  long n;
+  int taps;
+  int *cells;
+  double *weights;
+  double (*used)[3];
+  unsigned char *interp;
+} tw_points_at;
+
 typedef struct {
   const tw_job *job;
   const char *path;          /* final name; written as "<path>.part-<pid>" and renamed on close */
@@ -187,7 +227,14 @@ typedef struct {
   const float *vp;
   long shot;                 /* shot index, 0 for a single-shot job (root attribute "shot"; the SEG-Y
                                 field record number is shot + 1) */
+  /* where the sources and receivers act (NULL: not written): /sources/cells, weights,
+   * coords_used, interpolation; /receivers/cells, weights, coords_used and attribute
+   * interpolation */
+  const tw_points_at *src_at, *rec_at;
 } tw_output_desc;
+
+/* Bytes the finished file will need, about: the data plus metadata slack. */
+double tw_output_expected_bytes(const tw_output_desc *d);
 
 tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error *err);
 /* Samples [first, first + count) of every receiver: traces[rec][count] (row stride count). */
@@ -204,6 +251,38 @@ tw_status tw_output_close(tw_output *o, tw_error *err);
 void tw_output_abort(tw_output *o);
 /* Temporary name in use (for messages and signal-time cleanup). */
 const char *tw_output_temp_path(const tw_output *o);
+
+/* ---------------------------------------------------------------- the output's name (outpath.c)
+ * An output and its sidecar may replace only regular files that are none of the job's inputs;
+ * a run holds a lock on the name (OUT.h5.lock, an fcntl lock) for its whole duration. */
+
+/* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
+ * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
+ * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode). probe: also
+ * create and remove "<path>.check-PID" (the folder accepts new files). */
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
+int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */
+double tw_output_free_bytes(const char *path);   /* free bytes on its file system, −1 unknown */
+
+/* Temporaries left by earlier runs of this output whose process is gone (kill -9, a crash):
+ * "<path>.part-PID", "<sidecar>.part-PID", "<segy>.part-PID", "<path>.check-PID". *names (free with
+ * tw_output_stale_free) lists them; with remove, they are deleted too (a run does it while it
+ * holds the lock). A live process (kill(pid, 0) succeeds) keeps its files. */
+tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err);
+void tw_output_stale_free(char **names, int count);
+
+typedef struct tw_output_lock tw_output_lock;
+/* Take the output's lock, failing at once with TW_EBUSY naming the holder's pid when another
+ * process holds it. Released (and the lock file removed) by tw_output_lock_release; the kernel releases
+ * it when the process dies. On a file system without locks (ENOLCK) it succeeds holding nothing
+ * (tw_output_lock_held says 0). fcntl locks belong to the process: one process does not conflict
+ * with itself. */
+tw_status tw_output_lock_take(const char *path, tw_output_lock **lock, tw_error *err);
+int tw_output_lock_held(const tw_output_lock *lock);
+void tw_output_lock_release(tw_output_lock *lock);
+/* The pid that holds path's lock now (−1: held, pid unknown), 0 when none. For `check`: never call
+ * it in the process that holds the lock (closing any descriptor of the file drops an fcntl lock). */
+long tw_output_lock_holder(const char *path);
 
 /* Reading back (compare, reference, export, tests). */
 typedef struct tw_result {

@@ -150,18 +150,19 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
     return tw_error_set(err, TW_ENOMEM, "XDMF sidecar: out of memory");
   }
   snprintf(temp, tlen, "%s.part-%ld", path, (long)getpid());
+  const char *dest = d->write_to ? d->write_to : temp;
   tw_status st = TW_OK;
-  FILE *f = fopen(temp, "w");
+  FILE *f = fopen(dest, "w");
   if (!f) {
-    st = tw_error_set(err, TW_EIO, "XDMF sidecar: cannot create '%s': %s", temp, strerror(errno));
+    st = tw_error_set(err, TW_EIO, "XDMF sidecar: cannot create '%s': %s", dest, strerror(errno));
   } else {
     put_document(f, d);
     /* fprintf errors are sticky: one check of ferror + fclose covers them all (full disk). */
     int bad = ferror(f);
     if (fclose(f) != 0 || bad) {
-      st = tw_error_set(err, TW_EIO, "XDMF sidecar: writing '%s' failed: %s", temp, strerror(errno));
-      unlink(temp);
-    } else if (rename(temp, path) != 0) {
+      st = tw_error_set(err, TW_EIO, "XDMF sidecar: writing '%s' failed: %s", dest, strerror(errno));
+      unlink(dest);
+    } else if (!d->write_to && rename(temp, path) != 0) {
       st = tw_error_set(err, TW_EIO, "XDMF sidecar: cannot rename '%s' to '%s': %s", temp, path, strerror(errno));
       unlink(temp);
     }

@@ -71,6 +71,13 @@ static long cpu_block_steps(void *state) {
   return 1;
 }
 
+static tw_status cpu_find_nonfinite(void *state, long long *count, int cell[3], tw_error *err) {
+  cpu_state *s = state;
+  (void)err;
+  *count = tw_cpu_find_nonfinite(&s->f, (int)(s->level % 2), cell);
+  return TW_OK;
+}
+
 static void cpu_destroy(void *state) {
   cpu_state *s = state;
   if (!s) return;
@@ -89,4 +96,5 @@ const tw_backend_ops tw_backend_cpu = {
     .destroy = cpu_destroy,
     .save = cpu_save,
     .load = cpu_load,
+    .find_nonfinite = cpu_find_nonfinite,
 };

@@ -164,6 +164,14 @@ static tw_status dia_load(void *state, long t, int x0, int nx, const float *cur,
 
 static long dia_block_steps(void *state) { return ((dia_state *)state)->nt; }
 
+/* At a block boundary the host copy is whole, window or not (as for snapshots). */
+static tw_status dia_find_nonfinite(void *state, long long *count, int cell[3], tw_error *err) {
+  dia_state *s = state;
+  (void)err;
+  *count = tw_cpu_find_nonfinite(&s->host, (int)(s->level % 2), cell);
+  return TW_OK;
+}
+
 static void dia_report(void *state, tw_run_report *rep) {
   dia_state *s = state;
   if (!s->windowed) return;
@@ -189,4 +197,5 @@ const tw_backend_ops tw_backend_cpu_diamond = {
     .destroy = dia_destroy,
     .save = dia_save,
     .load = dia_load,
+    .find_nonfinite = dia_find_nonfinite,
 };

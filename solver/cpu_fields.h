@@ -112,6 +112,9 @@ void tw_debug_level_plane(tw_cpu_fields *to, int dst_slot, const tw_cpu_fields *
  * (load = 1; the halos stay as they are: zero, and the free-surface ghosts are rewritten by every
  * column update before they are read). */
 void tw_cpu_planes(tw_cpu_fields *f, const tw_grid *g, long level, int x0, int nx, float *cur, float *prev, int load);
+/* How many values of level array `parity` of f (whole grid, not a ring) are inf or NaN
+ * (nonfinite.c; halo and ghost cells count too), and the padded cell of the first in memory order. */
+long long tw_cpu_find_nonfinite(const tw_cpu_fields *f, int parity, int cell[3]);
 
 /* Copy the current level of a padded-cell box (decimated) out of the fields. */
 void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out);

@@ -173,6 +173,7 @@ struct dia_state {
   size_t trace_cap;
   float *stage;
   size_t stage_cap;
+  unsigned long long *nf;  // the non-finite scan's result (tw_gpu_find_nonfinite)
   cudaStream_t stream;
   tw_gpu_samples samples;  // receiver samples of finished blocks, to the host early
   long level;
@@ -192,7 +193,7 @@ void dia_free(dia_state *s) {
   for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
   cudaFree(s->ax_a), cudaFree(s->ay_a), cudaFree(s->az_a);
   cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
-  cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage), cudaFree(s->trace);
+  cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage), cudaFree(s->trace), cudaFree(s->nf);
   if (s->stream) cudaStreamDestroy(s->stream);
   tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
@@ -803,6 +804,14 @@ void dd_report(void *state, tw_run_report *rep) {
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }
 
+tw_status dd_find_nonfinite(void *state, long long *count, int cell[3], tw_error *err) {
+  dia_state *s = (dia_state *)state;
+  if (s->sw) return tw_backend_gpu_stepwise.find_nonfinite(s->sw, count, cell, err);
+  tw_status st = tw_gpu_find_nonfinite(dia_layout(s), s->p[s->level % 2], s->win, &s->nf, s->stream, count, cell, err);
+  if (st) tw_error_prefix(err, "gpu-diamond: non-finite check");
+  return st;
+}
+
 }  // namespace
 
 extern "C" tw_status tw_gpu_diamond_randomize(void *state, uint64_t seed, tw_error *err) {
@@ -815,5 +824,6 @@ extern "C" {
 extern const tw_backend_ops tw_backend_gpu_diamond;  // registered in backends.c
 const tw_backend_ops tw_backend_gpu_diamond = {
     "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_report, dd_destroy, dd_save, dd_load,
+    dd_find_nonfinite,
 };
 }

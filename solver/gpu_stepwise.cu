@@ -331,6 +331,7 @@ struct gs_state {
   size_t taps_cap;     // floats
   float *stage;
   size_t stage_cap;    // floats
+  unsigned long long *nf;  // the non-finite scan's result (tw_gpu_find_nonfinite)
   int sms, blocks_per_sm, tz, ntile;
   long slots;           // blocks resident at once (TW_STEPWISE_SLOTS overrides: tests of the split)
   sweep_split in_core;  // the whole grid's launch
@@ -353,7 +354,7 @@ void gs_free(gs_state *s) {
   for (int a = 0; a < 3; a++) cudaFree(s->alloc[a]);
   cudaFree(s->ax), cudaFree(s->ay), cudaFree(s->az);
   cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
-  cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage);
+  cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage), cudaFree(s->nf);
   if (s->stream) cudaStreamDestroy(s->stream);
   tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
@@ -734,6 +735,13 @@ void gs_report(void *state, tw_run_report *rep) {
 
 void gs_destroy(void *state) { gs_free((gs_state *)state); }
 
+tw_status gs_find_nonfinite(void *state, long long *count, int cell[3], tw_error *err) {
+  gs_state *s = (gs_state *)state;
+  tw_status st = tw_gpu_find_nonfinite(s->L, s->p[s->level % 2], s->win, &s->nf, s->stream, count, cell, err);
+  if (st) tw_error_prefix(err, "gpu-stepwise: non-finite check");
+  return st;
+}
+
 }  // namespace
 
 extern "C" {
@@ -803,5 +811,6 @@ tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
 
 const tw_backend_ops tw_backend_gpu_stepwise = {
     "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_report, gs_destroy, gs_save, gs_load,
+    gs_find_nonfinite,
 };
 }

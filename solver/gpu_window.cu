@@ -117,6 +117,7 @@ struct tw_gpu_window {
   long serial;
   ev_ref last_in;
   int in_since_wait;
+  unsigned long long *nf;  // the non-finite scan of the planes that went back (tw_gpu_nonfinite_scan)
   // slots: the plane in each, and the event that releases it (an invalid ref: not yet released)
   std::vector<int> occupant;
   std::vector<ev_ref> release;
@@ -229,6 +230,7 @@ void tw_gpu_window_destroy(tw_gpu_window *w) {
   for (cudaEvent_t e : w->tev) cudaEventDestroy(e);
   if (w->s_in) cudaStreamDestroy(w->s_in);
   if (w->s_out) cudaStreamDestroy(w->s_out);
+  cudaFree(w->nf);
   cudaFreeHost(w->host[0]), cudaFreeHost(w->host[1]);
   if (w->c2_registered) cudaHostUnregister(w->c2);
   cudaGetLastError();
@@ -241,6 +243,8 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   if (st) return st;
   w->L = *L;
   w->SX = (long long)L->NYd * L->NZp;
+  TW_CUDA_TRY(err, cudaMalloc((void **)&w->nf, 2 * sizeof(unsigned long long)));
+  if ((st = tw_gpu_nonfinite_reset(w->nf, 0, err))) return st;
   w->W = W;
   w->st.W = W;
   TW_CUDA_TRY(err, cudaGetDevice(&w->dev));
@@ -371,12 +375,22 @@ tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *er
 
 tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err) {
   if (hi <= lo) return TW_OK;
-  ev_ref k, o;
-  tw_status st = record(w, stream, &k, err);
-  if (st) return st;
-  if ((st = wait_ref(w, w->s_out, k, err))) return st;
   const int N0 = w->L.N0;
   const int g0 = lo > 0 ? lo : 0, g1 = hi < N0 ? hi : N0;
+  tw_status st;
+  // These grid planes are final for the block: scan both levels for non-finite values before they
+  // go (the host copy is then never read for it), on the compute stream, which the copies wait for.
+  if (g1 > g0) {
+    tw_dev_layout L;
+    L.N[0] = N0, L.N[1] = w->L.N1, L.N[2] = w->L.N2;
+    L.Nyp = w->L.NYd, L.Nzp = w->L.NZp, L.sx = w->SX, L.fs = 0;
+    for (int a = 0; a < 2; a++)
+      if ((st = tw_gpu_nonfinite_scan(w->nf, L, tw_gpu_window_origin(w, a, g0), g0, g1, stream, err))) return st;
+  }
+  ev_ref k, o;
+  st = record(w, stream, &k, err);
+  if (st) return st;
+  if ((st = wait_ref(w, w->s_out, k, err))) return st;
   if (g1 > g0) {
     if ((st = copy_planes(w, 0, w->host[0], g0, g1 - g0, false, w->s_out, err))) return st;
     if ((st = copy_planes(w, 1, w->host[1], g0, g1 - g0, false, w->s_out, err))) return st;
@@ -527,6 +541,87 @@ tw_status tw_gpu_checkpoint_planes(const tw_dev_layout &L, float *const p[2], tw
     }
   }
   TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
+  return TW_OK;
+}
+
+// ---------------------------------------------------------------------------------- non-finite scan
+
+namespace {
+
+// One warp per (x, y) row of planes [x0, x1), lanes along z (coalesced); a count and the smallest
+// linear index per warp, then one atomic pair per warp that found any.
+__global__ void nonfinite_kernel(const float *__restrict__ p, const tw_dev_layout L, int x0, int x1,
+                                 unsigned long long *__restrict__ nf) {
+  const int lane = threadIdx.x & 31;
+  const long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const long long rows = (long long)(x1 - x0) * L.N[1];
+  unsigned count = 0;
+  unsigned long long first = ~0ull;
+  for (long long r = warp; r < rows; r += warps) {
+    const int x = x0 + (int)(r / L.N[1]), y = (int)(r % L.N[1]);
+    const float *row = p + (long long)x * L.sx + (long long)y * L.Nzp;
+    for (int k = lane; k < L.N[2]; k += 32) {
+      const unsigned u = __float_as_uint(row[k]);
+      if ((u & 0x7f800000u) == 0x7f800000u) {
+        count++;
+        const unsigned long long idx = ((unsigned long long)x * (unsigned)L.N[1] + (unsigned)y) * (unsigned)L.N[2] + k;
+        first = idx < first ? idx : first;
+      }
+    }
+  }
+  for (int o = 16; o; o >>= 1) {
+    count += __shfl_down_sync(0xffffffffu, count, o);
+    const unsigned long long f = __shfl_down_sync(0xffffffffu, first, o);
+    first = f < first ? f : first;
+  }
+  if (lane == 0 && count) {
+    atomicAdd(&nf[0], (unsigned long long)count);
+    atomicMin(&nf[1], first);
+  }
+}
+
+}  // namespace
+
+tw_status tw_gpu_nonfinite_reset(unsigned long long *nf, cudaStream_t stream, tw_error *err) {
+  TW_CUDA_TRY(err, cudaMemsetAsync(nf, 0, sizeof *nf, stream));
+  TW_CUDA_TRY(err, cudaMemsetAsync(nf + 1, 0xff, sizeof *nf, stream));
+  return TW_OK;
+}
+
+tw_status tw_gpu_nonfinite_scan(unsigned long long *nf, const tw_dev_layout &L, const float *p, int x0, int x1,
+                                cudaStream_t stream, tw_error *err) {
+  const long long rows = (long long)(x1 - x0) * L.N[1];
+  if (rows <= 0) return TW_OK;
+  const long long blocks = (rows + 7) / 8 < 2048 ? (rows + 7) / 8 : 2048;  // 8 warps per block, grid-stride beyond
+  nonfinite_kernel<<<(unsigned)blocks, 256, 0, stream>>>(p, L, x0, x1, nf);
+  TW_CUDA_LAUNCHED(err, "nonfinite_kernel");
+  return TW_OK;
+}
+
+tw_status tw_gpu_find_nonfinite(const tw_dev_layout &L, const float *p, tw_gpu_window *w, unsigned long long **nf,
+                                cudaStream_t stream, long long *count, int cell[3], tw_error *err) {
+  tw_status st;
+  unsigned long long *d = w ? w->nf : *nf;
+  if (!w) {
+    if (!d) {
+      TW_CUDA_TRY(err, cudaMalloc((void **)nf, 2 * sizeof(unsigned long long)));
+      d = *nf;
+      if ((st = tw_gpu_nonfinite_reset(d, stream, err))) return st;
+    }
+    if ((st = tw_gpu_nonfinite_scan(d, L, p, 0, L.N[0], stream, err))) return st;
+  }
+  unsigned long long h[2];
+  TW_CUDA_TRY(err, cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
+  if ((st = tw_gpu_nonfinite_reset(d, stream, err))) return st;
+  *count = (long long)h[0];
+  if (h[0]) {
+    const unsigned long long N1 = (unsigned)L.N[1], N2 = (unsigned)L.N[2];
+    cell[2] = (int)(h[1] % N2);
+    cell[1] = (int)(h[1] / N2 % N1);
+    cell[0] = (int)(h[1] / N2 / N1);
+  }
   return TW_OK;
 }
 

@@ -81,7 +81,27 @@ typedef struct tw_backend_ops {
    * kernel keeps between steps besides the two levels is rebuilt from them here. */
   tw_status (*save)(void *state, int x0, int nx, float *cur, float *prev, tw_error *err);
   tw_status (*load)(void *state, long t, int x0, int nx, const float *cur, const float *prev, tw_error *err);
+  /* Whether the current level holds inf or NaN (an overflow): *count = how many values (0: none;
+   * padding may count), and cell = the padded cell of one of them. The driver asks after every
+   * advance call (a block boundary); a backend answers from where the field is resident (device,
+   * or the host copy of a window) at about one read of the level. May be NULL (never checked). */
+  tw_status (*find_nonfinite)(void *state, long long *count, int cell[3], tw_error *err);
 } tw_backend_ops;
+
+/* The first non-finite value of a[0..n): its index, −1 when every value is finite; *count: how
+ * many (nonfinite.c; OpenMP, vectorized integer test). */
+long tw_find_nonfinite_f32(const float *a, size_t n, long long *count);
+
+/* The run driver's watch over the field (nonfinite.c): after the advance call that ended at level
+ * `end` (it took block_s seconds), ask the backend whether the field holds inf or NaN; an error
+ * (TW_ERANGE) names the steps between which it appeared (the last level found finite, and end).
+ * Level 0 is finite: start from {0}. */
+typedef struct tw_finite_watch {
+  long ok;                   /* the last level found finite */
+  double scan_s, since_s;    /* the last scan's time; computing since it */
+} tw_finite_watch;
+tw_status tw_finite_check(tw_finite_watch *w, const tw_backend_ops *be, void *state, const tw_problem *pb,
+                          const char *job_path, long end, double block_s, tw_error *err);
 
 const tw_backend_ops *tw_backend_find(const char *name);
 

@@ -11,20 +11,6 @@
 #include "problem.h"
 #include "run_ckpt.h"
 
-/* Snapshot region of the job in padded cells: first cell lo[], count cnt[] after decimation. */
-static void snapshot_box(const tw_job *job, const tw_grid *g, int model_lo[3], int cnt[3]) {
-  const int dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
-  for (int a = 0; a < 3; a++) {
-    int i0 = (int)ceil((job->snap_from[a] - g->origin[a]) / g->d[a] - 1e-9);
-    int i1 = (int)floor((job->snap_to[a] - g->origin[a]) / g->d[a] + 1e-9);
-    if (i0 < 0) i0 = 0;
-    if (i1 > g->n[a] - 1) i1 = g->n[a] - 1;
-    if (i1 < i0) i1 = i0;
-    model_lo[a] = i0;
-    cnt[a] = (i1 - i0) / dec + 1;
-  }
-}
-
 typedef struct {
   tw_job *job;
   const tw_run_hooks *hooks;
@@ -93,11 +79,19 @@ static tw_status open_output(run_ctx *c, const char *path, const char *kernel, c
   d.src = (const double (*)[3])src;
   d.wavelets = c->pb->wavelets;
   d.nsnap = job->nsnap;
-  snapshot_box(job, &c->pb->g, c->snap_lo, c->snap_cnt);
+  tw_snapshot_box(job, c->snap_lo, c->snap_cnt);
   memcpy(d.snap_lo, c->snap_lo, sizeof d.snap_lo);
   memcpy(d.snap_n, c->snap_cnt, sizeof d.snap_n);
   d.snap_dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
-  tw_status st = tw_output_create(&d, &c->out, err);
+  /* where the sources and receivers act, beside their requested coordinates */
+  tw_points_at src_at = {0}, rec_at = {0};
+  tw_status st = tw_points_at_compute(job, &c->pb->g, 0, &src_at, err);
+  if (!st) st = tw_points_at_compute(job, &c->pb->g, 1, &rec_at, err);
+  d.src_at = &src_at;
+  d.rec_at = &rec_at;
+  if (!st) st = tw_output_create(&d, &c->out, err);
+  tw_points_at_free(&src_at);
+  tw_points_at_free(&rec_at);
   free(src);
   return st;
 }
@@ -108,6 +102,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   const double cells = (double)tw_grid_cells(&pb->g);
   const long bs = c->be->block_steps ? c->be->block_steps(c->bst) : 1;
   long chunk = bs, t = c->t0;
+  tw_finite_watch fw = {c->t0, 0.0, 0.0};
   int isnap = 0;
   while (isnap < c->job->nsnap && c->job->snap_steps[isnap] <= t) isnap++; /* resumed: written before */
   tw_status st = TW_OK;
@@ -130,6 +125,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
     }
     const double t0 = tw_wall_seconds();
     st = c->be->advance(c->bst, t, end - t, c->taps, err);
+    if (!st) st = tw_finite_check(&fw, c->be, c->bst, pb, c->job->path, end, tw_wall_seconds() - t0, err);
     const double dtw = tw_wall_seconds() - t0;
     rep->compute_s += dtw;
     if (st) break;
@@ -181,15 +177,14 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   c.hooks = hooks;
   memset(rep, 0, sizeof *rep);
   tw_velocity *v = NULL;
-  tw_status st = tw_kernel_resolve(job->kernel, rep->kernel, sizeof rep->kernel, err);
-  if (st) tw_error_prefix(err, "%s", job->path);
-  /* Memory is checked from the grid alone, before the model or any field is allocated. */
-  tw_estimate est;
-  if (!st) st = tw_estimate_job(job, rep->kernel, &est, err);
-  if (!st) st = tw_estimate_fits(job, rep->kernel, &est, err);
-  if (!st) st = tw_run_ckpt_open(job, output_path, hooks && hooks->resume, &c.ck, err);
-  if (!st) st = tw_velocity_load(job, &v, err);
-  if (!st) st = tw_job_finalize(job, v->vmin, v->vmax, err);
+  /* The checkpoint first: it measures the host memory available before the job allocates anything. */
+  tw_status st = tw_run_ckpt_open(job, output_path, hooks && hooks->resume, &c.ck, err);
+  /* What `check` validates (kernel, memory, the output's name and lock, model, wavelets, ...). */
+  tw_validation val = {0};
+  if (!st) st = tw_job_validate(job, output_path, TW_VALIDATE_RUN, &val, &v, err);
+  snprintf(rep->kernel, sizeof rep->kernel, "%s", val.kernel);
+  if (!st) tw_validation_tell(&val, hooks);
+  const tw_estimate est = val.est;
   if (!st) st = tw_problem_create(job, v, &c.pb, err);
   if (!st && c.ck) st = tw_run_ckpt_ident(c.ck, job, v, c.pb, err); /* hashes the model: before it goes */
   if (!st) st = open_output(&c, output_path, rep->kernel, v, err);
@@ -224,6 +219,7 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   free(c.taps);
   free(c.traces);
   free(c.snap);
+  tw_validation_free(&val); /* the output's lock: held until both files are published */
   rep->wall_s = tw_wall_seconds() - wall0;
   return st;
 }

@@ -46,6 +46,9 @@ typedef struct tw_run_hooks {
   void *user;
   /* 1: continue from the job's checkpoint (torrewave run --resume). */
   int resume;
+  /* What the run's validation found before it started (may be NULL): warnings (warning = 1:
+   * dispersion, settings that do nothing) and notes (earlier runs' temporaries removed). */
+  void (*message)(void *user, int warning, const char *text);
 } tw_run_hooks;
 
 typedef struct tw_run_report {
@@ -108,6 +111,51 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
  * cap or the free GPU memory is not an error: the solver streams it through a window. Called by `run` before anything is
  * allocated, and by `check`. */
 tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err);
+
+/* ---------------------------------------------------------------- validation (validate.c)
+ * The one validation of a job: `check` prints what it finds, tw_run_job performs it before it
+ * computes anything, so whatever check accepts, run accepts. */
+#define TW_VALIDATE_MSGS 16
+typedef enum { TW_VALIDATE_CHECK, TW_VALIDATE_RUN } tw_validate_mode;
+typedef struct tw_validation {
+  char kernel[32];           /* the kernel that runs ("auto" resolved) */
+  tw_estimate est;           /* memory, and the padded grid */
+  double vmin, vmax;         /* the model's velocities (m/s) */
+  double fmax;               /* the sources' highest frequency (Hz): 2.5 f of a Ricker; for a file
+                                wavelet, where its spectrum falls for good below TW_FMAX_FRACTION of
+                                its peak (tw_wavelet_fmax) */
+  int fmax_from_file;        /* fmax is a file wavelet's */
+  double ppw;                /* points per wavelength, vmin / (fmax · max d); INFINITY without fmax */
+  double trace_bytes, snapshot_bytes, output_bytes; /* the output file (output_bytes: all of it) */
+  double free_bytes;         /* on the output's file system; −1 unknown */
+  int output_exists;         /* an existing output will be replaced */
+  long lock_holder;          /* check: the process writing this output now (−1: one, pid unknown) */
+  char **stale;              /* temporaries of earlier runs whose process is gone: check lists them, */
+  int nstale;                /* run removes them (holding the lock) */
+  double run_seconds;        /* check: an estimate of the computing time (0: unknown) */
+  char run_basis[256];       /* how it was estimated */
+  int nwarn;
+  char warn[TW_VALIDATE_MSGS][512];
+  tw_output_lock *lock;      /* run: the output's lock, held until tw_validation_free */
+} tw_validation;
+
+/* Validate and finalize a job for output (NULL: no output checks). TW_VALIDATE_RUN also takes the
+ * output's lock and removes earlier runs' temporaries; TW_VALIDATE_CHECK lists them and estimates
+ * the run time. On success *v (when v is not NULL) is the loaded model. val is always set: free it
+ * with tw_validation_free (which releases the lock), on error too. */
+tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode, tw_validation *val,
+                          tw_velocity **v, tw_error *err);
+void tw_validation_free(tw_validation *val);
+/* Say what the validation found through hooks->message: its warnings, and the earlier runs'
+ * temporaries it removed (run). */
+void tw_validation_tell(const tw_validation *val, const tw_run_hooks *hooks);
+
+/* The snapshot region of a job in model cells: first cell lo[] and cells kept cnt[] per axis. */
+void tw_snapshot_box(const tw_job *job, int lo[3], int cnt[3]);
+/* Where the job's sources (receivers = 0) or receivers act on the padded grid g, as the output
+ * stores it (tw_points_at, tw_io.h). Free with tw_points_at_free. */
+tw_status tw_points_at_compute(const tw_job *job, const tw_grid *g, int receivers, tw_points_at *out, tw_error *err);
+void tw_points_at_free(tw_points_at *p);
 
 #ifdef __cplusplus
 }

@@ -116,7 +116,7 @@ static tw_status sample_wavelets(tw_reference *ref, tw_error *err) {
   for (int s = 0; s < ref->nsrc; s++) {
     float *w = ref->wavelets + (size_t)s * len;
     tw_status st = tw_wavelet_sample(&job->sources[s].wavelet, job->path, ref->dt, ref->steps, w, err);
-    if (st) return tw_error_prefix(err, "%s:%d: sources[%d].wavelet", job->path, job->sources[s].line, s);
+    if (st) return st; /* the message names the job file, line and sources[s].wavelet */
     if (job->sources[s].wavelet.type != TW_WAVELET_FILE) continue;
     if (!(ref->wfile[s] = malloc(len * sizeof(double))))
       return tw_error_set(err, TW_ENOMEM, "%s: out of memory for sources[%d].wavelet", job->path, s);
@@ -256,8 +256,12 @@ static tw_status write_traces(const tw_reference *ref, tw_output *o, tw_error *e
 tw_status tw_reference_write(tw_job *job, const char *path, tw_error *err) {
   tw_reference *ref = NULL;
   tw_output *o = NULL;
+  tw_output_lock *lock = NULL;
   const double wall0 = tw_wall_seconds();
-  tw_status st = tw_reference_create(job, &ref, err);
+  /* the output's name and lock, as for a run (outpath.c) */
+  tw_status st = tw_output_check_path(path, job, 0, err);
+  if (!st) st = tw_output_lock_take(path, &lock, err);
+  if (!st) st = tw_reference_create(job, &ref, err);
   if (!st) st = open_reference_output(ref, path, &o, err);
   if (!st) st = write_traces(ref, o, err);
   if (!st) st = tw_output_set_attr_double(o, "wall_time", tw_wall_seconds() - wall0, err);
@@ -267,6 +271,7 @@ tw_status tw_reference_write(tw_job *job, const char *path, tw_error *err) {
     o = NULL;
   }
   if (o) tw_output_abort(o);
+  tw_output_lock_release(lock);
   tw_reference_destroy(ref);
   return st;
 }

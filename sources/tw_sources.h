@@ -28,12 +28,42 @@ tw_status tw_place(const tw_grid *g, const double pos[3], tw_interp interp, int 
 /* Ricker wavelet s(t) = A (1 − 2π²f²τ²) exp(−π²f²τ²), τ = t − t0. */
 double tw_ricker(double t, double f, double t0, double amplitude);
 
-/* s(t_n) for n = 0 .. nsteps (nsteps + 1 values). File wavelets: one sample per line ('#'
- * comments allowed), sampled at w->file_dt (0: the run's dt), resampled to dt by linear
- * interpolation (zero past the end). w->file is used as given (the job parser stores it
- * resolved from the job file's folder); job_path only names the job in messages. */
+/* s(t_n) for n = 0 .. nsteps (nsteps + 1 values). File wavelets: read with tw_wavelet_read and
+ * resampled to dt with tw_wavelet_resample. w->file is used as given (the job parser stores it
+ * resolved from the job file's folder); job_path names the job in messages ("job.cfg:LINE:
+ * sources[i].wavelet.file: ..."; NULL: the file alone). */
 tw_status tw_wavelet_sample(const tw_wavelet_spec *w, const char *job_path, double dt, long nsteps, float *out,
                             tw_error *err);
+
+/* A wavelet file as read: one sample per line, "amplitude" (spaced by w->file_dt, or run_dt when
+ * it is 0, from t0 = 0) or "time amplitude" (evenly spaced to 1 % of the spacing: they give dt and
+ * t0; a wavelet.dt that disagrees is an error). Blank lines and '#' comments are skipped; every
+ * line has the same number of columns; amplitudes fit float32. A bad line is reported with its
+ * number and its content (non-printable bytes as \xNN). */
+typedef struct tw_wavelet_samples {
+  double *v;                 /* [n] amplitudes */
+  long n;
+  double t0, dt;             /* sample i is at t0 + i·dt */
+  int columns;               /* 1 or 2 */
+} tw_wavelet_samples;
+tw_status tw_wavelet_read(const tw_wavelet_spec *w, const char *job_path, double run_dt, tw_wavelet_samples *out,
+                          tw_error *err);
+void tw_wavelet_samples_free(tw_wavelet_samples *s);
+
+/* out[m] = s(m·dt), m = 0 .. nsteps, from x[i] at t0 + i·fdt (zero outside the file). dt <= fdt:
+ * linear interpolation. dt > fdt: an anti-alias low-pass first (Kaiser-windowed sinc, cutoff at
+ * the run's Nyquist 1/(2 dt), half width 16 dt), then sampling; frequencies below 0.42/dt pass,
+ * and nothing above 0.58/dt aliases into that band. Values before t = 0 are dropped (the medium
+ * starts at rest). */
+void tw_wavelet_resample(const double *x, long n, double t0, double fdt, double dt, long nsteps, float *out);
+
+/* The highest frequency of a sampled wavelet s[0..n) (dt apart), in Hz: the frequency above which
+ * its amplitude spectrum stays below TW_FMAX_FRACTION of its peak. The fraction is the Ricker
+ * spectrum's value at 2.5 times its peak frequency, (2.5)² e^(1 − 2.5²) = 6.25 e^−5.25, so a
+ * sampled Ricker gives back the 2.5 f of DESIGN §1's dispersion rule. 0 for an all-zero wavelet,
+ * −1 when out of memory. */
+#define TW_FMAX_FRACTION 0.03279699
+double tw_wavelet_fmax(const float *s, long n, double dt);
 
 #ifdef __cplusplus
 }

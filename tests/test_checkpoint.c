@@ -362,7 +362,7 @@ static tw_result *run_file(const char *kernel, int with_ckpt, int suspend_at, in
   }
   REQUIRE(tw_job_load_string(text, "<run>", sets, 1, &job, &err) == TW_OK, "%s", err.msg);
   stopper sp = {0, suspend_at};
-  tw_run_hooks hooks = {NULL, stop_hook, &sp, resume};
+  tw_run_hooks hooks = {NULL, stop_hook, &sp, resume, NULL};
   tw_run_report rep;
   const tw_status st = tw_run_job(job, path, &hooks, &rep, &err);
   *st_out = st;

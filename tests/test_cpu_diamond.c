@@ -290,9 +290,10 @@ static const char *const JOB =
     "boundary = { absorbing = 5; free_surface = true; };\n"
     "sources = ( { position = [103.0, 47.0, 31.0]; interpolation = \"trilinear\";\n"
     "              wavelet = { type = \"ricker\"; frequency = 40.0; }; },\n"
-    "            { position = [0.0, 200.0, 0.0]; wavelet = { type = \"ricker\"; frequency = 30.0; }; } );\n"
+    "            { position = [0.0, 200.0, 4.0]; interpolation = \"trilinear\";\n"
+    "              wavelet = { type = \"ricker\"; frequency = 30.0; }; } );\n"
     "receivers = { interval = 2; interpolation = \"trilinear\";\n"
-    "              points = ( [0.0, 0.0, 0.0], [400.0, 200.0, 160.0], [211.0, 93.0, 0.0] );\n"
+    "              points = ( [0.0, 0.0, 3.0], [400.0, 200.0, 160.0], [211.0, 93.0, 3.0] );\n"
     "              lines = ( { from = [0.0, 101.0, 13.0]; to = [400.0, 101.0, 13.0]; count = 23; } ); };\n"
     "snapshots = { steps = [5, 6, 29, 60]; decimate = 2; };\n";
 

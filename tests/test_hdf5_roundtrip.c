@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -540,6 +541,14 @@ static void on_xfsz(int sig) {
   xfsz_seen++;
 }
 
+/* The reason in one line: the system's words for errno, not HDF5's record of the failed write
+ * (time, descriptor, buffer address, sizes: "errno = 27, error message = 'File too large', buf =
+ * 0x..."). */
+static void full_disk_reason(const tw_error *err) {
+  CHECK(strstr(err->msg, "File too large (errno 27)") && !strstr(err->msg, "buf = ") && !strstr(err->msg, "time = ") &&
+            !strchr(err->msg, '\n'), "full disk: the reason in one line: %s", err->msg);
+}
+
 static void test_full_disk(int direct) {
   run r;
   make_run(&r, direct ? "full_direct.h5" : "full_cached.h5", 4, 1);
@@ -569,6 +578,7 @@ static void test_full_disk(int direct) {
     CHECK(st == TW_EIO, "full disk: direct snapshot write must fail: %s", tw_status_name(st));
     CHECK(strstr(err.msg, "/snapshots/p") && strstr(err.msg, temp), "full disk: message names dataset and file: %s",
           err.msg);
+    full_disk_reason(&err);
     tw_status st2 = tw_output_write_traces(o, 0, 1, r.traces, &err);
     CHECK(st2 == TW_EIO, "full disk: writes after a failure are refused: %s", tw_status_name(st2));
   } else {
@@ -578,6 +588,7 @@ static void test_full_disk(int direct) {
   CHECK(st == TW_EIO, "full disk: close must fail: %s", tw_status_name(st));
   CHECK(strstr(err.msg, direct ? "full_direct.h5" : "full_cached.h5"), "full disk: close message names the file: %s",
         err.msg);
+  if (!direct) full_disk_reason(&err);
   setrlimit(RLIMIT_FSIZE, &old);
   signal(SIGXFSZ, prev);
   CHECK(xfsz_seen > 0, "full disk: the file size limit was hit");
@@ -694,6 +705,117 @@ static void test_foreign_files(void) {
   CHECK(st == TW_EIO && strstr(err.msg, "/nonexistent/x.h5"), "missing file: %s", err.msg);
 }
 
+/* ---------------------------------------------------------------- the output's name (outpath.c)
+ * Here rather than in a CLI test so that it runs under ASan + UBSan in CI (scripts/test.sh). */
+
+static int link_hard(const char *from, const char *to) { return link(from, to) == 0; }
+
+static void touch(const char *name, const char *text) {
+  char p[600];
+  path_in(p, sizeof p, name);
+  FILE *f = fopen(p, "w");
+  REQUIRE(f, "create %s", p);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Temporaries of earlier runs of this output whose process is gone are listed, then removed; our
+ * own, other outputs' and other names stay. (PIDs above any pid_max: no such process.) */
+static void test_stale(void) {
+  char out[600], own[64], p[600];
+  path_in(out, sizeof out, "o.h5");
+  snprintf(own, sizeof own, "o.h5.part-%ld", (long)getpid());
+  const char *gone[] = {"o.h5.part-999999999", "o.xdmf.part-999999998", "o.sgy.part-999999997", "o.h5.check-999999996"};
+  const char *keep[] = {own, "o.h5.part-12x", "o.h5.part-", "other.h5.part-999999995", "o.h5.part-999999999.bak"};
+  for (int i = 0; i < 4; i++) touch(gone[i], "x");
+  for (int i = 0; i < 5; i++) touch(keep[i], "x");
+  char **names = NULL;
+  int n = 0;
+  tw_error err = {0};
+  CHECK(tw_output_stale(out, 0, &names, &n, &err) == TW_OK && n == 4, "stale: %d listed (%s)", n, err.msg);
+  for (int i = 0; i < n; i++) {
+    int known = 0;
+    for (int k = 0; k < 4; k++) {
+      path_in(p, sizeof p, gone[k]);
+      known |= strcmp(names[i], p) == 0;
+    }
+    CHECK(known, "stale: listed %s", names[i]);
+  }
+  tw_output_stale_free(names, n);
+  CHECK(tw_output_stale(out, 1, &names, &n, &err) == TW_OK && n == 4, "stale: %d removed", n);
+  tw_output_stale_free(names, n);
+  for (int i = 0; i < 4; i++) {
+    path_in(p, sizeof p, gone[i]);
+    CHECK(!exists(p), "stale: %s not removed", gone[i]);
+  }
+  for (int i = 0; i < 5; i++) {
+    path_in(p, sizeof p, keep[i]);
+    CHECK(exists(p), "stale: %s removed", keep[i]);
+  }
+}
+
+/* The lock: a second process is refused at once with our pid in the message; released, the lock
+ * file is gone and the next taker succeeds. */
+static void test_lock(void) {
+  char out[600], lk[620];
+  path_in(out, sizeof out, "locked.h5");
+  snprintf(lk, sizeof lk, "%s.lock", out);
+  tw_output_lock *l = NULL;
+  tw_error err = {0};
+  REQUIRE(tw_output_lock_take(out, &l, &err) == TW_OK, "lock: %s", err.msg);
+  CHECK(exists(lk), "lock: no lock file");
+  fflush(stdout);
+  pid_t child = fork();
+  if (child == 0) {
+    tw_output_lock *c = NULL;
+    tw_error e = {0};
+    char want[64];
+    snprintf(want, sizeof want, "(process %ld, lock file", (long)getppid());
+    const int ok = tw_output_lock_take(out, &c, &e) == TW_EBUSY && strstr(e.msg, want) && c == NULL;
+    if (!ok) fprintf(stderr, "child: %s\n", e.msg);
+    _exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "lock: a second process was not refused with our pid");
+  CHECK(exists(lk), "lock: the refused process removed the lock file");
+  tw_output_lock_release(l);
+  CHECK(!exists(lk), "lock: file left after release");
+  CHECK(tw_output_lock_holder(out) == 0, "lock: a holder after release");
+  REQUIRE(tw_output_lock_take(out, &l, &err) == TW_OK, "lock again: %s", err.msg);
+  tw_output_lock_release(l);
+}
+
+/* Names an output may not take: inputs (also by another name), links, FIFOs, folders, empty. */
+static void test_output_names(void) {
+  char model[600], alias[600], link[600], fifo[600], sub[600], x[700];
+  path_in(model, sizeof model, "model.bin");
+  path_in(alias, sizeof alias, "alias.h5");
+  path_in(link, sizeof link, "link.h5");
+  path_in(fifo, sizeof fifo, "fifo.h5");
+  path_in(sub, sizeof sub, "sub");
+  touch("model.bin", "velocities");
+  REQUIRE(link_hard(model, alias), "link");
+  REQUIRE(symlink("model.bin", link) == 0 && mkfifo(fifo, 0600) == 0 && mkdir(sub, 0700) == 0, "link, fifo, dir");
+  tw_job job;
+  memset(&job, 0, sizeof job);
+  job.path = "no-such-job.cfg";
+  job.model.file = model;
+  tw_error err = {0};
+  CHECK(tw_output_check_path(alias, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is the velocity model"),
+        "hard link of the model: %s", err.msg);
+  CHECK(tw_output_check_path(link, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a symbolic link (to 'model.bin')"),
+        "symlink: %s", err.msg);
+  CHECK(tw_output_check_path(fifo, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a FIFO"), "fifo: %s", err.msg);
+  CHECK(tw_output_check_path(sub, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a directory"), "dir: %s", err.msg);
+  CHECK(tw_output_check_path("", &job, 0, &err) == TW_EINVAL && strstr(err.msg, "empty"), "empty: %s", err.msg);
+  snprintf(x, sizeof x, "%s/none/x.h5", tmpdir);
+  CHECK(tw_output_check_path(x, &job, 1, &err) == TW_EIO && strstr(err.msg, "does not exist"), "no folder: %s", err.msg);
+  path_in(x, sizeof x, "fresh.h5");
+  CHECK(tw_output_check_path(x, &job, 1, &err) == TW_OK, "a new name: %s", err.msg);
+  CHECK(!tw_output_exists(x) && tw_output_exists(model) && !tw_output_exists(link), "exists");
+}
+
 static void remove_tmpdir(void) {
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
@@ -712,6 +834,9 @@ int main(void) {
   test_missing_directory();
   test_no_space();
   test_foreign_files();
+  test_stale();
+  test_lock();
+  test_output_names();
   remove_tmpdir();
   return tw_test_exit();
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "tw_boundary.h"
+#include "tw_solver.h"
 #include "tw_sources.h"
 #include "tw_test.h"
 
@@ -90,8 +91,148 @@ static void check_wavelets(void) {
   rmdir(dir);
 }
 
+/* ---------------------------------------------------------------- wavelet files: formats, resampling */
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  REQUIRE(f != NULL, "open %s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* Two columns (time, amplitude): the times give the sampling and the start; a wavelet starting
+ * at t0 = 2 ms, 1 ms apart, resampled to 0.5 ms by linear interpolation (zero before and after). */
+static void check_two_columns(const char *dir) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/w2.txt", dir);
+  write_text(path, "# time amplitude\n0.002 1.0\n0.003, 3.0\n0.004\t-1.0  # last\n");
+  tw_wavelet_spec w = {.type = TW_WAVELET_FILE, .file = path};
+  tw_wavelet_samples fs;
+  tw_error err;
+  REQUIRE(tw_wavelet_read(&w, NULL, 0.0005, &fs, &err) == TW_OK, "%s", err.msg);
+  CHECK(fs.columns == 2 && fs.n == 3 && fabs(fs.t0 - 0.002) < 1e-15 && fabs(fs.dt - 0.001) < 1e-15,
+        "two columns: %d columns, %ld samples, t0 %g, dt %g", fs.columns, fs.n, fs.t0, fs.dt);
+  tw_wavelet_samples_free(&fs);
+  float s[13];
+  REQUIRE(tw_wavelet_sample(&w, NULL, 0.0005, 12, s, &err) == TW_OK, "%s", err.msg);
+  const float want[13] = {0, 0, 0, 0.5f, 1, 2, 3, 1, -1, -0.5f, 0, 0, 0};
+  for (int i = 0; i < 13; i++) CHECK(fabs(s[i] - want[i]) < 1e-6, "two columns, sample %d: %g want %g", i, s[i], want[i]);
+  /* a wavelet.dt that disagrees with the times is an error */
+  w.file_dt = 0.002;
+  CHECK(tw_wavelet_read(&w, NULL, 0.0005, &fs, &err) == TW_EFORMAT && strstr(err.msg, "spaced 0.001 s"), "dt: %s",
+        err.msg);
+  remove(path);
+}
+
+/* The anti-alias filter, against a known signal: a file sampled 4x finer than the run holds a
+ * component inside the run's band (f1) and one above its Nyquist frequency 1/(2 dt) (f2), each
+ * under a smooth Gaussian envelope. Resampled to dt, f1 must come out as it went in and f2 must
+ * vanish; sampling without the filter (linear interpolation, the old resampler) folds f2 onto
+ * 1/dt − f2, as large as f1. Two pairs: one far from the band edge, one close to both of its
+ * sides (the passband ends at 0.42/dt, the stopband starts at 0.58/dt). */
+static void check_antialias(const char *dir) {
+  const double dt = 1e-3, fdt = dt / 4, pi = 3.14159265358979323846;
+  const double pairs[2][2] = {{100.0, 800.0}, {380.0, 650.0}};
+  enum { NF = 1200, NS = 300 };
+  for (int p = 0; p < 2; p++) {
+    const double f1 = pairs[p][0], f2 = pairs[p][1];
+    char path[600];
+    snprintf(path, sizeof path, "%s/alias%d.txt", dir, p);
+    FILE *f = fopen(path, "w");
+    REQUIRE(f != NULL, "open %s", path);
+    for (int i = 0; i < NF; i++) {
+      const double t = i * fdt, g = exp(-0.5 * pow((t - 0.15) / 0.03, 2));
+      fprintf(f, "%.17g\n", g * (sin(2 * pi * f1 * t) + sin(2 * pi * f2 * t)));
+    }
+    fclose(f);
+    tw_wavelet_spec w = {.type = TW_WAVELET_FILE, .file = path, .file_dt = fdt};
+    float s[NS + 1];
+    tw_error err;
+    REQUIRE(tw_wavelet_sample(&w, NULL, dt, NS, s, &err) == TW_OK, "%s", err.msg);
+    double emax = 0, lmax = 0;
+    for (int m = 0; m <= NS; m++) {
+      const double t = m * dt, low = exp(-0.5 * pow((t - 0.15) / 0.03, 2)) * sin(2 * pi * f1 * t);
+      emax = fmax(emax, fabs(s[m] - low));
+      lmax = fmax(lmax, fabs(low));
+    }
+    printf("anti-alias: f1 = %.0f Hz kept, f2 = %.0f Hz (aliases to %.0f Hz) removed: max error %.2e of the "
+           "peak %.3f\n", f1, f2, 1 / dt - f2, emax / lmax, lmax);
+    CHECK(emax < 1e-3 * lmax, "anti-alias %d: max |resampled - f1 component| = %.3e, peak %.3f", p, emax, lmax);
+    remove(path);
+  }
+}
+
+/* The highest frequency of a wavelet from its spectrum: a sampled Ricker gives 2.5 f back (the
+ * fraction is chosen so), for several f and dt. */
+static void check_fmax(void) {
+  const double fr[3] = {5.0, 12.0, 40.0}, dts[3] = {2e-3, 5e-4, 2.5e-4};
+  for (int i = 0; i < 3; i++) {
+    const long n = (long)(6.0 / fr[i] / dts[i]);
+    float *s = malloc((size_t)n * sizeof *s);
+    REQUIRE(s != NULL, "malloc");
+    for (long k = 0; k < n; k++) s[k] = (float)tw_ricker(k * dts[i], fr[i], 1.5 / fr[i], 1.0);
+    const double f = tw_wavelet_fmax(s, n, dts[i]);
+    CHECK(fabs(f - 2.5 * fr[i]) < 0.01 * 2.5 * fr[i], "fmax of a %g Hz Ricker at dt %g: %g Hz, want %g", fr[i], dts[i],
+          f, 2.5 * fr[i]);
+    free(s);
+  }
+  float zero[8] = {0};
+  CHECK(tw_wavelet_fmax(zero, 8, 1e-3) == 0.0, "fmax of zeros");
+}
+
+/* Where sources and receivers act, as the output stores it (tw_points_at): model cells, weights,
+ * and the position the weights stand for: a nearest point's cell, a trilinear point itself. */
+static void check_points_at(void) {
+  static const char *text =
+      "grid = { n = [11, 9, 7]; d = [10.0, 20.0, 5.0]; origin = [100.0, -50.0, 0.0]; };\n"
+      "time = { steps = 10; };\n"
+      "model = { type = \"constant\"; vp = 2000.0; };\n"
+      "boundary = { absorbing = 3; free_surface = true; };\n"
+      "sources = ( { position = [134.9, -9.9, 15.0]; wavelet = { type = \"ricker\"; frequency = 10.0; }; },\n"
+      "            { position = [122.5, 40.0, 3.75]; interpolation = \"trilinear\";\n"
+      "              wavelet = { type = \"ricker\"; frequency = 10.0; }; } );\n"
+      "receivers = { interpolation = \"trilinear\"; points = ( [122.5, 40.0, 3.75] ); };\n";
+  tw_job *job = NULL;
+  tw_error err = {0};
+  REQUIRE(tw_job_load_string(text, "at.cfg", NULL, 0, &job, &err) == TW_OK, "%s", err.msg);
+  tw_grid g;
+  tw_grid_setup(&g, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_points_at s, r;
+  REQUIRE(tw_points_at_compute(job, &g, 0, &s, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_points_at_compute(job, &g, 1, &r, &err) == TW_OK, "%s", err.msg);
+  CHECK(s.n == 2 && s.taps == 8 && r.n == 1 && r.taps == 8, "taps %d %d", s.taps, r.taps);
+  /* source 0, nearest: cell (3, 2, 3) at (130, -10, 15), weight 1, the other slots unused */
+  CHECK(s.interp[0] == 0 && s.cells[0] == 3 && s.cells[1] == 2 && s.cells[2] == 3 && s.weights[0] == 1.0 &&
+            s.cells[3] == -1 && s.weights[1] == 0.0, "nearest source cells");
+  CHECK(s.used[0][0] == 130.0 && s.used[0][1] == -10.0 && s.used[0][2] == 15.0, "nearest source used (%g, %g, %g)",
+        s.used[0][0], s.used[0][1], s.used[0][2]);
+  /* source 1 and the receiver, trilinear: 8 cells around, weights summing to 1, used = requested
+   * (the taps on k = 0 are kept here: the output shows where the point lies) */
+  const tw_points_at *t[2] = {&s, &r};
+  for (int q = 0; q < 2; q++) {
+    const long i = q ? 0 : 1;
+    double sum = 0;
+    for (int k = 0; k < 8; k++) sum += t[q]->weights[i * 8 + k];
+    CHECK(t[q]->interp[i] == 1 && fabs(sum - 1.0) < 1e-14 && t[q]->cells[i * 24 + 2] == 0 && t[q]->cells[i * 24 + 5] == 1,
+          "trilinear %d: weights sum %.17g", q, sum);
+    CHECK(fabs(t[q]->used[i][0] - 122.5) < 1e-9 && fabs(t[q]->used[i][1] - 40.0) < 1e-9 &&
+              fabs(t[q]->used[i][2] - 3.75) < 1e-9, "trilinear %d used (%g, %g, %g)", q, t[q]->used[i][0],
+          t[q]->used[i][1], t[q]->used[i][2]);
+  }
+  tw_points_at_free(&s);
+  tw_points_at_free(&r);
+  tw_job_destroy(job);
+}
+
 int main(void) {
   check_placement();
+  check_points_at();
   check_wavelets();
+  char dir[] = "/tmp/tw_src2_XXXXXX";
+  REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
+  check_two_columns(dir);
+  check_antialias(dir);
+  rmdir(dir);
+  check_fmax();
   return tw_test_exit();
 }

@@ -22,7 +22,7 @@ scheme = { order = 4; };
 boundary = { absorbing = 6; free_surface = true; };
 sources = ( { position = [101.37, 118.42, 53.21]; interpolation = "trilinear";
               wavelet = { type = "ricker"; frequency = 20.0; }; } );
-receivers = { interval = 3;
+receivers = { interval = 3; interpolation = "trilinear";   # a nearest receiver at z = 0.01 would be on the free surface
               points = ( [101.37, 118.42, 153.99], [-49.99, 249.99, 0.01] );
               lines = ( { from = [-40.0, 118.42, 12.34]; to = [230.0, 118.42, 12.34]; count = 28; } );
               grids = ( { origin = [0.0, 50.0]; spacing = [55.5, 61.25]; count = [3, 2]; depth = 20.0; } ); };
@@ -196,7 +196,7 @@ expect 1 "model.file: 'cube.sgy': the inline numbers \(trace-header bytes 17-20\
 "$py" cube.py cube.sgy shuffled 5 big
 expect 1 "model.file: 'cube.sgy': not a 3-D cube sorted by inline and crossline" -- "$T" check model.cfg
 "$py" cube.py cube.sgy inline 5 big bad
-expect 1 "model.cfg:3: model: 'cube.sgy': velocity 0 at cell \(i, j, k\) = \(4, 5, 6\); velocities must be positive" \
+expect 1 "model.cfg:3: model: 'cube.sgy': velocity 0 at cell \(i, j, k\) = \(4, 5, 6\) is outside the physical range" \
   -- "$T" check model.cfg
 printf 'not a SEG-Y file' > cube.sgy
 expect 1 "model.file: 'cube.sgy': reading the binary header failed" -- "$T" check model.cfg

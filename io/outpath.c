@@ -1,0 +1,342 @@
+/* outpath.c — what an output may overwrite, who is writing it, and what earlier runs left.
+ *
+ * A run writes OUT.h5 (through OUT.h5.part-PID, renamed when complete), its sidecar OUT.xdmf and,
+ * with output.segy, OUT.sgy.
+ * Before anything is computed:
+ *   - the names must be usable: not empty, not a folder, not a device or FIFO, not a symbolic
+ *     link (rename(2) would replace the link itself with a regular file — the classic way to
+ *     clobber a file one did not mean to; give the target's own name), and not one of the job's
+ *     inputs (job file, model, wavelet files), compared by device and inode so that another name
+ *     or a hard link of the same file is caught;
+ *   - the run holds a lock on the output's name, OUT.h5.lock, for its whole duration: an fcntl(2)
+ *     write lock (released by the kernel when the process dies, kill -9 included; honoured over
+ *     NFS), so two runs onto one output cannot both write it: the second fails at once and names
+ *     the first's process. The lock file holds the pid as text and is removed on release (after
+ *     publishing both files);
+ *   - temporaries of earlier runs of the same output whose process is gone (OUT.h5.part-PID after
+ *     a kill -9, OUT.xdmf.part-PID, OUT.sgy.part-PID, OUT.h5.check-PID) are listed by `check` and removed by the next
+ *     run, which holds the lock, so no live run can be writing them.
+ * Library code: nothing here prints; the app says what was removed. */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "io_internal.h"
+#include "tw_io.h"
+
+/* "dir" of "dir/name" ("." for "name", "/" for "/name"); malloc'd. */
+static char *dir_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) return strdup(".");
+  size_t n = slash == path ? 1 : (size_t)(slash - path);
+  char *d = malloc(n + 1);
+  if (d) memcpy(d, path, n), d[n] = '\0';
+  return d;
+}
+
+static const char *base_of(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+static const char *kind_of(mode_t m) {
+  return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
+       : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
+                                                                       : "not a regular file";
+}
+
+/* ---------------------------------------------------------------- the names */
+
+typedef struct {
+  const char *name;          /* as the job gives it */
+  const char *what;          /* "the job file", "the velocity model (model.file)", ... */
+  char key[48];
+} input_file;
+
+/* Refuse `path` (what: "output", "XDMF sidecar") when it is there but not a plain regular file, or
+ * when it is one of the inputs. */
+static tw_status check_one(const char *path, const char *what, const char *out, const input_file *in, int nin,
+                           tw_error *err) {
+  const char *fix = "choose another output name (-o, or output.file in the job)";
+  struct stat ls, st;
+  if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
+  const char *of = strcmp(path, out) ? " of output '" : "";
+  if (S_ISLNK(ls.st_mode)) {
+    char target[1024];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is a symbolic link (to '%s'): refusing to replace it; outputs "
+                        "are written under a temporary name and renamed, which would replace the link, not its "
+                        "target: name the target itself, or %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "",
+                        target, fix);
+  }
+  if (!S_ISREG(ls.st_mode))
+    return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs must be regular files "
+                        "or new names: %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind_of(ls.st_mode),
+                        fix);
+  for (int i = 0; i < nin; i++)
+    if (in[i].name && stat(in[i].name, &st) == 0 && st.st_dev == ls.st_dev && st.st_ino == ls.st_ino)
+      return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the "
+                          "job; %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", in[i].what, in[i].name,
+                          in[i].key[0] ? ", " : "", in[i].key, fix);
+  return TW_OK;
+}
+
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
+  if (!path || !path[0])
+    return tw_error_set(err, TW_EINVAL, "output: the file name is empty; give one with -o FILE.h5 or output.file");
+  if (path[strlen(path) - 1] == '/')
+    return tw_error_set(err, TW_EINVAL, "output '%s' names a folder; give a file name, e.g. '%sout.h5'", path, path);
+  /* the job's inputs */
+  int nin = 0, cap = 2 + (job ? job->nsources : 0);
+  input_file *in = calloc((size_t)cap, sizeof *in);
+  if (!in) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  if (job && job->path) in[nin++] = (input_file){job->path, "the job file", ""};
+  if (job && job->model.file) in[nin++] = (input_file){job->model.file, "the velocity model", "model.file"};
+  for (int s = 0; job && s < job->nsources; s++)
+    if (job->sources[s].wavelet.file) {
+      in[nin] = (input_file){job->sources[s].wavelet.file, "a wavelet file", ""};
+      snprintf(in[nin].key, sizeof in[nin].key, "sources[%d].wavelet.file", s);
+      nin++;
+    }
+  char *xdmf = tw_xdmf_path(path), *dir = dir_of(path);
+  tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
+  struct stat ds;
+  if (!st && (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)))
+    st = tw_error_set(err, TW_EIO, "output '%s': its folder '%s' %s; create it first or choose another output name",
+                      path, dir, errno == ENOENT ? "does not exist" : "is not a folder");
+  if (!st) st = check_one(path, "output", path, in, nin, err);
+  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, err);
+  if (!st && job && job->output_segy) {
+    char *sgy = tw_segy_path(path);
+    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+    free(sgy);
+  }
+  if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
+    char *p = malloc(strlen(path) + 32);
+    if (!p) {
+      st = tw_error_set(err, TW_ENOMEM, "out of memory");
+    } else {
+      sprintf(p, "%s.check-%ld", path, (long)getpid());
+      int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0666);
+      if (fd < 0) st = tw_error_set(err, TW_EIO, "output '%s' is not writable: %s", path, strerror(errno));
+      else close(fd), unlink(p);
+      free(p);
+    }
+  }
+  free(xdmf);
+  free(dir);
+  free(in);
+  return st;
+}
+
+int tw_output_exists(const char *path) {
+  struct stat ls;
+  return path && lstat(path, &ls) == 0 && S_ISREG(ls.st_mode);
+}
+
+double tw_output_free_bytes(const char *path) {
+  char *dir = dir_of(path);
+  struct statvfs sv;
+  int ok = dir && statvfs(dir, &sv) == 0 && sv.f_blocks > 0;
+  free(dir);
+  return ok ? (double)sv.f_bavail * (double)sv.f_frsize : -1.0;
+}
+
+/* ---------------------------------------------------------------- earlier runs' temporaries */
+
+/* name = prefix + digits: the pid, else 0. */
+static long pid_suffix(const char *name, const char *prefix) {
+  size_t l = strlen(prefix);
+  if (strncmp(name, prefix, l) || !name[l]) return 0;
+  long pid = 0;
+  for (const char *p = name + l; *p; p++) {
+    if (*p < '0' || *p > '9' || pid > 1L << 40) return 0;
+    pid = pid * 10 + (*p - '0');
+  }
+  return pid;
+}
+
+/* The process is gone: kill(pid, 0) says ESRCH (EPERM: it exists, someone else's). */
+static int process_gone(long pid) { return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
+
+tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err) {
+  *names = NULL;
+  *count = 0;
+  char *dir = dir_of(path), *xdmf = tw_xdmf_path(path), *sgy = tw_segy_path(path);
+  char *pre[4] = {NULL, NULL, NULL, NULL};
+  tw_status st = TW_OK;
+  if (dir && xdmf && sgy && (pre[0] = malloc(strlen(path) + 16)) && (pre[1] = malloc(strlen(path) + 16)) &&
+      (pre[2] = malloc(strlen(xdmf) + 16)) && (pre[3] = malloc(strlen(sgy) + 16))) {
+    sprintf(pre[0], "%s.part-", base_of(path));
+    sprintf(pre[1], "%s.check-", base_of(path));
+    sprintf(pre[2], "%s.part-", base_of(xdmf));
+    sprintf(pre[3], "%s.part-", base_of(sgy));
+  } else {
+    st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  }
+  DIR *d = st ? NULL : opendir(dir);
+  for (struct dirent *e; d && !st && (e = readdir(d));) {
+    long pid = 0;
+    for (int k = 0; k < 4 && !pid; k++) pid = pid_suffix(e->d_name, pre[k]);
+    if (!process_gone(pid)) continue;
+    size_t dl = strlen(dir), nl = strlen(e->d_name);
+    char *full = malloc(dl + nl + 2), **grown = realloc(*names, (size_t)(*count + 1) * sizeof *grown);
+    if (grown) *names = grown;
+    if (!full || !grown) {
+      free(full);
+      st = tw_error_set(err, TW_ENOMEM, "out of memory");
+      break;
+    }
+    if (strcmp(dir, ".") == 0) memcpy(full, e->d_name, nl + 1);
+    else sprintf(full, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", e->d_name);
+    if (remove && unlink(full) != 0 && errno != ENOENT) {
+      st = tw_error_set(err, TW_EIO, "output '%s': cannot remove '%s', left by an earlier run (process %ld, gone): %s",
+                        path, full, pid, strerror(errno));
+      free(full);
+      break;
+    }
+    (*names)[(*count)++] = full;
+  }
+  if (d) closedir(d);
+  for (int k = 0; k < 4; k++) free(pre[k]);
+  free(dir);
+  free(xdmf);
+  free(sgy);
+  if (st) {
+    tw_output_stale_free(*names, *count);
+    *names = NULL, *count = 0;
+  }
+  return st;
+}
+
+void tw_output_stale_free(char **names, int count) {
+  for (int i = 0; names && i < count; i++) free(names[i]);
+  free(names);
+}
+
+/* ---------------------------------------------------------------- the lock */
+
+struct tw_output_lock {
+  int fd;                    /* −1: the file system has no locks (ENOLCK): nothing is held */
+  char *path;
+};
+
+static char *lock_name(const char *path) {
+  char *p = malloc(strlen(path) + 6);
+  if (p) sprintf(p, "%s.lock", path);
+  return p;
+}
+
+/* The holder of the lock on fd (F_GETLK), else the pid written in the file; 0 if unknown. */
+static long holder_of(int fd) {
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  if (fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK && fl.l_pid > 0) return (long)fl.l_pid;
+  char buf[32] = "";
+  ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  buf[n > 0 ? n : 0] = '\0';
+  return atol(buf);
+}
+
+/* Give up an attempt: close without unlinking (the file may be another process's lock). */
+static void lock_free(tw_output_lock *lk) {
+  if (lk->fd >= 0) close(lk->fd);
+  free(lk->path);
+  free(lk);
+}
+
+tw_status tw_output_lock_take(const char *path, tw_output_lock **out, tw_error *err) {
+  *out = NULL;
+  tw_output_lock *lk = calloc(1, sizeof *lk);
+  if (!lk || !(lk->path = lock_name(path))) {
+    free(lk);
+    return tw_error_set(err, TW_ENOMEM, "out of memory");
+  }
+  for (int attempt = 0;; attempt++) {
+    lk->fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (lk->fd < 0) {
+      tw_status st = tw_error_set(err, TW_EIO, "output '%s': cannot create its lock file '%s': %s", path, lk->path,
+                                  strerror(errno));
+      lock_free(lk);
+      return st;
+    }
+    struct flock fl;
+    memset(&fl, 0, sizeof fl);
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    if (fcntl(lk->fd, F_SETLK, &fl) != 0) {
+      const int e = errno;
+      if (e == ENOLCK || e == EINVAL || e == ENOSYS) { /* no locks on this file system: go on unlocked */
+        close(lk->fd);
+        lk->fd = -1;
+        *out = lk;
+        return TW_OK;
+      }
+      const long pid = (e == EACCES || e == EAGAIN) ? holder_of(lk->fd) : 0;
+      char who[48] = "its process unknown";
+      if (pid > 0) snprintf(who, sizeof who, "process %ld", pid);
+      tw_status st = (e == EACCES || e == EAGAIN)
+                         ? tw_error_set(err, TW_EBUSY, "output '%s' is being written by another torrewave run (%s, "
+                                        "lock file '%s'); wait for it to finish, or choose another output name (-o)",
+                                        path, who, lk->path)
+                         : tw_error_set(err, TW_EIO, "output '%s': cannot lock '%s': %s", path, lk->path, strerror(e));
+      lock_free(lk);
+      return st;
+    }
+    /* A holder that was releasing may have unlinked the file between our open and our lock: then
+     * the name belongs to a new file (or none), and the lock must be taken on that one. */
+    struct stat a, b;
+    if (fstat(lk->fd, &a) == 0 && stat(lk->path, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino) break;
+    close(lk->fd);
+    lk->fd = -1;
+    if (attempt == 8) {
+      tw_status st = tw_error_set(err, TW_EBUSY, "output '%s': its lock file '%s' keeps changing (other runs "
+                                  "starting and ending); try again", path, lk->path);
+      lock_free(lk);
+      return st;
+    }
+  }
+  char pid[32];
+  int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+  if (ftruncate(lk->fd, 0) != 0 || pwrite(lk->fd, pid, (size_t)n, 0) != n) { /* only informative */ }
+  *out = lk;
+  return TW_OK;
+}
+
+int tw_output_lock_held(const tw_output_lock *lk) { return lk && lk->fd >= 0; }
+
+void tw_output_lock_release(tw_output_lock *lk) {
+  if (!lk) return;
+  if (lk->fd >= 0) {
+    unlink(lk->path); /* while still held: a waiter that opened it retries on the new name */
+    close(lk->fd);
+  }
+  free(lk->path);
+  free(lk);
+}
+
+long tw_output_lock_holder(const char *path) {
+  char *name = lock_name(path);
+  int fd = name ? open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  free(name);
+  if (fd < 0) return 0;
+  struct flock fl;
+  memset(&fl, 0, sizeof fl);
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  long pid = fcntl(fd, F_GETLK, &fl) == 0 && fl.l_type != F_UNLCK ? (fl.l_pid > 0 ? (long)fl.l_pid : -1) : 0;
+  close(fd);
+  return pid;
+}

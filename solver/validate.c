@@ -1,0 +1,405 @@
+/* validate.c — the one validation of a job, called by `check` (which prints what it found) and by
+ * the run driver (which then computes): whatever check accepts, run accepts. In order, cheapest
+ * first, so that a run fails before it reads a large model or computes anything:
+ *   kernel and memory; the output's name (outpath.c: inputs, links, devices; the lock and earlier
+ *   runs' temporaries); the model (values inside the physical range) and finalize (dt, steps);
+ *   the wavelets (files read and checked, float32 range, the source term's range, the highest
+ *   frequency → points per wavelength); sources and receivers on a free surface; the output's
+ *   size against the free space; warnings (dispersion, nothing sampled, settings ignored);
+ *   for check, an estimate of the run time.
+ * Also here, because check and run both need them: the snapshot box and where the sources and
+ * receivers act (tw_points_at, stored in the output). */
+#define _POSIX_C_SOURCE 200809L
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "problem.h"
+#include "schedule.h"
+#include "tw_boundary.h"
+#include "tw_sources.h"
+
+/* ---------------------------------------------------------------- shared with the run */
+
+void tw_snapshot_box(const tw_job *job, int model_lo[3], int cnt[3]) {
+  const int dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
+  for (int a = 0; a < 3; a++) {
+    int i0 = (int)ceil((job->snap_from[a] - job->origin[a]) / job->d[a] - 1e-9);
+    int i1 = (int)floor((job->snap_to[a] - job->origin[a]) / job->d[a] + 1e-9);
+    if (i0 < 0) i0 = 0;
+    if (i1 > job->n[a] - 1) i1 = job->n[a] - 1;
+    if (i1 < i0) i1 = i0;
+    model_lo[a] = i0;
+    cnt[a] = (i1 - i0) / dec + 1;
+  }
+}
+
+void tw_points_at_free(tw_points_at *p) {
+  if (!p) return;
+  free(p->cells);
+  free(p->weights);
+  free(p->used);
+  free(p->interp);
+  memset(p, 0, sizeof *p);
+}
+
+/* Point i of the job's sources or receivers. */
+static const double *point_of(const tw_job *job, int receivers, long i, tw_interp *interp) {
+  *interp = receivers ? job->rec_interp : job->sources[i].interp;
+  return receivers ? job->rec[i] : job->sources[i].pos;
+}
+
+tw_status tw_points_at_compute(const tw_job *job, const tw_grid *g, int receivers, tw_points_at *out,
+                               tw_error *err) {
+  memset(out, 0, sizeof *out);
+  const long n = receivers ? job->nrec : job->nsources;
+  int tri = 0;
+  for (long i = 0; i < n && !tri; i++) {
+    tw_interp it;
+    point_of(job, receivers, i, &it);
+    tri = it == TW_INTERP_TRILINEAR;
+  }
+  out->n = n;
+  out->taps = tri ? 8 : 1;
+  const size_t m = (size_t)(n ? n : 1);
+  out->cells = malloc(m * (size_t)out->taps * 3 * sizeof *out->cells);
+  out->weights = calloc(m * (size_t)out->taps, sizeof *out->weights);
+  out->used = malloc(m * sizeof *out->used);
+  out->interp = malloc(m);
+  if (!out->cells || !out->weights || !out->used || !out->interp) {
+    tw_points_at_free(out);
+    return tw_error_set(err, TW_ENOMEM, "out of memory for the placement of %ld %s", n,
+                        receivers ? "receivers" : "sources");
+  }
+  for (long i = 0; i < n; i++) {
+    tw_interp it;
+    const double *pos = point_of(job, receivers, i, &it);
+    tw_taps t;
+    tw_status st = tw_place(g, pos, it, 0, &t, err);
+    if (st) {
+      tw_points_at_free(out);
+      return st;
+    }
+    int *c = out->cells + (size_t)i * (size_t)out->taps * 3;
+    double *w = out->weights + (size_t)i * (size_t)out->taps;
+    for (int k = 0; k < out->taps * 3; k++) c[k] = -1;
+    out->used[i][0] = out->used[i][1] = out->used[i][2] = 0.0;
+    for (int k = 0; k < t.ntap; k++) {
+      w[k] = t.w[k];
+      for (int a = 0; a < 3; a++) {
+        c[3 * k + a] = t.ijk[k][a] - g->lo[a];
+        out->used[i][a] += t.w[k] * (g->origin[a] + c[3 * k + a] * g->d[a]);
+      }
+    }
+    out->interp[i] = (unsigned char)(it == TW_INTERP_TRILINEAR);
+  }
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- messages */
+
+static void warn(tw_validation *val, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void warn(tw_validation *val, const char *fmt, ...) {
+  if (val->nwarn >= TW_VALIDATE_MSGS) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(val->warn[val->nwarn++], sizeof val->warn[0], fmt, ap);
+  va_end(ap);
+}
+
+static const char *num(char *buf, size_t n, double v) {
+  snprintf(buf, n, "%.10g", v);
+  if (isfinite(v) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < n) strcat(buf, ".0");
+  return buf;
+}
+
+/* ---------------------------------------------------------------- sources */
+
+/* Samples of a wavelet to take: the run's steps + 1, or more for a file wavelet that lasts longer
+ * (its spectrum is its whole spectrum: cut at the run's end, the cut itself would count as high
+ * frequencies), with the resampling filter's tail. */
+static long wavelet_samples(const tw_source_spec *src, const tw_job *job, tw_error *err) {
+  if (src->wavelet.type != TW_WAVELET_FILE) return job->steps + 1;
+  tw_wavelet_samples fs;
+  if (tw_wavelet_read(&src->wavelet, job->path, job->dt, &fs, err)) return -1;
+  const double end = fs.t0 + (double)fs.n * fs.dt;
+  tw_wavelet_samples_free(&fs);
+  const long n = (long)ceil(end / job->dt) + 40; /* > the resampler's ±16 steps */
+  return n > job->steps + 1 ? n : job->steps + 1;
+}
+
+/* Each source's wavelet as the run will sample it: files read and checked (tw_wavelet_sample),
+ * the source term S = w·s/(dx dy dz) and c²dt²·S inside float32, and the highest frequency. */
+static tw_status check_sources(const tw_job *job, double vmax, tw_validation *val, tw_error *err) {
+  const double vol = job->d[0] * job->d[1] * job->d[2], c2dt2 = vmax * vmax * job->dt * job->dt;
+  tw_status st = TW_OK;
+  for (int i = 0; i < job->nsources && !st; i++) {
+    const tw_source_spec *src = &job->sources[i];
+    const long n = wavelet_samples(src, job, err);
+    float *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
+    if (n < 0) return err->code;
+    if (!s) return tw_error_set(err, TW_ENOMEM, "%s: out of memory for the wavelets", job->path);
+    st = tw_wavelet_sample(&src->wavelet, job->path, job->dt, n - 1, s, err);
+    double peak = 0.0;
+    for (long k = 0; !st && k <= job->steps; k++) peak = fabs(s[k]) > peak ? fabs(s[k]) : peak;
+    if (!st && (peak / vol > FLT_MAX || peak / vol * c2dt2 > FLT_MAX)) {
+      char p[64];
+      st = tw_error_set(err, TW_ERANGE, "%s:%d: sources[%d].wavelet: the source term overflows float32: got a peak "
+                        "of %s, and S = s / (dx dy dz) = %.3g, c²dt²·S = %.3g; allowed |S| and c²dt²·|S| <= 3.4e38: "
+                        "lower the amplitude", job->path, src->wavelet.line, i, num(p, sizeof p, peak), peak / vol,
+                        peak / vol * c2dt2);
+    }
+    double f = 0.0;
+    if (!st && src->wavelet.type == TW_WAVELET_RICKER) {
+      f = 2.5 * src->wavelet.frequency; /* DESIGN §1; the spectral rule below gives the same */
+    } else if (!st) {
+      f = tw_wavelet_fmax(s, n, job->dt);
+      if (f < 0) st = tw_error_set(err, TW_ENOMEM, "%s: out of memory for a wavelet's spectrum", job->path);
+      if (f > val->fmax) val->fmax_from_file = 1;
+    }
+    if (f > val->fmax) val->fmax = f;
+    free(s);
+  }
+  if (st) return st;
+  double dmax = 0.0;
+  for (int a = 0; a < 3; a++) dmax = job->d[a] > dmax ? job->d[a] : dmax;
+  val->ppw = val->fmax > 0 ? val->vmin / (val->fmax * dmax) : INFINITY;
+  const double thr = tw_ppw_warn_threshold(job->order);
+  if (val->ppw < thr)
+    warn(val, "%.1f points per wavelength at %.1f Hz is low for order %d (want >= %.0f): expect numerical "
+         "dispersion; refine d or lower the frequency", val->ppw, val->fmax, job->order, thr);
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the free surface */
+
+/* With a free surface p = 0 on the plane k = 0: a source whose every tap lies there radiates
+ * nothing, a receiver there records only zeros. Both are refused (nearest: a depth within half a
+ * cell of the surface; trilinear: on the plane itself). */
+static int on_surface(const tw_grid *g, const double pos[3], tw_interp it) {
+  if (pos[2] >= g->origin[2] + g->d[2]) return 0; /* quick: more than a cell deep */
+  tw_taps t;
+  if (tw_place(g, pos, it, 0, &t, NULL)) return 0; /* outside: the parser said so already */
+  for (int k = 0; k < t.ntap; k++)
+    if (t.ijk[k][2] != 0) return 0;
+  return 1;
+}
+
+static tw_status surface_error(const tw_job *job, const char *loc, const char *what, const double p[3],
+                               tw_interp it, tw_error *err) {
+  char x[64], y[64], z[64], s[64], half[64];
+  num(s, sizeof s, job->origin[2]);
+  num(half, sizeof half, job->origin[2] + 0.5 * job->d[2]);
+  return tw_error_set(err, TW_ECONFIG, "%s: on the free surface: got [%s, %s, %s]; %s %s on the plane z = %s m, "
+                      "where p = 0 (boundary.free_surface), so it would %s: allowed a depth of at least %s m (half a "
+                      "cell below the surface)%s", loc, num(x, sizeof x, p[0]), num(y, sizeof y, p[1]),
+                      num(z, sizeof z, p[2]), what, it == TW_INTERP_NEAREST ? "has its nearest cell" : "lies",
+                      s, strstr(what, "source") ? "radiate nothing" : "record only zeros", half,
+                      it == TW_INTERP_NEAREST ? ", or interpolation = \"trilinear\" (any depth below the plane)" : "");
+}
+
+static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *err) {
+  if (!job->free_surface) return TW_OK;
+  char loc[600];
+  for (int i = 0; i < job->nsources; i++)
+    if (on_surface(g, job->sources[i].pos, job->sources[i].interp)) {
+      snprintf(loc, sizeof loc, "%s:%d: sources[%d].position", job->path, job->sources[i].line, i);
+      return surface_error(job, loc, "the source", job->sources[i].pos, job->sources[i].interp, err);
+    }
+  for (long r = 0; r < job->nrec; r++) {
+    if (!on_surface(g, job->rec[r], job->rec_interp)) continue;
+    const tw_rec_group *grp = NULL;
+    for (int k = 0; k < job->nrec_groups; k++)
+      if (r >= job->rec_groups[k].first && r < job->rec_groups[k].first + job->rec_groups[k].count)
+        grp = &job->rec_groups[k];
+    if (grp && !strcmp(grp->key, "receivers.points"))
+      snprintf(loc, sizeof loc, "%s:%d: receivers.points[%ld]", job->path, grp->line, r - grp->first);
+    else if (grp)
+      snprintf(loc, sizeof loc, "%s:%d: %s: receiver %ld of it", job->path, grp->line, grp->key, r - grp->first);
+    else
+      snprintf(loc, sizeof loc, "%s: receiver %ld", job->path, r);
+    char what[96];
+    snprintf(what, sizeof what, "the receiver (number %ld of the output)", r);
+    return surface_error(job, loc, what, job->rec[r], job->rec_interp, err);
+  }
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the output */
+
+static tw_status check_output(const tw_job *job, const char *output, tw_validation *val, tw_error *err) {
+  int lo[3], cnt[3];
+  tw_snapshot_box(job, lo, cnt);
+  const int interval = job->rec_interval > 0 ? job->rec_interval : 1;
+  tw_points_at sp = {job->nsources, 8, NULL, NULL, NULL, NULL};
+  tw_points_at rp = {job->nrec, job->rec_interp == TW_INTERP_TRILINEAR ? 8 : 1, NULL, NULL, NULL, NULL};
+  tw_output_desc d = {0};
+  d.job = job;
+  d.steps = job->steps;
+  d.nrec = job->nrec;
+  d.nsamples = job->steps / interval + 1;
+  d.nsrc = job->nsources;
+  d.nsnap = job->nsnap;
+  memcpy(d.snap_n, cnt, sizeof cnt);
+  static const float stored_model = 0.0f; /* only whether output.model stores the model counts */
+  d.vp = job->output_model ? &stored_model : NULL;
+  d.src_at = &sp;
+  d.rec_at = job->nrec ? &rp : NULL;
+  val->trace_bytes = 4.0 * (double)d.nrec * (double)d.nsamples;
+  val->snapshot_bytes = 4.0 * (double)d.nsnap * cnt[0] * (double)cnt[1] * cnt[2];
+  val->output_bytes = tw_output_expected_bytes(&d);
+  if (!output) return TW_OK;
+  val->free_bytes = tw_output_free_bytes(output);
+  char nb[32], tb[32], fb[32], sb[32];
+  if (val->free_bytes >= 0 && val->output_bytes > val->free_bytes)
+    return tw_error_set(err, TW_EIO, "%s: output '%s' needs about %s (traces %s, snapshots %s), but only %s is free "
+                        "on its file system; free space, write it elsewhere (-o), or keep fewer snapshots "
+                        "(snapshots.every, decimate, region)", job->path, output,
+                        tw_format_bytes(val->output_bytes, nb, sizeof nb),
+                        tw_format_bytes(val->trace_bytes, tb, sizeof tb),
+                        tw_format_bytes(val->snapshot_bytes, sb, sizeof sb), tw_format_bytes(val->free_bytes, fb, sizeof fb));
+  if (val->free_bytes > 0 && val->snapshot_bytes > 0.5 * val->free_bytes)
+    warn(val, "the snapshots alone take %s, %.0f%% of the %s free on the output's file system",
+         tw_format_bytes(val->snapshot_bytes, sb, sizeof sb), 100.0 * val->snapshot_bytes / val->free_bytes,
+         tw_format_bytes(val->free_bytes, fb, sizeof fb));
+  return TW_OK;
+}
+
+static void settings_warnings(const tw_job *job, tw_validation *val) {
+  if (job->snap_every > job->steps)
+    warn(val, "snapshots.every = %ld is beyond the last step (%ld): no snapshot will be written", job->snap_every,
+         job->steps);
+  if (job->nrec > 0 && job->rec_interval > job->steps)
+    warn(val, "receivers.interval = %d is beyond the last step (%ld): the traces hold only sample 0 (t = 0, p = 0)",
+         job->rec_interval, job->steps);
+  if (job->device_memory && strcmp(val->kernel, "cpu") == 0)
+    warn(val, "solver.device_memory is ignored by kernel cpu (it caps the GPU kernels' memory and cpu-diamond's "
+         "window)");
+}
+
+/* ---------------------------------------------------------------- run time (check) */
+
+/* gpu-stepwise and gpu-diamond on an H200, orders 2, 4, 6, 8, with absorbing layers and a free
+ * surface (`torrewave bench`, docs/performance.md): Gcell/s. Scaled by the GPU's memory bandwidth
+ * against the H200's 4.8 TB/s: both kernels are bound by memory. */
+static const double gpu_rates[2][4] = {{230, 225, 205, 200}, {360, 230, 205, 200}};
+#define H200_BYTES_PER_S 4.8e12
+
+/* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256
+ * cells: one warm-up call and three timed calls of 4 steps (a few tens of ms on 2 cores). */
+static void estimate_runtime(const tw_job *job, tw_validation *val) {
+  const double work = (double)tw_grid_cells(&val->est.grid) * (double)job->steps;
+  double rate = 0.0;
+  if (tw_kernel_is_gpu(val->kernel)) {
+    const int row = strcmp(val->kernel, "gpu-diamond") == 0, o = job->order / 2 - 1;
+    if (o < 0 || o > 3) return;
+    rate = gpu_rates[row][o] * 1e9;
+    tw_gpu_props p;
+    tw_error e = {0};
+    double scale = 1.0;
+    if (tw_gpu_props_get(0, &p, &e) == TW_OK && p.mem_clock_khz > 0 && p.bus_bits > 0)
+      scale = 2.0 * p.mem_clock_khz * 1e3 * p.bus_bits / 8.0 / H200_BYTES_PER_S;
+    rate *= scale;
+    snprintf(val->run_basis, sizeof val->run_basis, "from %s's H200 bench rate (%.0f Gcell/s at order %d, "
+             "docs/performance.md) x %.2f for this GPU's memory bandwidth", val->kernel, gpu_rates[row][o], job->order,
+             scale);
+    if (val->est.window_planes) {
+      int dts = 0, nt = 0;
+      tw_error e2 = {0};
+      if (!tw_schedule_params(job->order, job->dts, job->tower_height, &dts, &nt, &e2)) {
+        const double copy = 49.5e9 * nt / 12.0; /* DESIGN §3: the window keeps pace up to this rate */
+        if (copy < rate) rate = copy;
+        strncat(val->run_basis, "; the window's copies bound it", sizeof val->run_basis - strlen(val->run_basis) - 1);
+      }
+    }
+  } else {
+    int N[3];
+    const int cap[3] = {64, 64, 256};
+    for (int a = 0; a < 3; a++) N[a] = val->est.grid.N[a] < cap[a] ? val->est.grid.N[a] : cap[a];
+    for (int a = 0; a < 3; a++) N[a] = N[a] < 24 ? 24 : N[a];
+    tw_bench_problem *bp = NULL;
+    tw_bench_result res;
+    tw_error e = {0};
+    const long steps = 4;
+    if (tw_bench_problem_create(job->order, N, 4, job->free_surface, 4 * steps, 1, &bp, &e) == TW_OK &&
+        tw_bench_kernel(bp, val->kernel, steps, 3, 1, &res, &e) == TW_OK)
+      rate = res.gcells_max * 1e9; /* the best of three: other work on the machine only slows a call */
+    tw_bench_problem_destroy(bp);
+    snprintf(val->run_basis, sizeof val->run_basis, "calibrated here: %s ran %.3g Gcell/s on %d x %d x %d cells",
+             val->kernel, rate / 1e9, N[0], N[1], N[2]);
+  }
+  if (rate > 0) val->run_seconds = work / rate;
+}
+
+/* ---------------------------------------------------------------- the entry point */
+
+tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode, tw_validation *val,
+                          tw_velocity **vout, tw_error *err) {
+  memset(val, 0, sizeof *val);
+  val->ppw = INFINITY;
+  val->free_bytes = -1.0;
+  if (vout) *vout = NULL;
+  tw_velocity *v = NULL;
+  tw_status st = tw_kernel_resolve(job->kernel, val->kernel, sizeof val->kernel, err);
+  if (st) tw_error_prefix(err, "%s", job->path);
+  /* memory from the grid alone, before the model or any field is allocated */
+  if (!st) st = tw_estimate_job(job, val->kernel, &val->est, err);
+  if (!st) st = tw_estimate_fits(job, val->kernel, &val->est, err);
+  if (!st && output) {
+    st = tw_output_check_path(output, job, mode == TW_VALIDATE_CHECK, err);
+    if (!st && mode == TW_VALIDATE_RUN) {
+      st = tw_output_lock_take(output, &val->lock, err);
+      if (!st && !tw_output_lock_held(val->lock))
+        warn(val, "the output's file system has no file locks: another run writing '%s' at the same time would "
+             "not be detected", output);
+    } else if (!st) {
+      val->lock_holder = tw_output_lock_holder(output);
+      if (val->lock_holder)
+        warn(val, "output '%s' is being written by another torrewave run now (process %ld): a run started now "
+             "would be refused", output, val->lock_holder);
+    }
+    if (!st) st = tw_output_stale(output, mode == TW_VALIDATE_RUN, &val->stale, &val->nstale, err);
+    val->output_exists = tw_output_exists(output);
+  }
+  if (!st) st = tw_velocity_load(job, &v, err);
+  if (!st) {
+    val->vmin = v->vmin;
+    val->vmax = v->vmax;
+    st = tw_job_finalize(job, v->vmin, v->vmax, err);
+  }
+  if (!st) st = check_sources(job, v->vmax, val, err);
+  if (!st) st = check_surface(job, &val->est.grid, err);
+  if (!st) st = check_output(job, output, val, err);
+  if (!st) settings_warnings(job, val);
+  if (!st && mode == TW_VALIDATE_CHECK) estimate_runtime(job, val);
+  if (st || !vout) tw_velocity_destroy(v);
+  else *vout = v;
+  return st;
+}
+
+void tw_validation_tell(const tw_validation *val, const tw_run_hooks *hooks) {
+  if (!hooks || !hooks->message) return;
+  for (int i = 0; i < val->nwarn; i++) hooks->message(hooks->user, 1, val->warn[i]);
+  for (int i = 0; i < val->nstale; i++) {
+    char msg[1200];
+    snprintf(msg, sizeof msg, "removed '%s', left by an earlier run of this output whose process is gone",
+             val->stale[i]);
+    hooks->message(hooks->user, 0, msg);
+  }
+}
+
+void tw_validation_free(tw_validation *val) {
+  if (!val) return;
+  tw_output_lock_release(val->lock);
+  tw_output_stale_free(val->stale, val->nstale);
+  val->lock = NULL;
+  val->stale = NULL;
+  val->nstale = 0;
+}

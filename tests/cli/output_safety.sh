@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Nothing lost (issue #19): an output never replaces one of the job's inputs, a device, a FIFO, a
+# symbolic link or a folder; two runs onto one output: the second fails at once naming the first,
+# and the pair .h5/.xdmf comes from one run; temporaries of a killed run are listed by check and
+# removed by the next run; an interrupted run leaves nothing (lock included); check's figures;
+# options without a value; the output against the free space; a reference needs receivers.
+set -uo pipefail
+source "$(dirname "$0")/../cli_lib.sh"
+cd "$tmp"
+T=$TORREWAVE
+python3 - <<'PY'
+import math, struct
+open("vp.bin", "wb").write(struct.pack("<%df" % (24 * 24 * 16), *([2000.0] * (24 * 24 * 16))))
+ricker = lambda t: (1 - 2 * (math.pi * 10 * (t - 0.15)) ** 2) * math.exp(-(math.pi * 10 * (t - 0.15)) ** 2)
+open("w.txt", "w").write("".join("%.6g\n" % ricker(i * 0.002) for i in range(150)))
+PY
+# All of one command's output against several patterns: grep_all FILE PATTERN...
+grep_all() {
+  local f=$1; shift
+  for pat in "$@"; do
+    if grep -Eq -- "$pat" "$f"; then echo "ok: $(grep -E -- "$pat" "$f" | head -n 1 | cut -c1-160)"
+    else echo "FAIL: no '$pat' in:"; cat "$f"; fail=1; fi
+  done
+}
+cat > job.cfg <<'CFG'
+grid = { n = [24, 24, 16]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 60; };
+model = { type = "raw"; file = "vp.bin"; };
+boundary = { absorbing = 6; };
+sources = ( { position = [120.0, 120.0, 80.0]; wavelet = { type = "file"; file = "w.txt"; dt = 0.002; }; } );
+receivers = { points = ( [60.0, 60.0, 40.0] ); };
+snapshots = { every = 20; };
+output = { file = "out.h5"; };
+solver = { kernel = "cpu"; };
+CFG
+sums() { md5sum job.cfg vp.bin w.txt; }
+sums > before.md5
+
+# 1. Inputs are never outputs: the job file, the model, a wavelet file, another name of the model
+#    (a hard link), and a sidecar that would land on an input (job file named like the sidecar).
+expect 1 "output 'job\.cfg' is the job file" -- "$T" run job.cfg -o job.cfg
+expect 1 "output 'vp\.bin' is the velocity model \('vp\.bin', model\.file\)" -- "$T" check job.cfg -o vp.bin
+expect 1 "output 'vp\.bin' is the velocity model" -- "$T" run job.cfg -o vp.bin
+expect 1 "output 'w\.txt' is a wavelet file \('w\.txt', sources\[0\]\.wavelet\.file\)" -- "$T" run job.cfg -o w.txt
+ln vp.bin model-alias.h5
+expect 1 "output 'model-alias\.h5' is the velocity model" -- "$T" run job.cfg -o model-alias.h5
+cp job.cfg shot.xdmf
+expect 1 "XDMF sidecar 'shot\.xdmf' of output 'shot\.h5' is the job file" -- "$T" run shot.xdmf -o shot.h5
+md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
+cmp -s vp.bin model-alias.h5 && cmp -s job.cfg shot.xdmf || { echo "FAIL: an input changed"; fail=1; }
+
+# 2. Not regular files: a device (as root this would have replaced /dev/null), a FIFO, a folder, a
+#    symbolic link (refused: the rename would replace the link itself), a dangling one; empty names.
+expect 1 "output '/dev/null' is a character device: refusing to replace it" -- "$T" run job.cfg -o /dev/null
+test -c /dev/null || { echo "FAIL: /dev/null is no longer a character device"; fail=1; }
+mkfifo fifo.h5
+expect 1 "output 'fifo\.h5' is a FIFO" -- "$T" check job.cfg -o fifo.h5
+mkdir folder
+expect 1 "output 'folder' is a directory" -- "$T" run job.cfg -o folder
+expect 1 "output 'folder/' names a folder" -- "$T" run job.cfg -o folder/
+echo keep > target.h5
+ln -s target.h5 link.h5
+ln -s nowhere.h5 dangling.h5
+expect 1 "output 'link\.h5' is a symbolic link \(to 'target\.h5'\): refusing to replace it" -- "$T" run job.cfg -o link.h5
+expect 1 "output 'dangling\.h5' is a symbolic link" -- "$T" check job.cfg -o dangling.h5
+test -L link.h5 && [ "$(cat target.h5)" = keep ] || { echo "FAIL: the link or its target changed"; fail=1; }
+expect 1 "output: the file name is empty" -- "$T" run job.cfg -o ""
+expect 1 "its folder 'no/such' does not exist" -- "$T" check job.cfg -o no/such/out.h5
+expect 2 "-o needs a value" -- "$T" run job.cfg -o
+expect 2 "--set needs a value" -- "$T" check job.cfg --set
+if ls ./*.part-* ./*.lock >/dev/null 2>&1; then echo "FAIL: refused runs left files: $(ls)"; fail=1; fi
+
+# 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
+#    output's size, the replacement of an existing output, warnings of settings that do nothing.
+"$T" check job.cfg --set snapshots.every=100 --set receivers.interval=90 --set 'solver.device_memory="1G"' > check.txt
+grep_all check.txt '^ok$' 'dt / stable limit = 0\.900 \(<= 1 is stable' 'c dt / d = 0\.[0-9]+ \(vmax, smallest d\)' \
+  '^run time +about .* of computing \(calibrated here: cpu ran' \
+  '^output +out\.h5: about .* \(traces .*, snapshots .*\); .* free there' \
+  '^dispersion +[0-9.]+ points per wavelength at 2[0-9]\.[0-9] Hz \(where a wavelet file.s spectrum stays below 3\.3% of its peak' \
+  'warning: snapshots\.every = 100 is beyond the last step \(60\): no snapshot will be written' \
+  'warning: receivers\.interval = 90 is beyond the last step \(60\)' \
+  'warning: solver\.device_memory is ignored by kernel cpu'
+expect 0 'torrewave: warning: snapshots\.every = 100 is beyond' -- "$T" run job.cfg -o warn.h5 --set snapshots.every=100
+expect 0 'Gcell/s' -- "$T" run job.cfg -q
+expect 0 'out\.h5 exists: a run will replace it' -- "$T" check job.cfg
+
+# 4. Two runs onto one output: the second fails at once, naming the first's process; check warns;
+#    the first completes and the pair is its own (the sidecar lists the .h5's snapshots).
+sed -e 's/steps = 60/steps = 1500/' -e 's/every = 20/every = 500/' job.cfg > long.cfg
+"$T" run long.cfg -o pair.h5 -q 2> first.log &
+first=$!
+for _ in $(seq 200); do [ -e pair.h5.lock ] && break; sleep 0.05; done
+start=$(date +%s)
+expect 1 "output 'pair\.h5' is being written by another torrewave run \(process $first, lock file 'pair\.h5\.lock'\)" -- "$T" run job.cfg -o pair.h5
+expect 0 "warning: output 'pair\.h5' is being written by another torrewave run now \(process $first\)" -- "$T" check job.cfg -o pair.h5
+[ $(( $(date +%s) - start )) -le 5 ] || { echo "FAIL: the second run did not fail at once"; fail=1; }
+wait $first || { echo "FAIL: the first run failed: $(cat first.log)"; fail=1; }
+grids=$(grep -c '<Grid Name="step_' pair.xdmf)
+[ "$grids" = 3 ] && h5ls pair.h5/snapshots/p | grep -q '{3, ' ||
+  { echo "FAIL: the sidecar ($grids grids) does not match pair.h5"; fail=1; }
+test ! -e pair.h5.lock || { echo "FAIL: the lock file was left"; fail=1; }
+
+# 5. A run killed with SIGKILL leaves its temporary: check lists it, the next run removes it and
+#    says so; an interrupted run (SIGINT) leaves nothing, its lock file included.
+"$T" run long.cfg -o killed.h5 -q &
+victim=$!
+for _ in $(seq 200); do ls killed.h5.part-* >/dev/null 2>&1 && break; sleep 0.05; done
+sleep 0.3
+kill -KILL $victim; wait $victim 2>/dev/null
+test -e "killed.h5.part-$victim" || { echo "FAIL: no temporary after kill -9"; fail=1; }
+expect 0 "^stale +killed\.h5\.part-$victim: left by an earlier run that was killed" -- "$T" check job.cfg -o killed.h5
+expect 0 "removed 'killed\.h5\.part-$victim', left by an earlier run of this output whose process is gone" -- "$T" run job.cfg -o killed.h5 -q
+if ls killed.h5.part-* killed.h5.lock >/dev/null 2>&1; then echo "FAIL: left: $(ls killed*)"; fail=1; fi
+"$T" run long.cfg -o intr.h5 -q &
+victim=$!
+for _ in $(seq 200); do ls intr.h5.part-* >/dev/null 2>&1 && break; sleep 0.05; done
+kill -INT $victim; wait $victim; st=$?
+[ "$st" = 130 ] || { echo "FAIL: SIGINT exit status $st"; fail=1; }
+if ls intr.* >/dev/null 2>&1; then echo "FAIL: an interrupted run left $(ls intr.*)"; fail=1; fi
+
+# 6. Progress: no ETA until the rate is measured past the first block (it pays for warm-up).
+"$T" run job.cfg -o eta.h5 2> eta.log
+grep -m 1 '^step ' eta.log | grep -q 'ETA --$' || { echo "FAIL: first progress line: $(grep -m 1 '^step' eta.log)"; fail=1; }
+
+# 7. The output must fit the free space (check and run), and a reference needs receivers.
+avail=$(df -B1 --output=avail . | tail -n 1)
+if [ "$avail" -lt 3000000000000 ]; then
+  expect 1 "output 'huge\.h5' needs about .* but only .* is free" -- "$T" check job.cfg -o huge.h5 \
+    --set 'grid.n=[100,100,100]' --set 'model={type="constant"; vp=2000.0;}' --set time.steps=1000000 --set snapshots.every=1
+  expect 1 "output 'huge\.h5' needs about" -- "$T" run job.cfg -o huge.h5 \
+    --set 'grid.n=[100,100,100]' --set 'model={type="constant"; vp=2000.0;}' --set time.steps=1000000 --set snapshots.every=1
+  # snapshots of about 70 % of the free space: a warning
+  n=$(( avail * 7 / 10 / (100 * 100 * 100 * 4) + 1 ))
+  expect 0 "warning: the snapshots alone take .*, (6|7)[0-9]% of the .* free" -- "$T" check job.cfg \
+    --set 'grid.n=[100,100,100]' --set 'model={type="constant"; vp=2000.0;}' --set time.steps=$n --set snapshots.every=1
+else echo "skip: more than 3 TB free here"; fi
+expect 1 "the job has no receivers, so there is no reference to compute" -- "$T" reference job.cfg --set 'receivers={}'
+exit $fail
