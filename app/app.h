@@ -1,7 +1,8 @@
 /* app.h — the torrewave command: one file per subcommand (cmd_*.c), shared helpers here.
  * Only app/ prints and exits. Each subcommand returns the process exit status:
- * 0 success, 1 failure (bad input, run error), 2 usage error, 75 stopped after a checkpoint
- * (resumable: `run --resume`; 75 is sysexits.h's EX_TEMPFAIL, "try again later"), 130 interrupted. */
+ * 0 success, 1 failure (bad input, run error), 2 usage error, 3 a survey ran but shots failed (or
+ * were not run), 75 stopped after a checkpoint (resumable: `run --resume`; 75 is sysexits.h's
+ * EX_TEMPFAIL, "try again later"), 130 interrupted. */
 #ifndef TW_APP_H
 #define TW_APP_H
 
@@ -12,6 +13,7 @@
 #define TW_EXIT_OK 0
 #define TW_EXIT_FAIL 1
 #define TW_EXIT_USAGE 2
+#define TW_EXIT_SHOTS 3
 #define TW_EXIT_RESUMABLE 75
 #define TW_EXIT_INTR 130
 
@@ -32,7 +34,8 @@ int tw_app_usage(const char *cmd, const char *fmt, ...);
 /* True when argv[i] is -h or --help. */
 int tw_app_is_help(const char *arg);
 
-/* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]. */
+/* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]; run and check also take
+ * the survey's --shots LIST, run --force, --workers N and -v. */
 typedef struct tw_job_args {
   const char *job;
   const char **sets;
@@ -40,6 +43,10 @@ typedef struct tw_job_args {
   const char *output;
   int quiet;
   int resume;                          /* --resume (run only) */
+  int verbose;               /* -v: the set-up's phases (run), every shot's line (survey) */
+  const char *shots;         /* --shots 3-7,12 */
+  int force;                 /* --force */
+  int workers;               /* --workers N (0: default) */
 } tw_job_args;
 /* Parse JOB, --set, -o/--output, -q/--quiet, and for `run` --resume. Unknown options → usage error
  * (returns != 0). */
@@ -50,5 +57,19 @@ struct tw_job;
 /* Parse the job arguments and load the job (overrides applied). Returns 0 with *job set, or the
  * exit status after printing the usage or job-file error (a is freed then). */
 int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, struct tw_job **job);
+
+/* "42s", "3m07s", "2h05m"; "--" when unknown (negative or absurd). */
+void tw_app_fmt_duration(double s, char *buf, size_t n);
+
+struct tw_phases;
+/* The set-up: the phases before the time loop. */
+double tw_app_setup_seconds(const struct tw_phases *p);
+/* The phases of a run, one line each, with their share of the wall time. */
+void tw_app_print_phases(FILE *o, const struct tw_phases *p, double wall_s);
+
+/* `run` of a survey job (survey_ui.c): the survey's progress line, summary and exit status.
+ * stop: set by SIGINT/SIGTERM. */
+#include <signal.h>
+int tw_app_run_survey(const tw_job_args *a, struct tw_job *job, volatile sig_atomic_t *stop);
 
 #endif

@@ -1,17 +1,23 @@
-/* torrewave check JOB [--set k=v]... [-o FILE]
+/* torrewave check JOB [--set k=v]... [-o FILE] [--shots LIST] [-v]
  * Validate a job without running it, through the validation `run` performs (tw_job_validate), so
  * that whatever check accepts, run accepts; then print what it found: the padded grid, dt against
  * the stability limit, points per wavelength, memory, an estimate of the run time, the output's
  * size and whether it replaces a file, earlier runs' leftovers, every warning, and with a checkpoint
- * group what a checkpoint costs (its size; its write time at this disk's measured speed). */
+ * group what a checkpoint costs (its size; its write time at this disk's measured speed). A survey
+ * (shots = { ... }): its shots, one shot file's size and all of them, and the survey's time per
+ * shot, on one GPU and on the GPUs of this host. -v: where check's own time went. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "tw_io.h"
 #include "tw_solver.h"
+#include "tw_survey.h"
 
 static void fmt_seconds(double s, char *buf, size_t n) {
   if (s < 60) snprintf(buf, n, "%.2g s", s);
@@ -65,8 +71,58 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   return TW_OK;
 }
 
-static int report(const tw_job *job, const tw_validation *val, const char *out) {
+/* A survey: its shots, files and time (from the validation's run-time estimate and output size), and
+ * that the directory takes new files (the run makes it when missing: then its parent must). */
+static int survey_report(const tw_job *job, const tw_validation *val, const tw_job_args *a) {
+  tw_error err = {0};
+  long sel = job->nshots;
+  if (a->shots) {
+    unsigned char *m = malloc((size_t)job->nshots);
+    if (!m) return tw_app_fail(&(tw_error){TW_ENOMEM, "out of memory"});
+    tw_status st = tw_survey_select(a->shots, job->nshots, m, &err);
+    sel = 0;
+    for (long i = 0; !st && i < job->nshots; i++) sel += m[i];
+    free(m);
+    if (st) return tw_app_fail(&err);
+  }
+  const char *dir = a->output ? a->output : job->output_dir;
+  char b1[32], b2[32], t1[32], t2[32], t3[32];
+  printf("survey       %ld shots (%ld selected), receivers %s; %s/shot-00000.h5 ... about %s each, %s in all\n",
+         job->nshots, sel, job->rec_moving ? "moving with the shot" : "fixed", dir,
+         tw_format_bytes(val->output_bytes, b1, sizeof b1), tw_format_bytes(val->output_bytes * (double)sel, b2, sizeof b2));
+  if (val->run_seconds > 0) {
+    /* The per-shot overhead is held under 5 % of the computing (docs/survey.md). */
+    const double shot = val->run_seconds * 1.05;
+    const int gpus = tw_kernel_is_gpu(val->kernel) ? tw_gpu_count() : 0;
+    fmt_seconds(shot, t1, sizeof t1);
+    fmt_seconds(shot * (double)sel, t2, sizeof t2);
+    printf("survey time  about %s per shot, %s for the selected shots on %s\n", t1, t2,
+           tw_kernel_is_gpu(val->kernel) ? "1 GPU" : "this host");
+    if (gpus > 1) {
+      fmt_seconds(shot * (double)((sel + gpus - 1) / gpus), t3, sizeof t3);
+      printf("             %s on the %d GPUs of this host (a worker each; more hosts: mpirun)\n", t3, gpus);
+    }
+  }
+  char probe[1200];
+  struct stat sb;
+  const int exists = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
+  if (exists) snprintf(probe, sizeof probe, "%s/.check-%ld", dir, (long)getpid());
+  else snprintf(probe, sizeof probe, "%s.check-%ld", dir, (long)getpid());
+  FILE *f = fopen(probe, "w");
+  if (!f) {
+    tw_error_set(&err, TW_EIO, "output.directory '%s': %s does not take new files: %s", dir,
+                 exists ? "it" : "its parent", strerror(errno));
+    return tw_app_fail(&err);
+  }
+  fclose(f);
+  remove(probe);
+  printf("output       %s/ (%s, writable)\n", dir, exists ? "exists" : "made by the run");
+  return TW_EXIT_OK;
+}
+
+static int report(const tw_job *job, const tw_validation *val, const char *out, const tw_job_args *a) {
   const tw_grid *g = &val->est.grid;
+  int rc;
   char hb[32], db[32], ab[32], ob[32], tb[32], sb[32], fb[32];
   printf("job          %s\n", job->path);
   printf("model        %d x %d x %d cells, d = %g x %g x %g m, vp %.1f .. %.1f m/s\n", g->n[0], g->n[1], g->n[2],
@@ -99,10 +155,15 @@ static int report(const tw_job *job, const tw_validation *val, const char *out) 
     fmt_seconds(val->run_seconds, rt, sizeof rt);
     printf("run time     about %s of computing (%s)\n", rt, val->run_basis);
   }
-  printf("output       %s: about %s (traces %s, snapshots %s)", out, tw_format_bytes(val->output_bytes, ob, sizeof ob),
-         tw_format_bytes(val->trace_bytes, tb, sizeof tb), tw_format_bytes(val->snapshot_bytes, sb, sizeof sb));
-  if (val->free_bytes >= 0) printf("; %s free there", tw_format_bytes(val->free_bytes, fb, sizeof fb));
-  printf("\n");
+  if (job->nshots) {
+    if ((rc = survey_report(job, val, a))) return rc;
+  } else {
+    printf("output       %s: about %s (traces %s, snapshots %s)", out,
+           tw_format_bytes(val->output_bytes, ob, sizeof ob), tw_format_bytes(val->trace_bytes, tb, sizeof tb),
+           tw_format_bytes(val->snapshot_bytes, sb, sizeof sb));
+    if (val->free_bytes >= 0) printf("; %s free there", tw_format_bytes(val->free_bytes, fb, sizeof fb));
+    printf("\n");
+  }
   if (val->output_exists) printf("             %s exists: a run will replace it\n", out);
   for (int i = 0; i < val->nstale; i++)
     printf("stale        %s: left by an earlier run that was killed (its process is gone); the next run of this "
@@ -121,12 +182,15 @@ static int run_check(int argc, char **argv) {
   if (rc) return rc;
   tw_error err = {0};
   tw_validation val;
-  const char *out = a.output ? a.output : job->output;
+  const double t0 = tw_wall_seconds();
+  /* A survey's files are checked per shot when they are written (its directory below). */
+  const char *out = job->nshots ? NULL : a.output ? a.output : job->output;
   if (tw_job_validate(job, out, TW_VALIDATE_CHECK, &val, NULL, &err)) {
     rc = tw_app_fail(&err);
   } else {
-    rc = report(job, &val, out);
+    rc = report(job, &val, out, &a);
   }
+  if (a.verbose) tw_app_print_phases(stdout, &val.phases, tw_wall_seconds() - t0);
   tw_validation_free(&val);
   tw_job_destroy(job);
   tw_app_job_args_free(&a);
@@ -134,7 +198,7 @@ static int run_check(int argc, char **argv) {
 }
 
 static void help_check(FILE *o) {
-  fprintf(o, "usage: torrewave check JOB.cfg [--set key=value]... [-o OUT.h5]\n\n"
+  fprintf(o, "usage: torrewave check JOB.cfg [--set key=value]... [-o OUT.h5 | -o DIR] [--shots LIST] [-v]\n\n"
              "Validate a job without running it, exactly as `torrewave run` validates it before computing: the job\n"
              "file, the model (velocities in the physical range), the wavelets (files read; float32 range; their\n"
              "highest frequency), sources and receivers against a free surface, memory, and the output (its name\n"
@@ -143,8 +207,11 @@ static void help_check(FILE *o) {
              "of the run time, the output's size, whether it replaces a file, temporaries left by earlier runs that\n"
              "were killed, and every warning. With a checkpoint group: the size of a checkpoint, its write time at\n"
              "this disk's speed (measured with a 64 MiB probe beside it), whether it is written in the background,\n"
-             "and a checkpoint already there. Exit status 0 when the job can run, 1 on any error (the message\n"
-             "names the job file, line, key, value and what is allowed).\n");
+             "and a checkpoint already there. For a survey (shots = { ... }): the shots (--shots LIST: those\n"
+             "selected), one shot file's size and all of them, and the survey's time per shot, on one GPU and on\n"
+             "this host's GPUs. -v: where check's own time went (kernel, memory, output, model, wavelets, ...).\n"
+             "Exit status 0 when the job can run, 1 on any error (the message names the job file, line, key,\n"
+             "value and what is allowed).\n");
 }
 
 const tw_command tw_cmd_check = {"check", "validate a job: grid, dt, dispersion, memory, run time, output", run_check,

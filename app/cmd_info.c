@@ -7,6 +7,7 @@
 #include "app.h"
 #include "tw_io.h"
 #include "tw_solver.h"
+#include "tw_survey.h"
 
 static void help_info(FILE *out) {
   fprintf(out,
@@ -52,6 +53,8 @@ static int run_info(int argc, char **argv) {
   }
   printf("SEG-Y: %s\n", tw_segy_available() ? "built (segyio): output.segy, torrewave export, model.type = \"segy\""
                                              : "not built (no segyio when this torrewave was built)");
+  printf("MPI: %s\n", tw_survey_mpi_built() ? "built (surveys spread over the ranks of mpirun)"
+                                             : "not built (a survey runs in one process)");
   printf("GPUs: %d\n", ngpu);
   for (int d = 0; d < ngpu; d++) {
     tw_gpu_props p;

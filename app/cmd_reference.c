@@ -26,6 +26,13 @@ static int run_reference(int argc, char **argv) {
   int rc = tw_app_load_job("reference", argc, argv, &a, &job);
   if (rc) return rc;
   tw_error err = {0};
+  if (job->nshots) {
+    rc = tw_app_fail(&(tw_error){TW_EUNSUPPORTED, "reference: a survey job (shots = { ... }) has no single source "
+                                                  "position; write a single-shot job for the shot you want"});
+    tw_job_destroy(job);
+    tw_app_job_args_free(&a);
+    return rc;
+  }
   char *def = a.output ? NULL : default_output(job->output);
   const char *out = a.output ? a.output : def;
   const double t0 = tw_wall_seconds();

@@ -1,8 +1,8 @@
-/* torrewave run JOB [--set k=v]... [-o FILE] [-q] [--resume]
+/* torrewave run JOB [--set k=v]... [-o FILE] [-q] [-v] [--resume] [--shots LIST] [--force] [--workers N]
  * Progress on stderr: one updating line on a terminal, a line every 5 s otherwise. SIGINT stops the
  * run at the next block; the output is removed, nothing is left under its name. SIGTERM and SIGUSR1
  * do the same without checkpointing; with it they write a checkpoint at the next block and exit 75
- * (resumable: --resume continues). */
+ * (resumable: --resume continues). A survey job (shots = { ... }) goes to survey_ui.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <string.h>
@@ -11,6 +11,7 @@
 #include "app.h"
 #include "tw_io.h"
 #include "tw_solver.h"
+#include "tw_survey.h"
 
 static volatile sig_atomic_t stop_requested = 0;
 static void on_signal(int sig) {
@@ -26,14 +27,6 @@ typedef struct {
   double elapsed0;
 } progress_state;
 
-static void fmt_eta(double s, char *buf, size_t n) {
-  if (!(s >= 0) || s > 100 * 86400.0) snprintf(buf, n, "--");
-  else if (s >= 86400) snprintf(buf, n, "%dd%02dh", (int)(s / 86400), (int)(s / 3600) % 24);
-  else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
-  else if (s >= 60) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
-  else snprintf(buf, n, "%.0fs", s);
-}
-
 static void on_progress(void *user, long step, long steps, double elapsed, double cells_per_s) {
   progress_state *p = user;
   if (p->quiet) return;
@@ -45,8 +38,9 @@ static void on_progress(void *user, long step, long steps, double elapsed, doubl
   p->last_print = now;
   char eta[32];
   /* the rate since the reference; "--" until there is one */
-  fmt_eta(p->ref && step > p->step0 ? (elapsed - p->elapsed0) * (double)(steps - step) / (double)(step - p->step0) : -1,
-          eta, sizeof eta);
+  tw_app_fmt_duration(p->ref && step > p->step0 ? (elapsed - p->elapsed0) * (double)(steps - step) / (double)(step - p->step0)
+                                                : -1,
+                      eta, sizeof eta);
   fprintf(stderr, "%sstep %ld/%ld (%3.0f%%)  t = %.4g s  %.3g Gcell/s  ETA %s%s", p->tty ? "\r" : "", step, steps,
           100.0 * step / steps, step * p->job->dt, cells_per_s / 1e9, done ? "0s" : eta, p->tty ? "\033[K" : "\n");
   if (p->tty && done) fputc('\n', stderr);
@@ -78,6 +72,21 @@ static int run_run(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
+  if (job->nshots) {
+    rc = a.resume ? tw_app_usage("run", "--resume is for a single-shot job's checkpoint; a survey resumes by itself: "
+                                        "run the same command again")
+                  : tw_app_run_survey(&a, job, &stop_requested);
+    tw_job_destroy(job);
+    tw_app_job_args_free(&a);
+    return rc;
+  }
+  /* A single-shot job under mpirun: rank 0 runs it, the others have nothing to do. */
+  int rank = 0, size = 1;
+  if (tw_survey_launched(&rank, &size) && rank > 0) {
+    tw_job_destroy(job);
+    tw_app_job_args_free(&a);
+    return TW_EXIT_OK;
+  }
   progress_state ps = {isatty(STDERR_FILENO), a.quiet, 0.0, 0, job, 0, 0.0};
   tw_run_hooks hooks = {on_progress, should_stop, &ps, a.resume, on_message};
   tw_run_report rep;
@@ -94,8 +103,9 @@ static int run_run(int argc, char **argv) {
   } else {
     char in[32], outb[32];
     fprintf(stderr,
-            "torrewave: %s: %ld steps of %.3g s on %s in %.2f s (%.2f s computing, %.3f Gcell/s) -> %s\n",
-            a.job, rep.steps, rep.dt, rep.kernel, rep.wall_s, rep.compute_s, rep.gcells_per_s, out);
+            "torrewave: %s: %ld steps of %.3g s on %s in %.2f s (set-up %.2f s, %.2f s computing, %.3f Gcell/s) -> %s\n",
+            a.job, rep.steps, rep.dt, rep.kernel, rep.wall_s, tw_app_setup_seconds(&rep.phases), rep.compute_s,
+            rep.gcells_per_s, out);
     if (rep.window_planes)
       fprintf(stderr, "torrewave: window of %d x-planes: %ld planes in (%s), %ld out (%s), copy wait %.1f%%\n",
               rep.window_planes, rep.planes_in, tw_format_bytes(rep.bytes_in, in, sizeof in), rep.planes_out,
@@ -111,6 +121,7 @@ static int run_run(int argc, char **argv) {
               "written synchronously", rep.ckpt_write_s, rep.ckpt_stall_s,
               rep.ckpt_taken > rep.checkpoints ? " and one abandoned at the end, the run finishing first" : "");
     }
+    if (a.verbose) tw_app_print_phases(stderr, &rep.phases, rep.wall_s);
     rc = TW_EXIT_OK;
   }
   tw_job_destroy(job);
@@ -120,23 +131,33 @@ static int run_run(int argc, char **argv) {
 
 static void help_run(FILE *o) {
   fprintf(o,
-          "usage: torrewave run JOB.cfg [--set key=value]... [-o OUT.h5] [-q] [--resume]\n\n"
+          "usage: torrewave run JOB.cfg [--set key=value]... [-o OUT.h5] [-q] [-v] [--resume]\n"
+          "       torrewave run SURVEY.cfg [--shots LIST] [--force] [--workers N] [-o DIR] [-q] [-v]\n"
+          "       mpirun -np N torrewave run SURVEY.cfg ...\n\n"
           "Run a forward-modelling job: traces and snapshots go to HDF5 (OUT.h5, default output.file of the\n"
-          "job), written under a temporary name and renamed when complete; an XDMF sidecar for ParaView.\n\n"
+          "job), written under a temporary name and renamed when complete; an XDMF sidecar for ParaView.\n"
+          "A survey (shots = { ... } in the job) writes DIR/shot-00000.h5, ... (output.directory), one per\n"
+          "shot, over every GPU of the host (one thread each) and, under mpirun, over every rank.\n\n"
           "  --set key=value  override a job-file value (job-file syntax: --set grid.n=[200,200,100],\n"
           "                   --set solver.kernel=cpu, --set time.steps=500); repeatable\n"
-          "  -o, --output F   output file\n"
+          "  -o, --output F   output file (a survey: its directory)\n"
           "  -q, --quiet      no progress line\n"
-          "  --resume         continue from the job's checkpoint (checkpoint = { ... } in the job file)\n\n"
+          "  -v, --verbose    the set-up's phases (model, medium, GPU init, backend, ...); a survey: a line per shot\n"
+          "  --resume         continue from the job's checkpoint (checkpoint = { ... } in the job file)\n"
+          "  --shots LIST     a survey: only these shots, e.g. 3-7,12 (shots count from 0, in job order)\n"
+          "  --force          a survey: rerun shots that already have a complete file\n"
+          "  --workers N      a survey: sessions per process (default: one per GPU; one for the CPU kernels)\n\n"
           "Before computing, the job is validated as `torrewave check` does (its warnings are printed). The run\n"
           "holds a lock on the output's name (OUT.h5.lock): a second run onto the same output fails at once,\n"
           "naming the first. Temporaries of earlier runs of this output that were killed are removed (and\n"
-          "said so). Progress goes to stderr (step, simulated time, Gcell/s, ETA). Ctrl-C stops the run and removes\n"
-          "the partial output. With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0),\n"
-          "SIGTERM or SIGUSR1 writes a checkpoint at the next time block and exits 75; `run --resume`\n"
-          "continues from the checkpoint bit for bit (also after a crash or SIGKILL, from the last one).\n"
-          "An existing checkpoint is never used without --resume nor overwritten: the run refuses to start.\n"
-          "Exit status: 0 done, 1 error, 2 usage, 75 stopped after a checkpoint (resumable), 130 interrupted.\n");
+          "said so). Progress goes to stderr (step, simulated time, Gcell/s, ETA; a survey: shots, rate,\n"
+          "ETA). Ctrl-C stops the run and removes the partial output (a survey keeps its complete shots; rerun\n"
+          "it to go on). With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0), SIGTERM or\n"
+          "SIGUSR1 writes a checkpoint at the next time block and exits 75; `run --resume` continues from the\n"
+          "checkpoint bit for bit (also after a crash or SIGKILL, from the last one). An existing checkpoint\n"
+          "is never used without --resume nor overwritten: the run refuses to start.\n"
+          "Exit status: 0 done, 1 error, 2 usage, 3 a survey ran but shots failed or were not run (they are\n"
+          "listed), 75 stopped after a checkpoint (resumable), 130 interrupted.\n");
 }
 
 const tw_command tw_cmd_run = {"run", "run a job: traces and snapshots to HDF5", run_run, help_run};

@@ -6,6 +6,7 @@
 
 #include "app.h"
 #include "tw_io.h"
+#include "tw_solver.h"
 
 static const tw_command *const commands[] = {&tw_cmd_run,   &tw_cmd_check, &tw_cmd_compare, &tw_cmd_reference,
                                              &tw_cmd_export, &tw_cmd_bench, &tw_cmd_info};
@@ -36,10 +37,39 @@ int tw_app_usage(const char *cmd, const char *fmt, ...) {
   return TW_EXIT_USAGE;
 }
 
+void tw_app_fmt_duration(double s, char *buf, size_t n) {
+  if (!(s >= 0) || s > 100 * 86400.0) snprintf(buf, n, "--");
+  else if (s >= 86400) snprintf(buf, n, "%dd%02dh", (int)(s / 86400), (int)(s / 3600) % 24);
+  else if (s >= 3600) snprintf(buf, n, "%dh%02dm", (int)(s / 3600), (int)(s / 60) % 60);
+  else if (s >= 60) snprintf(buf, n, "%dm%02ds", (int)(s / 60), (int)s % 60);
+  else snprintf(buf, n, s < 1 ? "%.2fs" : s < 10 ? "%.1fs" : "%.0fs", s);
+}
+
+double tw_app_setup_seconds(const tw_phases *p) {
+  double s = 0;
+  for (int i = 0; i < p->n && strcmp(p->e[i].name, "time loop") != 0; i++)
+    if (strncmp(p->e[i].name, "backend: ", 9) != 0) s += p->e[i].s; /* (parts of "backend") */
+  return s;
+}
+
+void tw_app_print_phases(FILE *o, const tw_phases *p, double wall_s) {
+  fprintf(o, "torrewave: where the time went (s):\n");
+  for (int i = 0; i < p->n; i++) {
+    const int part = strncmp(p->e[i].name, "backend: ", 9) == 0;
+    fprintf(o, "  %s%-44s %9.3f  %5.1f %%\n", part ? "  " : "", part ? p->e[i].name + 9 : p->e[i].name, p->e[i].s,
+            wall_s > 0 ? 100.0 * p->e[i].s / wall_s : 0.0);
+  }
+  if (tw_phases_get(p, "time loop") > 0)
+    fprintf(o, "  %-44s %9.3f  (set-up %.3f)\n", "wall", wall_s, tw_app_setup_seconds(p));
+  else
+    fprintf(o, "  %-44s %9.3f\n", "wall", wall_s);
+}
+
 int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 /* The option loop of tw_app_job_args: returns 0 or a usage status (a->sets still owned). */
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
+  const int survey = strcmp(cmd, "run") == 0 || strcmp(cmd, "check") == 0; /* --shots, --force, --workers */
   for (int i = 1; i < argc; i++) {
     const char *s = argv[i];
     const int set = strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0, out = strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
@@ -58,6 +88,19 @@ static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a
       a->quiet = 1;
     } else if (strcmp(s, "--resume") == 0 && strcmp(cmd, "run") == 0) {
       a->resume = 1;
+    } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0) {
+      a->verbose = 1;
+    } else if (survey && strcmp(s, "--shots") == 0 && i + 1 < argc) {
+      a->shots = argv[++i];
+    } else if (survey && strncmp(s, "--shots=", 8) == 0) {
+      a->shots = s + 8;
+    } else if (survey && strcmp(s, "--force") == 0) {
+      a->force = 1;
+    } else if (survey && strcmp(s, "--workers") == 0 && i + 1 < argc) {
+      char *end = NULL;
+      const long n = strtol(argv[++i], &end, 10);
+      if (*end || n < 1 || n > 64) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", argv[i]);
+      a->workers = (int)n;
     } else if (s[0] == '-' && s[1]) {
       return tw_app_usage(cmd, "unknown option \"%s\"", s);
     } else if (!a->job) {

@@ -1,6 +1,7 @@
 #include "tw_boundary.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tw_grid_setup(tw_grid *g, const int n[3], const double d[3], const double origin[3], const int absorb[3],
@@ -44,17 +45,37 @@ static inline int clamp_model(int P, int lo, int n) {
   return i < 0 ? 0 : (i >= n ? n - 1 : i);
 }
 
+/* c²dt² of one velocity, formed in double and rounded once (every path below). */
+static inline float c2dt2_of(float vp, double dt) {
+  const double c = vp;
+  return (float)(c * c * dt * dt);
+}
+
+/* Planes in parallel: each thread writes its own planes, and a value does not depend on the order
+ * (the fresh array's pages are also faulted in by many threads at once: most of the time here). */
 void tw_extend_c2dt2(const tw_grid *g, const float *vp, double dt, float *c2dt2) {
-  size_t o = 0;
+#pragma omp parallel for schedule(static)
   for (int I = 0; I < g->N[0]; I++) {
-    int i = clamp_model(I, g->lo[0], g->n[0]);
+    const int i = clamp_model(I, g->lo[0], g->n[0]);
+    float *o = c2dt2 + (size_t)I * (size_t)g->N[1] * (size_t)g->N[2];
     for (int J = 0; J < g->N[1]; J++) {
-      int j = clamp_model(J, g->lo[1], g->n[1]);
+      const int j = clamp_model(J, g->lo[1], g->n[1]);
       const float *col = vp + ((size_t)i * g->n[1] + j) * g->n[2];
-      for (int K = 0; K < g->N[2]; K++) {
-        double c = col[clamp_model(K, g->lo[2], g->n[2])];
-        c2dt2[o++] = (float)(c * c * dt * dt);
-      }
+      for (int K = 0; K < g->N[2]; K++) *o++ = c2dt2_of(col[clamp_model(K, g->lo[2], g->n[2])], dt);
     }
   }
+}
+
+void tw_extend_c2dt2_profile(const tw_grid *g, const float *profile, double dt, float *c2dt2) {
+  const size_t nz = (size_t)g->N[2];
+  float *col = malloc(nz * sizeof *col);
+  if (!col) { /* (a few KB) then each cell on its own */
+    for (size_t e = 0; e < tw_grid_cells(g); e++) c2dt2[e] = c2dt2_of(profile[clamp_model((int)(e % nz), g->lo[2], g->n[2])], dt);
+    return;
+  }
+  for (int K = 0; K < g->N[2]; K++) col[K] = c2dt2_of(profile[clamp_model(K, g->lo[2], g->n[2])], dt);
+  const long ncol = (long)g->N[0] * g->N[1];
+#pragma omp parallel for schedule(static)
+  for (long c = 0; c < ncol; c++) memcpy(c2dt2 + (size_t)c * nz, col, nz * sizeof *col);
+  free(col);
 }

@@ -1,3 +1,4 @@
+#define _DEFAULT_SOURCE /* madvise */
 #define _POSIX_C_SOURCE 200809L
 #include "tw_common.h"
 
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 static const char *const status_names[] = {
 #define TW_X(code, name, text) name,
@@ -102,6 +106,17 @@ const char *tw_format_bytes(double bytes, char *buf, size_t len) {
   return buf;
 }
 
+void *tw_alloc_large(size_t bytes) {
+  const size_t huge = (size_t)2 << 20;
+  if (bytes < huge) return malloc(bytes ? bytes : 1);
+  void *p = NULL;
+  if (posix_memalign(&p, huge, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without THP the pages are simply small */
+#endif
+  return p;
+}
+
 double tw_wall_seconds(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -118,6 +133,14 @@ uint64_t tw_host_memory_available(void) {
   fclose(f);
   return (uint64_t)kb * 1024u;
 }
+
+uint64_t tw_hash_bytes(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ull;
+  return h;
+}
+
+uint64_t tw_hash_string(uint64_t h, const char *s) { return tw_hash_bytes(h, s ? s : "", strlen(s ? s : "") + 1); }
 
 int tw_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);

@@ -28,6 +28,7 @@
 #define MAX_CELLS 1099511627776.0        /* 2^40 cells in the model */
 #define MAX_STEPS 2147483647L
 #define MAX_REC 100000000L               /* receivers in all */
+#define MAX_SHOTS 10000000L              /* shots of a survey */
 #define MAX_SNAPS 1000000L
 #define MAX_ABSORB 1000L
 #define DEFAULT_ABSORB 20
@@ -304,7 +305,8 @@ static const char *group_example(const char *key) {
       {"time", "a group { steps = 1000; } or { duration = 1.0; }"},
       {"model", "a group { type = \"constant\"; vp = 2000.0; }"},
       {"wavelet", "a group { type = \"ricker\"; frequency = 10.0; }"},
-      {"region", "a group { from = [x, y, z]; to = [x, y, z]; }"}};
+      {"region", "a group { from = [x, y, z]; to = [x, y, z]; }"},
+      {"shots", "a group { positions = ( [x, y, z], ... ); receivers = \"fixed\"; }"}};
   for (size_t i = 0; i < sizeof eg / sizeof eg[0]; i++)
     if (!strcmp(key, eg[i][0])) return eg[i][1];
   return "a group { key = value; ... }";
@@ -1062,8 +1064,13 @@ static tw_status parse_source(const ctx *c, const config_setting_t *e, const tw_
     return bad(c, e, "must be a group", "expected { position = [x, y, z]; wavelet = { ... }; }");
   s->line = (int)config_setting_source_line(e);
   TRY(check_keys(c, e, keys, "a source"));
-  TRY(key_vec(c, e, "position", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", s->pos));
-  TRY(check_inside(c, member(e, "position"), j, s->pos));
+  if (j->nshots && member(e, "position"))
+    return bad(c, member(e, "position"), "not allowed in a survey",
+               "each shot fires this source at its own position (shots.positions, shots.lines): remove it");
+  if (!j->nshots) {
+    TRY(key_vec(c, e, "position", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", s->pos));
+    TRY(check_inside(c, member(e, "position"), j, s->pos));
+  }
   int it = 0;
   TRY(key_choice(c, e, "interpolation", 0, interp_names, "interpolation", &it));
   s->interp = (tw_interp)it;
@@ -1076,6 +1083,9 @@ static tw_status parse_sources(const ctx *c, const config_setting_t *root, tw_jo
   TRY(key_list(c, root, "sources", 1, eg, &l));
   int n = config_setting_length(l);
   if (n == 0) return bad(c, l, "must hold at least one source", "expected ( { position = [x, y, z]; wavelet = ... }, ... )");
+  if (j->nshots && n != 1)
+    return bad(c, l, "a survey fires one source per shot",
+               "expected one source without a position: ( { wavelet = { type = \"ricker\"; frequency = 10.0; }; } )");
   if (!(j->sources = calloc((size_t)n, sizeof *j->sources))) return oom(c);
   j->nsources = n;
   for (int i = 0; i < n; i++) {
@@ -1087,34 +1097,42 @@ static tw_status parse_sources(const ctx *c, const config_setting_t *root, tw_jo
 
 /* ---------------------------------------------------------------- receivers */
 
+/* A growing list of points: the receivers (j->rec) or the shots (j->shots). */
 typedef struct {
-  long cap;
+  double (**p)[3];
+  long *n;
+  long cap, max;
+  const char *what;          /* "receivers", "shots" (messages) */
+  int inside;                /* points must lie inside the model (not offsets: moving receivers) */
 } recbuf;
 
-/* Room for `more` receivers (s is blamed when the total gets too large). */
-static tw_status rec_reserve(const ctx *c, const config_setting_t *s, tw_job *j, recbuf *rb, double more) {
-  if ((double)j->nrec + more > (double)MAX_REC) return bad(c, s, "too many receivers", "allowed at most 100000000 in all");
-  long need = j->nrec + (long)more;
+/* Room for `more` points (s is blamed when the total gets too large). */
+static tw_status rec_reserve(const ctx *c, const config_setting_t *s, recbuf *rb, double more) {
+  if ((double)*rb->n + more > (double)rb->max) {
+    char what[64], allowed[64];
+    snprintf(what, sizeof what, "too many %s", rb->what);
+    snprintf(allowed, sizeof allowed, "allowed at most %ld in all", rb->max);
+    return bad(c, s, what, allowed);
+  }
+  long need = *rb->n + (long)more;
   if (need <= rb->cap) return TW_OK;
   long cap = rb->cap ? rb->cap : 64;
   while (cap < need) cap *= 2;
-  double(*p)[3] = realloc(j->rec, (size_t)cap * sizeof *p);
+  double(*p)[3] = realloc(*rb->p, (size_t)cap * sizeof *p);
   if (!p) return oom(c);
-  j->rec = p;
+  *rb->p = p;
   rb->cap = cap;
   return TW_OK;
 }
 
-static void rec_push(tw_job *j, double x, double y, double z) {
-  j->rec[j->nrec][0] = x;
-  j->rec[j->nrec][1] = y;
-  j->rec[j->nrec][2] = z;
-  j->nrec++;
+static void rec_push(recbuf *rb, double x, double y, double z) {
+  double *q = (*rb->p)[(*rb->n)++];
+  q[0] = x, q[1] = y, q[2] = z;
 }
 
-/* Receivers [first, nrec) came from setting s (tw_rec_group). */
-static tw_status rec_group(const ctx *c, const config_setting_t *s, tw_job *j, long first) {
-  if (j->nrec == first) return TW_OK;
+/* Receivers [first, nrec) came from setting s (tw_rec_group); shots keep no groups. */
+static tw_status rec_group(const ctx *c, const config_setting_t *s, tw_job *j, const recbuf *rb, long first) {
+  if (rb->p != &j->rec || j->nrec == first) return TW_OK;
   tw_rec_group *g = realloc(j->rec_groups, (size_t)(j->nrec_groups + 1) * sizeof *g);
   if (!g) return oom(c);
   j->rec_groups = g;
@@ -1126,20 +1144,20 @@ static tw_status rec_group(const ctx *c, const config_setting_t *s, tw_job *j, l
   return TW_OK;
 }
 
-static tw_status parse_points(const ctx *c, const config_setting_t *r, tw_job *j, recbuf *rb) {
+static tw_status parse_points(const ctx *c, const config_setting_t *r, const char *key, tw_job *j, recbuf *rb) {
   config_setting_t *l;
-  TRY(key_list(c, r, "points", 0, "( [x, y, z], ... )", &l));
+  TRY(key_list(c, r, key, 0, "( [x, y, z], ... )", &l));
   if (!l) return TW_OK;
-  const long first = j->nrec;
+  const long first = *rb->n;
   for (int i = 0; i < config_setting_length(l); i++) {
     config_setting_t *e = config_setting_get_elem(l, (unsigned)i);
     double p[3];
     TRY(as_vec(c, e, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", p));
-    TRY(check_inside(c, e, j, p));
-    TRY(rec_reserve(c, e, j, rb, 1));
-    rec_push(j, p[0], p[1], p[2]);
+    if (rb->inside) TRY(check_inside(c, e, j, p));
+    TRY(rec_reserve(c, e, rb, 1));
+    rec_push(rb, p[0], p[1], p[2]);
   }
-  return rec_group(c, l, j, first);
+  return rec_group(c, l, j, rb, first);
 }
 
 static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, recbuf *rb) {
@@ -1152,19 +1170,19 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
   TRY(key_vec(c, e, "from", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", a));
   TRY(key_vec(c, e, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", b));
   TRY(key_long(c, e, "count", 1, 1, MAX_REC, "a positive integer", &n));
-  TRY(check_inside(c, member(e, "from"), j, a));
-  if (n > 1) TRY(check_inside(c, member(e, "to"), j, b));
-  TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n));
-  const long first = j->nrec;
+  if (rb->inside) TRY(check_inside(c, member(e, "from"), j, a));
+  if (rb->inside && n > 1) TRY(check_inside(c, member(e, "to"), j, b));
+  TRY(rec_reserve(c, member(e, "count"), rb, (double)n));
+  const long first = *rb->n;
   for (long i = 0; i < n; i++) {
     if (i == n - 1 && n > 1) {
-      rec_push(j, b[0], b[1], b[2]);
+      rec_push(rb, b[0], b[1], b[2]);
       break;
     }
     double t = n > 1 ? (double)i / (double)(n - 1) : 0.0;
-    rec_push(j, a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
+    rec_push(rb, a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
   }
-  return rec_group(c, e, j, first);
+  return rec_group(c, e, j, rb, first);
 }
 
 static tw_status check_grid_extent(const ctx *c, const config_setting_t *e, const tw_job *j, const double o[2],
@@ -1194,12 +1212,12 @@ static tw_status parse_rgrid(const ctx *c, const config_setting_t *e, tw_job *j,
   TRY(key_vec(c, e, "spacing", 1, 2, 0.0, INFINITY, 1, "a positive spacing (metres)", s));
   TRY(key_ivec(c, e, "count", 2, 1, MAX_REC, "a positive integer", n));
   TRY(key_double(c, e, "depth", 1, -INFINITY, INFINITY, 0, "a finite depth (metres)", &z));
-  TRY(check_grid_extent(c, e, j, o, s, n, z));
-  TRY(rec_reserve(c, member(e, "count"), j, rb, (double)n[0] * (double)n[1]));
-  const long first = j->nrec;
+  if (rb->inside) TRY(check_grid_extent(c, e, j, o, s, n, z));
+  TRY(rec_reserve(c, member(e, "count"), rb, (double)n[0] * (double)n[1]));
+  const long first = *rb->n;
   for (long ix = 0; ix < n[0]; ix++)
-    for (long iy = 0; iy < n[1]; iy++) rec_push(j, o[0] + (double)ix * s[0], o[1] + (double)iy * s[1], z);
-  return rec_group(c, e, j, first);
+    for (long iy = 0; iy < n[1]; iy++) rec_push(rb, o[0] + (double)ix * s[0], o[1] + (double)iy * s[1], z);
+  return rec_group(c, e, j, rb, first);
 }
 
 typedef tw_status (*elem_parser)(const ctx *, const config_setting_t *, tw_job *, recbuf *);
@@ -1212,10 +1230,12 @@ static tw_status parse_each(const ctx *c, const config_setting_t *r, const char 
   return TW_OK;
 }
 
+static tw_status check_moving(const ctx *c, const config_setting_t *root, const tw_job *j);
+
 static tw_status parse_receivers(const ctx *c, const config_setting_t *root, tw_job *j) {
   static const char *const keys[] = {"interval", "interpolation", "points", "lines", "grids", NULL};
   config_setting_t *r;
-  recbuf rb = {0};
+  recbuf rb = {&j->rec, &j->nrec, 0, MAX_REC, "receivers", !j->rec_moving};
   int it = 0;
   j->rec_interval = 1;
   TRY(key_group(c, root, "receivers", 0, &r));
@@ -1224,10 +1244,59 @@ static tw_status parse_receivers(const ctx *c, const config_setting_t *root, tw_
   TRY(key_int(c, r, "interval", 1, MAX_STEPS, "a positive number of steps", &j->rec_interval));
   TRY(key_choice(c, r, "interpolation", 0, interp_names, "interpolation", &it));
   j->rec_interp = (tw_interp)it;
-  TRY(parse_points(c, r, j, &rb));
+  TRY(parse_points(c, r, "points", j, &rb));
   TRY(parse_each(c, r, "lines", "( { from = [x, y, z]; to = [x, y, z]; count = n; }, ... )", j, &rb, parse_line));
-  return parse_each(c, r, "grids", "( { origin = [x, y]; spacing = [dx, dy]; count = [nx, ny]; depth = z; } )", j,
-                    &rb, parse_rgrid);
+  TRY(parse_each(c, r, "grids", "( { origin = [x, y]; spacing = [dx, dy]; count = [nx, ny]; depth = z; } )", j,
+                 &rb, parse_rgrid));
+  return j->rec_moving ? check_moving(c, root, j) : TW_OK;
+}
+
+/* ---------------------------------------------------------------- shots (a survey) */
+
+/* shots = { positions = ( [x, y, z], ... ); lines = ( { from; to; count; } ); receivers = "fixed"; }:
+ * one shot per position, in job order (positions, then lines). Parsed before sources and
+ * receivers: a survey's source has no position of its own, and moving receivers are offsets. */
+static tw_status parse_shots(const ctx *c, const config_setting_t *root, tw_job *j) {
+  static const char *const keys[] = {"positions", "lines", "receivers", NULL};
+  static const char *const modes[] = {"fixed", "moving", NULL};
+  config_setting_t *g;
+  TRY(key_group(c, root, "shots", 0, &g));
+  if (!g) return TW_OK;
+  TRY(check_keys(c, g, keys, "shots"));
+  int m = 0;
+  TRY(key_choice(c, g, "receivers", 0, modes, "receiver mode", &m));
+  j->rec_moving = m;
+  recbuf rb = {&j->shots, &j->nshots, 0, MAX_SHOTS, "shots", 1};
+  TRY(parse_points(c, g, "positions", j, &rb));
+  TRY(parse_each(c, g, "lines", "( { from = [x, y, z]; to = [x, y, z]; count = n; }, ... )", j, &rb, parse_line));
+  if (j->nshots == 0)
+    return bad(c, g, "must hold at least one shot",
+               "expected positions = ( [x, y, z], ... ) and/or lines = ( { from = [x, y, z]; to = [x, y, z]; count = n; } )");
+  return TW_OK;
+}
+
+/* Moving receivers are offsets from the shot: every shot must keep all of them inside the model.
+ * The offsets' bounding box against each shot: O(shots + receivers). */
+static tw_status check_moving(const ctx *c, const config_setting_t *root, const tw_job *j) {
+  double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (long r = 0; r < j->nrec; r++)
+    for (int a = 0; a < 3; a++) lo[a] = fmin(lo[a], j->rec[r][a]), hi[a] = fmax(hi[a], j->rec[r][a]);
+  static const char xyz[] = "xyz";
+  for (long s = 0; j->nrec && s < j->nshots; s++)
+    for (int a = 0; a < 3; a++) {
+      const double e0 = j->shots[s][a] + lo[a], e1 = j->shots[s][a] + hi[a];
+      if (inside_axis(j, a, e0) && inside_axis(j, a, e1)) continue;
+      char what[600], allowed[400], box[256], p[3][64], v0[64], v1[64];
+      for (int b = 0; b < 3; b++) fmt_double(p[b], sizeof p[b], j->shots[s][b]);
+      fmt_double(v0, sizeof v0, e0);
+      fmt_double(v1, sizeof v1, e1);
+      box_text(j, box, sizeof box, 3);
+      snprintf(what, sizeof what, "shot %ld at [%s, %s, %s] puts its receivers (moving: offsets from the shot) "
+               "outside the model, %c from %s to %s", s, p[0], p[1], p[2], xyz[a], v0, v1);
+      snprintf(allowed, sizeof allowed, "allowed inside the model: %s; move the shot or shorten the spread", box);
+      return bad(c, member(member(root, "shots"), "receivers"), what, allowed);
+    }
+  return TW_OK;
 }
 
 /* ---------------------------------------------------------------- snapshots */
@@ -1314,31 +1383,42 @@ static tw_status parse_snapshots(const ctx *c, const config_setting_t *root, tw_
 
 /* ---------------------------------------------------------------- output, solver */
 
-static char *default_output(const char *name) {
+/* "<job basename>" + ext: "jobs/survey.cfg" → "survey.h5" (ext ".h5") or "survey" (ext ""). */
+static char *default_output(const char *name, const char *ext) {
   const char *base = strrchr(name, '/') ? strrchr(name, '/') + 1 : name;
-  size_t n = strlen(base);
+  size_t n = strlen(base), e = strlen(ext);
   const char *dot = strrchr(base, '.');
   if (dot && dot != base) n = (size_t)(dot - base);
   if (n == 0 || memchr(base, '<', n)) base = "torrewave", n = strlen(base);
-  char *r = malloc(n + 4);
+  char *r = malloc(n + e + 1);
   if (!r) return NULL;
   memcpy(r, base, n);
-  memcpy(r + n, ".h5", 4);
+  memcpy(r + n, ext, e + 1);
   return r;
 }
 
 static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job *j) {
-  static const char *const keys[] = {"file", "segy", "model", NULL};
+  static const char *const keys[] = {"file", "directory", "segy", "model", NULL};
   config_setting_t *g;
-  const char *file = NULL;
+  const char *file = NULL, *dir = NULL;
   TRY(key_group(c, root, "output", 0, &g));
   if (g) {
     TRY(check_keys(c, g, keys, "output"));
     TRY(key_string(c, g, "file", 0, "a file name", &file));
+    TRY(key_string(c, g, "directory", 0, "a directory name", &dir));
     TRY(key_bool(c, g, "segy", &j->output_segy));
     TRY(key_bool(c, g, "model", &j->output_model));
   }
-  j->output = file ? strdup(file) : default_output(c->name);
+  if (j->nshots) {
+    if (file)
+      return bad(c, member(g, "file"), "a survey writes one file per shot",
+                 "give output.directory instead (its files: shot-00000.h5, shot-00001.h5, ...)");
+    j->output_dir = dir ? strdup(dir) : default_output(c->name, "");
+    return j->output_dir ? TW_OK : oom(c);
+  }
+  if (dir)
+    return bad(c, member(g, "directory"), "only a survey (shots = { ... }) writes a directory", "give output.file");
+  j->output = file ? strdup(file) : default_output(c->name, ".h5");
   return j->output ? TW_OK : oom(c);
 }
 
@@ -1395,19 +1475,99 @@ static tw_status parse_checkpoint(const ctx *c, const config_setting_t *root, tw
 
 static tw_status parse_job(const ctx *c, const config_setting_t *root, tw_job *j) {
   static const char *const keys[] = {"grid",      "time",      "model",  "scheme", "boundary",   "sources",
-                                     "receivers", "snapshots", "output", "solver", "checkpoint", NULL};
+                                     "receivers", "snapshots", "output", "solver", "checkpoint", "shots", NULL};
   TRY(check_keys(c, root, keys, "the job file"));
   TRY(parse_grid(c, root, j));
   TRY(parse_time(c, root, j));
   TRY(parse_scheme(c, root, j));
   TRY(parse_boundary(c, root, j));
   TRY(parse_model(c, root, j));
+  TRY(parse_shots(c, root, j));
   TRY(parse_sources(c, root, j));
   TRY(parse_receivers(c, root, j));
   TRY(parse_snapshots(c, root, j));
   TRY(parse_output(c, root, j));
   TRY(parse_checkpoint(c, root, j));
+  if (j->nshots && j->ckpt)
+    return bad(c, member(root, "checkpoint"), "not in a survey",
+               "a survey restarts shot by shot (run it again: the complete shots stay); remove the checkpoint group");
   return parse_solver(c, root, j);
+}
+
+/* ---------------------------------------------------------------- the job hash (tw_job.hash) */
+
+/* Settings that do not change a shot's files: where the output goes (not what goes into it:
+ * output.segy and output.model count), which shots there are (a shot file records its own
+ * position), the solver group: the kernel's choice, tuning and resources (the kernels of one
+ * family give the same bits; the survey adds the family), and checkpoints. */
+static const char *const hash_skip[] = {"output.file", "output.directory", "shots.positions", "shots.lines", "solver",
+                                        "checkpoint", NULL};
+
+static int cmp_member(const void *a, const void *b) {
+  return strcmp(config_setting_name(*(config_setting_t *const *)a), config_setting_name(*(config_setting_t *const *)b));
+}
+
+/* Setting s (at path) in canonical form: numbers as exact doubles (10 and 10.0 alike), strings
+ * with their NUL, group members sorted by name, every aggregate closed by a marker; comments,
+ * layout and key order do not count. */
+static int hash_skipped(const char *path) {
+  for (int i = 0; hash_skip[i]; i++)
+    if (!strcmp(path, hash_skip[i])) return 1;
+  return 0;
+}
+
+/* A group with nothing left to hash (all its members left out, or itself empty groups) counts as
+ * absent: `output = { directory = "x"; }` and no output group hash alike. */
+static int hash_empty(const config_setting_t *g, const char *path) {
+  if (!config_setting_is_group(g)) return 0;
+  for (int i = 0; i < config_setting_length(g); i++) {
+    const config_setting_t *e = config_setting_get_elem(g, (unsigned)i);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", config_setting_name(e));
+    if (!hash_skipped(sub) && !hash_empty(e, sub)) return 0;
+  }
+  return 1;
+}
+
+static uint64_t hash_setting(uint64_t h, const config_setting_t *s, const char *path) {
+  const int t = config_setting_type(s);
+  if (config_setting_is_number(s)) {
+    const double v = is_int(s) ? (double)config_setting_get_int64(s) : config_setting_get_float(s);
+    return tw_hash_bytes(tw_hash_bytes(h, "n", 1), &v, sizeof v);
+  }
+  if (t == CONFIG_TYPE_STRING) return tw_hash_string(tw_hash_bytes(h, "s", 1), config_setting_get_string(s));
+  if (t == CONFIG_TYPE_BOOL) return tw_hash_bytes(h, config_setting_get_bool(s) ? "T" : "F", 1);
+  const int n = config_setting_length(s), group = config_setting_is_group(s);
+  h = tw_hash_bytes(h, group ? "{" : "(", 1);
+  config_setting_t **m = malloc((size_t)(n ? n : 1) * sizeof *m);
+  for (int i = 0; m && i < n; i++) m[i] = config_setting_get_elem(s, (unsigned)i);
+  if (m && group) qsort(m, (size_t)n, sizeof *m, cmp_member);
+  for (int i = 0; i < n; i++) {
+    const config_setting_t *e = m ? m[i] : config_setting_get_elem(s, (unsigned)i);
+    char sub[300];
+    snprintf(sub, sizeof sub, "%s%s%s", path, path[0] ? "." : "", group ? config_setting_name(e) : "[]");
+    if (hash_skipped(sub) || (group && hash_empty(e, sub))) continue;
+    if (group) h = tw_hash_string(h, config_setting_name(e));
+    h = hash_setting(h, e, sub);
+  }
+  free(m);
+  return tw_hash_bytes(h, group ? "}" : ")", 1);
+}
+
+/* A file the run reads: its size and modification time (a rewritten model invalidates the shots). */
+static uint64_t hash_file(uint64_t h, const char *path) {
+  struct stat st;
+  if (!path || stat(path, &st) != 0) return tw_hash_string(h, "?");
+  const long long v[2] = {(long long)st.st_size, (long long)st.st_mtime};
+  return tw_hash_bytes(h, v, sizeof v);
+}
+
+static uint64_t job_hash(const config_setting_t *root, const tw_job *j) {
+  uint64_t h = hash_setting(TW_HASH_INIT, root, "");
+  if (j->model.file) h = hash_file(h, j->model.file);
+  for (int i = 0; i < j->nsources; i++)
+    if (j->sources[i].wavelet.type == TW_WAVELET_FILE) h = hash_file(h, j->sources[i].wavelet.file);
+  return h;
 }
 
 /* ================================================================ 5. public API */
@@ -1448,6 +1608,7 @@ static tw_status load_text(const char *text, const char *name, const char *const
   free(dir);
   tw_status st = build_config(&c, text, ov, nov, &cfg);
   if (st == TW_OK) st = parse_job(&c, config_root_setting(&cfg), j);
+  if (st == TW_OK) j->hash = job_hash(config_root_setting(&cfg), j);
   config_destroy(&cfg);
   if (st != TW_OK) {
     tw_job_destroy(j);
@@ -1525,6 +1686,8 @@ void tw_job_destroy(tw_job *job) {
   free(job->snap_steps);
   free(job->output);
   free(job->ckpt_file);
+  free(job->shots);
+  free(job->output_dir);
   free(job);
 }
 

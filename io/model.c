@@ -65,20 +65,32 @@ static float swapped(float x) {
 /* Every value inside the model's allowed range (tw_vp_range: positive, finite, physical); fills
  * vmin/vmax. `what` names the source of the values in the message ("'vp.h5':/vp", "gradient
  * model"). The first bad value is reported, with a hint: a raw file whose bytes, swapped, give
- * a velocity in range is big-endian; one in range times 1000 is in km/s. */
+ * a velocity in range is big-endian; one in range times 1000 is in km/s. The range in parallel (a
+ * bad value shows in the reduction: min and max of floats are exact in any order), the first bad
+ * value, only when there is one, in order. For a compact model the profile stands for every
+ * column: a bad value is reported at column (0, 0). */
 static tw_status check_values(const tw_job *job, tw_velocity *v, const char *what, tw_error *err) {
-  size_t ncell = (size_t)v->n[0] * (size_t)v->n[1] * (size_t)v->n[2];
+  const float *vals = v->profile ? v->profile : v->vp;
+  const long ncell = v->profile ? (long)v->n[2] : (long)v->n[0] * v->n[1] * v->n[2];
   double range[2];
   tw_vp_range(&job->model, range);
   const float rlo = (float)range[0], rhi = (float)range[1];
   float lo = INFINITY, hi = -INFINITY;
-  for (size_t c = 0; c < ncell; c++) {
-    float x = v->vp[c];
-    if (!(x >= rlo && x <= rhi)) { /* also NaN */
+  int bad = 0;
+#pragma omp parallel for reduction(min : lo) reduction(max : hi) reduction(| : bad) schedule(static)
+  for (long c = 0; c < ncell; c++) {
+    const float x = vals[c];
+    bad |= !(x >= rlo && x <= rhi); /* also NaN */
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
+  }
+  for (long c = 0; bad && c < ncell; c++) {
+    const float x = vals[c];
+    if (!(x >= rlo && x <= rhi)) {
       char where[1200], hint[200] = "", rng[96];
       int ijk[3];
       model_where(job, where, sizeof where);
-      unravel(c, v->n, ijk);
+      unravel((size_t)c, v->n, ijk);
       const float sw = swapped(x);
       if (job->model.type == TW_MODEL_RAW && sw >= rlo && sw <= rhi)
         snprintf(hint, sizeof hint, "; the file looks big-endian (this value byte-swapped is %g m/s): raw models are "
@@ -93,8 +105,6 @@ static tw_status check_values(const tw_job *job, tw_velocity *v, const char *wha
                           "range: allowed %s (model.vp_range widens it)%s",
                           where, what, (double)x, ijk[0], ijk[1], ijk[2], rng, hint);
     }
-    if (x < lo) lo = x;
-    if (x > hi) hi = x;
   }
   v->vmin = lo;
   v->vmax = hi;
@@ -103,10 +113,13 @@ static tw_status check_values(const tw_job *job, tw_velocity *v, const char *wha
 
 /* ---------------------------------------------------------------- analytic models */
 
-/* Fill every (i, j) column with the same depth profile prof[k]. */
+/* Fill every (i, j) column with the same depth profile prof[k] (in parallel: the pages are
+ * touched for the first time here). */
 static void fill_columns(tw_velocity *v, const float *prof) {
-  size_t ncol = (size_t)v->n[0] * (size_t)v->n[1], nz = (size_t)v->n[2];
-  for (size_t c = 0; c < ncol; c++) memcpy(v->vp + c * nz, prof, nz * sizeof(float));
+  const long ncol = (long)v->n[0] * v->n[1];
+  const size_t nz = (size_t)v->n[2];
+#pragma omp parallel for schedule(static)
+  for (long c = 0; c < ncol; c++) memcpy(v->vp + (size_t)c * nz, prof, nz * sizeof(float));
 }
 
 /* Depth of cell k: z = origin[2] + k * d[2] (z positive down, DESIGN §1). */
@@ -120,6 +133,8 @@ static float layered_vp(const tw_model_spec *m, double z) {
   return (float)vp;
 }
 
+/* The depth profile of an analytic model into v->profile, and into every column of v->vp when
+ * v->vp is allocated. */
 static tw_status fill_analytic(const tw_job *job, tw_velocity *v, tw_error *err) {
   const tw_model_spec *m = &job->model;
   if (m->type == TW_MODEL_LAYERED && (m->nlayers < 1 || !m->layers)) {
@@ -137,8 +152,12 @@ static tw_status fill_analytic(const tw_job *job, tw_velocity *v, tw_error *err)
       default: prof[k] = (float)(m->vp0 + m->gradient * z); break; /* gradient */
     }
   }
-  fill_columns(v, prof);
-  free(prof);
+  if (v->vp) {
+    fill_columns(v, prof);
+    free(prof);
+  } else {
+    v->profile = prof;
+  }
   return TW_OK;
 }
 
@@ -408,7 +427,11 @@ static const char *analytic_name(tw_model_type t) {
                                  : "gradient model (vp0 + gradient * depth)";
 }
 
-tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) {
+static int is_analytic(tw_model_type t) {
+  return t == TW_MODEL_CONSTANT || t == TW_MODEL_LAYERED || t == TW_MODEL_GRADIENT;
+}
+
+static tw_status velocity_load(const tw_job *job, int compact, tw_velocity **out, tw_error *err) {
   if (!job || !out) return tw_error_set(err, TW_EINVAL, "tw_velocity_load: NULL argument");
   *out = NULL;
   char where[1200];
@@ -418,8 +441,9 @@ tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) 
                         job->n[1], job->n[2]);
   size_t ncell = (size_t)job->n[0] * (size_t)job->n[1] * (size_t)job->n[2];
   tw_velocity *v = calloc(1, sizeof *v);
-  if (v) v->vp = malloc(ncell * sizeof(float));
-  if (!v || !v->vp) {
+  const int whole = !(compact && is_analytic(job->model.type));
+  if (v && whole) v->vp = tw_alloc_large(ncell * sizeof(float));
+  if (!v || (whole && !v->vp)) {
     char b[32];
     tw_velocity_destroy(v);
     return tw_error_set(err, TW_ENOMEM, "%s: model: cannot allocate %s for [%d][%d][%d] velocities", where,
@@ -447,8 +471,17 @@ tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) 
   return TW_OK;
 }
 
+tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err) {
+  return velocity_load(job, 0, out, err);
+}
+
+tw_status tw_velocity_load_compact(const tw_job *job, tw_velocity **out, tw_error *err) {
+  return velocity_load(job, 1, out, err);
+}
+
 void tw_velocity_destroy(tw_velocity *v) {
   if (!v) return;
   free(v->vp);
+  free(v->profile);
   free(v);
 }

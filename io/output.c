@@ -709,6 +709,16 @@ tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *
   return st ? st : attr_string(o, o->file, "/", name, v, err);
 }
 
+tw_status tw_output_set_attr_long(tw_output *o, const char *name, long v, tw_error *err) {
+  tw_status st = check_attr_args(o, name, err);
+  return st ? st : attr_long(o, o->file, "/", name, v, err);
+}
+
+tw_status tw_output_set_attr_doubles(tw_output *o, const char *name, int count, const double *v, tw_error *err) {
+  tw_status st = check_attr_args(o, name, err);
+  return st ? st : attr_doubles(o, o->file, "/", name, count, v, err);
+}
+
 /* ---------------------------------------------------------------- close / abort */
 
 /* Virtual dataset `name` [nz][ny][nx] (snapshot shape) that reads the selection start/stride of
@@ -1015,4 +1025,9 @@ void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to
           }
         }
       }
+}
+
+int tw_io_threadsafe(void) {
+  hbool_t ts = 0;
+  return H5is_library_threadsafe(&ts) >= 0 && ts;
 }

@@ -409,3 +409,26 @@ void tw_result_close(tw_result *r) {
   free(r->snap_times);
   free(r);
 }
+
+tw_status tw_shot_stamp_read(const char *path, tw_shot_stamp *s, tw_error *err) {
+  if (!path || !s) return tw_error_set(err, TW_EINVAL, "tw_shot_stamp_read: NULL argument");
+  memset(s, 0, sizeof *s);
+  hid_t f = H5I_INVALID_HID;
+  tw_status st = open_file(path, &f, err);
+  if (st) return st;
+  rctx c = {path, f, err};
+  long long index = -1;
+  char *hash = NULL;
+  st = read_attr(&c, f, "/", "shot", H5T_NATIVE_LLONG, 1, &index, 1);
+  if (!st) st = read_attr(&c, f, "/", "source_position", H5T_NATIVE_DOUBLE, 3, s->pos, 1);
+  if (!st) st = read_attr_string(&c, f, "job_hash", &hash);
+  if (!st && strlen(hash) >= sizeof s->hash)
+    st = tw_error_set(err, TW_EFORMAT, "result '%s': attribute 'job_hash' of / is too long", path);
+  if (!st) {
+    s->index = (long)index;
+    snprintf(s->hash, sizeof s->hash, "%s", hash);
+  }
+  free(hash);
+  if (H5Fclose(f) < 0 && !st) st = h5err(&c, TW_EIO, "close failed");
+  return st;
+}

@@ -110,9 +110,23 @@ typedef struct tw_job {
   int snap_decimate;         /* default 1 */
   double snap_from[3], snap_to[3]; /* region in model coordinates; default the whole model */
 
-  char *output;              /* output.file (or -o), default "<job basename>.h5" */
+  char *output;              /* output.file (or -o), default "<job basename>.h5"; NULL in a survey */
   int output_segy;           /* output.segy: the traces also as SEG-Y, "<output>.sgy" (needs segyio) */
   int output_model;          /* output.model: the velocity model in the output, /model/vp */
+
+  /* A survey (shots = { ... }): nshots > 0. Each shot fires sources[0] (the only source, whose
+   * position the job leaves out) at its shot position; rec[] holds absolute positions
+   * ("fixed") or offsets from the shot ("moving"); every shot's file goes to output_dir. */
+  long nshots;
+  double (*shots)[3];        /* source positions in job order: shots.positions, then shots.lines */
+  int rec_moving;            /* shots.receivers = "moving" */
+  char *output_dir;          /* output.directory, default "<job basename>" (surveys only) */
+  /* What a survey's restart compares (a complete shot file carries it): FNV-1a over the job's
+   * settings in canonical form (members sorted, exact values), leaving out what does not change a
+   * shot's files (output.file/directory, shots.positions/lines, the solver group), plus the size and
+   * modification time of model and wavelet files. The survey adds the kernel family (CPU or GPU)
+   * and the program version (README, "Surveys"). */
+  uint64_t hash;
 
   char kernel[32];           /* "auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond" */
   int dts;                   /* 0 = default per order */
@@ -138,6 +152,7 @@ void tw_job_destroy(tw_job *job);
  * stability when given, compute steps from duration, expand snapshots.every. Idempotent. */
 tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err);
 
+
 /* Stability and dispersion (DESIGN §1). */
 double tw_stable_dt(int order, const double d[3], double vmax);  /* largest stable dt */
 double tw_courant(int order, const double d[3], double vmax, double dt); /* <= 1 is stable */
@@ -156,11 +171,18 @@ const char *tw_velocity_hint(double v, const double range[2], char *buf, size_t 
  * and a hint (km/s, ft/s, a big-endian raw file). */
 typedef struct tw_velocity {
   float *vp;
+  float *profile;            /* tw_velocity_load_compact only: [nz], the depth profile every column
+                                shares (vp is NULL then) */
   int n[3];
   double vmin, vmax;
 } tw_velocity;
 
 tw_status tw_velocity_load(const tw_job *job, tw_velocity **out, tw_error *err);
+/* The same, but a model that is one depth profile for every column (constant, layered, gradient)
+ * comes back as that profile alone (vp NULL, profile [nz]): the solver builds c²dt² from it
+ * directly and `check` needs only the velocity range, so neither fills nx·ny·nz values (about 1 s
+ * for 0.5 G cells). File models come back whole, as from tw_velocity_load. */
+tw_status tw_velocity_load_compact(const tw_job *job, tw_velocity **out, tw_error *err);
 void tw_velocity_destroy(tw_velocity *v);
 
 /* ---------------------------------------------------------------- SEG-Y (segy.c, through segyio)
@@ -244,11 +266,16 @@ tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const flo
 /* Root attributes written at the end: wall time, rate, and any key/value the run adds. */
 tw_status tw_output_set_attr_double(tw_output *o, const char *name, double v, tw_error *err);
 tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *v, tw_error *err);
+tw_status tw_output_set_attr_long(tw_output *o, const char *name, long v, tw_error *err);
+tw_status tw_output_set_attr_doubles(tw_output *o, const char *name, int count, const double *v, tw_error *err);
 /* Flush, close, rename to the final name, write the XDMF sidecar and, when the job asks for it
  * (output.segy), the SEG-Y file beside it (tw_segy_export). Frees o. */
 tw_status tw_output_close(tw_output *o, tw_error *err);
 /* Close and delete the temporary file: nothing is left under the final name. Frees o. */
 void tw_output_abort(tw_output *o);
+/* Whether HDF5 may be called from several threads at once (its thread-safe build): a survey runs
+ * one output per worker thread. */
+int tw_io_threadsafe(void);
 /* Temporary name in use (for messages and signal-time cleanup). */
 const char *tw_output_temp_path(const tw_output *o);
 
@@ -311,6 +338,7 @@ typedef struct tw_result {
 } tw_result;
 
 tw_status tw_result_open(const char *path, tw_result **out, tw_error *err);
+
 /* The same without the traces (r->traces stays NULL): read them in blocks with
  * tw_result_read_traces, so that a file of any size can be converted (torrewave export). */
 tw_status tw_result_open_meta(const char *path, tw_result **out, tw_error *err);
@@ -320,6 +348,17 @@ tw_status tw_result_read_traces(const tw_result *r, long first, long count, floa
  * from the file's [nz][ny][nx]). */
 tw_status tw_result_read_snapshot(const tw_result *r, int isnap, float *data, tw_error *err);
 void tw_result_close(tw_result *r);
+
+/* What a survey's shot file says about itself (root attributes shot, source_position,
+ * job_hash): enough to tell, without reading its data, whether it is the complete result of a
+ * given shot of a given job. TW_EFORMAT when the file lacks them (not a shot file); TW_EIO when it
+ * cannot be opened. */
+typedef struct tw_shot_stamp {
+  long index;
+  double pos[3];
+  char hash[24];             /* 16 hex digits */
+} tw_shot_stamp;
+tw_status tw_shot_stamp_read(const char *path, tw_shot_stamp *s, tw_error *err);
 
 /* ---------------------------------------------------------------- checkpoints (checkpoint.c)
  *

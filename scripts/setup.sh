@@ -10,7 +10,8 @@ build=${1:-build}
 shift || true
 
 pkgs=(build-essential cmake pkg-config libhdf5-dev libconfig-dev zlib1g-dev hdf5-tools python3 python3-h5py python3-matplotlib python3-numpy
-      libsegyio-dev python3-segyio)
+      libsegyio-dev python3-segyio
+      libopenmpi-dev openmpi-bin)  # MPI: surveys over several hosts (survey/); optional for the build
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

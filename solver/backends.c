@@ -34,6 +34,10 @@ const tw_backend_ops *tw_backend_find(const char *name) {
 
 #ifndef TW_WITH_CUDA
 int tw_gpu_count(void) { return 0; }
+tw_status tw_gpu_init(int device, tw_error *err) {
+  (void)device, (void)err;
+  return TW_OK;
+}
 #endif
 
 tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_error *err) {

@@ -9,6 +9,7 @@ typedef struct {
   const tw_problem *pb;
   tw_cpu_fields f;
   long level; /* the level the whole field is at */
+  int dirty;  /* advanced since it was created or reset */
 } cpu_state;
 
 static tw_status cpu_create(const tw_problem *pb, void **state, tw_error *err) {
@@ -41,6 +42,17 @@ static tw_status cpu_advance(void *state, long t0, long n, float *taps, tw_error
       for (int j = 0; j < N1; j++) tw_cpu_update_column(pb, &s->f, i, j, m, &sink);
   }
   s->level = t0 + n;
+  s->dirty = 1;
+  return TW_OK;
+}
+
+/* The tables are read from the problem at every step: a reset is the fields alone. */
+static tw_status cpu_reset(void *state, unsigned what, tw_error *err) {
+  cpu_state *s = state;
+  (void)what, (void)err;
+  if (s->dirty) tw_cpu_fields_zero(&s->f);
+  s->level = 0;
+  s->dirty = 0;
   return TW_OK;
 }
 
@@ -63,6 +75,7 @@ static tw_status cpu_load(void *state, long t, int x0, int nx, const float *cur,
   (void)err;
   tw_cpu_planes(&s->f, &s->pb->g, t, x0, nx, (float *)cur, (float *)prev, 1); /* load: read only */
   s->level = t;
+  s->dirty = 1;
   return TW_OK;
 }
 
@@ -92,6 +105,7 @@ const tw_backend_ops tw_backend_cpu = {
     .advance = cpu_advance,
     .extract = cpu_extract,
     .block_steps = cpu_block_steps,
+    .reset = cpu_reset,
     .report = NULL,
     .destroy = cpu_destroy,
     .save = cpu_save,

@@ -39,6 +39,7 @@ typedef struct {
   int windowed;
   tw_window win;
   long level;                /* the level the whole field is at */
+  int dirty;                 /* advanced since it was created or reset */
 } dia_state;
 
 static void dia_destroy(void *state) {
@@ -136,6 +137,24 @@ static tw_status dia_advance(void *state, long t0, long n, float *taps, tw_error
     done += h;
   }
   s->level = t0 + n;
+  s->dirty = 1;
+  return TW_OK;
+}
+
+/* The tables are read from the problem in every column update: a reset is the fields alone (the
+ * ring too, so that nothing differs from a fresh backend, though every plane is copied in before
+ * it is read). */
+static tw_status dia_reset(void *state, unsigned what, tw_error *err) {
+  dia_state *s = state;
+  (void)what, (void)err;
+  if (s->dirty) {
+    tw_cpu_fields_zero(&s->host);
+    if (s->windowed) tw_cpu_fields_zero(&s->win.ring);
+  }
+  s->win.planes_in = s->win.planes_out = 0; /* the report counts one shot */
+  s->win.bytes_in = s->win.bytes_out = 0;
+  s->level = 0;
+  s->dirty = 0;
   return TW_OK;
 }
 
@@ -159,6 +178,7 @@ static tw_status dia_load(void *state, long t, int x0, int nx, const float *cur,
   (void)err;
   tw_cpu_planes(&s->host, &s->pb->g, t, x0, nx, (float *)cur, (float *)prev, 1); /* load: read only */
   s->level = t;
+  s->dirty = 1;
   return TW_OK;
 }
 
@@ -193,6 +213,7 @@ const tw_backend_ops tw_backend_cpu_diamond = {
     .advance = dia_advance,
     .extract = dia_extract,
     .block_steps = dia_block_steps,
+    .reset = dia_reset,
     .report = dia_report,
     .destroy = dia_destroy,
     .save = dia_save,

@@ -7,6 +7,41 @@
 #include <xmmintrin.h>
 #endif
 
+void tw_zero_floats(float *p, size_t n) {
+  const size_t chunk = (size_t)1 << 20;
+  const long nchunk = (long)((n + chunk - 1) / chunk);
+#pragma omp parallel for schedule(static)
+  for (long c = 0; c < nchunk; c++) {
+    const size_t lo = (size_t)c * chunk, len = n - lo < chunk ? n - lo : chunk;
+    memset(p + lo, 0, len * sizeof *p);
+  }
+}
+
+#ifdef TW_DEBUG_LEVELS
+/* The shadow of fresh fields: grid planes at levels 0 (p[0]) and −1 (p[1]), a ring poisoned (its
+ * planes get levels with the copies in), halo columns TW_LEVEL_ANY. */
+static void init_levels(tw_cpu_fields *f) {
+  const size_t ncol = f->size / (size_t)f->sy;
+  for (int a = 0; a < 2; a++)
+    for (size_t c = 0; c < ncol; c++) f->lvl[a][c] = TW_LEVEL_ANY;
+  if (f->wrap) {
+    for (int sl = -f->h; sl < f->wrap + f->h; sl++)
+      for (int a = 0; a < 2; a++) tw_debug_level_plane(f, sl, NULL, 0, a, TW_LEVEL_POISON);
+    return;
+  }
+  for (int i = f->x0; i < f->x0 + f->nx; i++)
+    for (int a = 0; a < 2; a++) tw_debug_level_plane(f, tw_cpu_slot(f, i), NULL, 0, a, a == 0 ? 0 : -1);
+}
+#endif
+
+void tw_cpu_fields_zero(tw_cpu_fields *f) {
+  tw_zero_floats(f->p[0], f->size);
+  tw_zero_floats(f->p[1], f->size);
+#ifdef TW_DEBUG_LEVELS
+  init_levels(f);
+#endif
+}
+
 /* Zeroed arrays for nx planes plus the halo. */
 static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
   const tw_grid *g = &pb->g;
@@ -18,14 +53,17 @@ static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_field
   f->sx = f->sy * (long)(g->N[1] + 2 * f->h);
   f->size = (size_t)f->sx * (size_t)(nx + 2 * f->h);
   f->base = (size_t)f->h * (size_t)(f->sx + f->sy + 1);
-  for (int a = 0; a < 2; a++) f->p[a] = calloc(f->size, sizeof(float));
-  f->c2 = calloc(f->size, sizeof(float));
+  /* Zeroed by all threads, on huge pages where the system gives them (the first touch is most of
+   * the set-up of a large grid). */
+  for (int a = 0; a < 2; a++) f->p[a] = tw_alloc_large(f->size * sizeof(float));
+  f->c2 = tw_alloc_large(f->size * sizeof(float));
+  for (int a = 0; a < 3; a++) {
+    float *q = a < 2 ? f->p[a] : f->c2;
+    if (q) tw_zero_floats(q, f->size);
+  }
 #ifdef TW_DEBUG_LEVELS
   const size_t ncol = f->size / (size_t)f->sy;
-  for (int a = 0; a < 2; a++) {
-    f->lvl[a] = malloc(ncol * sizeof(long));
-    for (size_t c = 0; f->lvl[a] && c < ncol; c++) f->lvl[a][c] = TW_LEVEL_ANY;
-  }
+  for (int a = 0; a < 2; a++) f->lvl[a] = malloc(ncol * sizeof(long));
   if (!f->lvl[0] || !f->lvl[1]) {
     tw_cpu_fields_destroy(f);
     return tw_error_set(err, TW_ENOMEM, "cannot allocate the time-level shadow");
@@ -43,12 +81,12 @@ tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fiel
   const tw_grid *g = &pb->g;
   tw_status st = fields_alloc(pb, x0, nx, f, err);
   if (st) return st;
+#pragma omp parallel for schedule(static)
   for (int i = x0; i < x0 + nx; i++)
     for (int j = 0; j < g->N[1]; j++)
       memcpy(f->c2 + tw_cpu_off(f, i, j, 0), pb->c2dt2 + tw_grid_index(g, i, j, 0), (size_t)g->N[2] * sizeof(float));
 #ifdef TW_DEBUG_LEVELS
-  for (int i = x0; i < x0 + nx; i++)
-    for (int a = 0; a < 2; a++) tw_debug_level_plane(f, tw_cpu_slot(f, i), NULL, 0, a, a == 0 ? 0 : -1);
+  init_levels(f);
 #endif
   return TW_OK;
 }
@@ -59,8 +97,7 @@ tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *
   tw_status st = fields_alloc(pb, 0, W, f, err);
   if (!st) f->wrap = W;
 #ifdef TW_DEBUG_LEVELS
-  for (int sl = -f->h; !st && sl < W + f->h; sl++)
-    for (int a = 0; a < 2; a++) tw_debug_level_plane(f, sl, NULL, 0, a, TW_LEVEL_POISON);
+  if (!st) init_levels(f);
 #endif
   return st;
 }

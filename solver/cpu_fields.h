@@ -69,6 +69,8 @@ tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fiel
  * tw_window's copies). */
 tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *f, tw_error *err);
 void tw_cpu_fields_destroy(tw_cpu_fields *f);
+/* Both levels back to zero, as created (a new shot; c²dt² stays). */
+void tw_cpu_fields_zero(tw_cpu_fields *f);
 
 /* Index ranges [lo, hi) of the sorted cell lists (inj or tap) that lie in column (i, j). */
 void tw_column_range(const int (*cells)[3], long n, int i, int j, long *lo, long *hi);

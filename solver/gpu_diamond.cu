@@ -150,13 +150,15 @@ struct dia_state {
   int N0, N1, N2, NZp, PX, PY, NXd, NYd;
   long long SX;
   float *alloc[3];
+  size_t cells;  // floats per allocation (padding included)
   float *p[2], *c2;
   float *ax_a, *ay_a, *az_a;  // allocations
   float *ax, *ay, *az;        // index 0 of the grid
   int xz0, xz1, yz0, yz1;
-  // receivers
+  // receivers (dia_receivers: grow-only, capacities in elements)
   colrec *coltap;
   int *tapk;
+  size_t coltap_cap, tapk_cap;
   float *taps;
   size_t taps_cap;
   // sources: events of one advance call
@@ -177,6 +179,7 @@ struct dia_state {
   cudaStream_t stream;
   tw_gpu_samples samples;  // receiver samples of finished blocks, to the host early
   long level;
+  int dirty;      // the fields changed since creation or the last reset (dd_reset zeroes them)
   char why[160];  // why this implementation was chosen (report)
   // sliding window (DESIGN §3), when the grid is not resident: win != NULL
   tw_gpu_window *win;
@@ -277,6 +280,33 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch",
            automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
            tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G);
+  return TW_OK;
+}
+
+// Receivers: per column (first tap, count) over the sorted tap list, and each tap's k. Returns when
+// the copies are done (the host tables change with the next shot).
+tw_status dia_receivers(dia_state *s, tw_error *err) {
+  const tw_problem *pb = s->pb;
+  if (!pb->ntap) return TW_OK;
+  const colrec empty = {0, 0, 0, 0};
+  std::vector<colrec> ct((size_t)s->N0 * (size_t)s->N1, empty);
+  std::vector<int> tk((size_t)pb->ntap);
+  for (long t = 0; t < pb->ntap; t++) {
+    colrec &c = ct[(size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1]];
+    if (c.count == 0) c.first = (int)t;
+    if (c.first + c.count != t)
+      return tw_error_set(err, TW_EINTERNAL, "receiver taps are not sorted by cell (tap %ld)", t);
+    if (c.count == 0) c.k0 = pb->tap[t][2];
+    if (c.count == 1) c.k1 = pb->tap[t][2];
+    c.count++;
+    tk[(size_t)t] = pb->tap[t][2];
+  }
+  tw_status st;
+  if ((st = tw_dev_ensure(&s->coltap, &s->coltap_cap, ct.size(), "receiver index", err))) return st;
+  if ((st = tw_dev_ensure(&s->tapk, &s->tapk_cap, tk.size(), "receiver index", err))) return st;
+  TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(colrec), cudaMemcpyHostToDevice, s->stream));
+  TW_CUDA_TRY(err, cudaMemcpyAsync(s->tapk, tk.data(), tk.size() * sizeof(int), cudaMemcpyHostToDevice, s->stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));  // the vectors go out of scope
   return TW_OK;
 }
 
@@ -424,29 +454,46 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   uint64_t wcap = 0;
   int automatic = 0;
   if ((st = tw_gpu_window_decide(pb, need, &wcap, &automatic, err))) return st;
+  double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
     if ((st = window_setup(s, pb, wcap, automatic, err))) return st;
+    tw_phases_add(pb->phases, "backend: window (ring, pinned host levels)", tw_wall_seconds() - t);
   } else {
     // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
     const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
-    size_t cap = 0;
+    s->cells = cells;
     for (int a = 0; a < 3; a++) {
-      cap = 0;
+      size_t cap = 0;
       if ((st = tw_dev_ensure(&s->alloc[a], &cap, cells, "gpu-diamond fields", err))) return st;
       TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
     }
+    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    tw_phases_add(pb->phases, "backend: fields (cudaMalloc, zero)", tw_wall_seconds() - t);
+    t = tw_wall_seconds();
     s->p[0] = s->alloc[0] + org;
     s->p[1] = s->alloc[1] + org;
     s->c2 = s->alloc[2] + org;
-    cudaMemcpy3DParms cp;
-    memset(&cp, 0, sizeof cp);
-    cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
-    cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
-    cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
-    cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
-    cp.kind = cudaMemcpyHostToDevice;
-    TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+    if (s->NZp == s->N2) {
+      // A plane's grid rows are contiguous on both sides: one plain copy per plane (a pitched copy
+      // from pageable memory can go row by row: a million rows on the realistic grid).
+      const size_t plane = (size_t)s->N1 * (size_t)s->N2;
+      for (int i = 0; i < s->N0; i++)
+        TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->SX, pb->c2dt2 + (size_t)i * plane,
+                                         plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
+    } else {
+      cudaMemcpy3DParms cp;
+      memset(&cp, 0, sizeof cp);
+      cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
+      cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
+      cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
+      cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
+      cp.kind = cudaMemcpyHostToDevice;
+      TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
+    }
+    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
   }
+  t = tw_wall_seconds();
   size_t cap = 0;
 
   // Damping tables over the padded index ranges (zero outside the grid).
@@ -468,30 +515,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   zero_range(pb->a[0], s->N0, &s->xz0, &s->xz1);
   zero_range(pb->a[1], s->N1, &s->yz0, &s->yz1);
 
-  // Receivers: per column (first tap, count) over the sorted tap list, and each tap's k.
-  if (pb->ntap) {
-    const colrec empty = {0, 0, 0, 0};
-    std::vector<colrec> ct((size_t)s->N0 * (size_t)s->N1, empty);
-    std::vector<int> tk((size_t)pb->ntap);
-    for (long t = 0; t < pb->ntap; t++) {
-      colrec &c = ct[(size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1]];
-      if (c.count == 0) c.first = (int)t;
-      if (c.first + c.count != t)
-        return tw_error_set(err, TW_EINTERNAL, "receiver taps are not sorted by cell (tap %ld)", t);
-      if (c.count == 0) c.k0 = pb->tap[t][2];
-      if (c.count == 1) c.k1 = pb->tap[t][2];
-      c.count++;
-      tk[(size_t)t] = pb->tap[t][2];
-    }
-    cap = 0;
-    if ((st = tw_dev_ensure(&s->coltap, &cap, ct.size(), "receiver index", err))) return st;
-    cap = 0;
-    if ((st = tw_dev_ensure(&s->tapk, &cap, tk.size(), "receiver index", err))) return st;
-    TW_CUDA_TRY(err, cudaMemcpyAsync(s->coltap, ct.data(), ct.size() * sizeof(colrec), cudaMemcpyHostToDevice, s->stream));
-    TW_CUDA_TRY(err, cudaMemcpyAsync(s->tapk, tk.data(), tk.size() * sizeof(int), cudaMemcpyHostToDevice, s->stream));
-    // The vectors go out of scope: make sure the copies are done.
-    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
-  }
+  if ((st = dia_receivers(s, err))) return st;
+  tw_phases_add(pb->phases, "backend: damping, receivers", tw_wall_seconds() - t);
 
   // Persistent mode: done flags for the tallest block, the ticket counter.
   if (s->mode == MODE_PERSISTENT) {
@@ -691,6 +716,22 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
   st = tw_gpu_advance_end(s->stream, &s->samples, pb, first, count, taps, s->taps, s->win, w0, &s->win_s, err);
   if (st) return st;
   s->level = t0 + n;
+  s->dirty = 1;
+  return TW_OK;
+}
+
+// A new shot (problem.h): both levels to zero — on the device, padding included (the towers keep it
+// +0 anyway), or the window's host levels — and the receivers' index again. The sources need
+// nothing: their events are built from the problem's tables at every advance call. The done flags
+// need nothing either: every block has a new epoch.
+tw_status dia_reset(dia_state *s, unsigned what, tw_error *err) {
+  tw_status st = s->dirty ? tw_gpu_levels_zero(s->win, s->alloc, s->cells, s->stream, err) : TW_OK;
+  if (!st && (what & TW_RESET_RECEIVERS)) st = dia_receivers(s, err);
+  if (st) return st;
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  s->level = 0;
+  s->dirty = 0;
+  s->win_s = 0;
   return TW_OK;
 }
 
@@ -757,7 +798,15 @@ tw_status dd_load(void *state, long t, int x0, int nx, const float *cur, const f
                                                   1, s->stream, err);
   if (st) return tw_error_prefix(err, "gpu-diamond: loading a checkpoint");
   s->level = t;
+  s->dirty = 1;
   return TW_OK;
+}
+
+tw_status dd_reset(void *state, unsigned what, tw_error *err) {
+  dia_state *s = (dia_state *)state;
+  tw_status st = s->sw ? tw_backend_gpu_stepwise.reset(s->sw, what, err) : dia_reset(s, what, err);
+  if (st) tw_error_prefix(err, "gpu-diamond: new shot");
+  return st;
 }
 
 long dd_block_steps(void *state) {
@@ -823,7 +872,7 @@ extern "C" tw_status tw_gpu_diamond_randomize(void *state, uint64_t seed, tw_err
 extern "C" {
 extern const tw_backend_ops tw_backend_gpu_diamond;  // registered in backends.c
 const tw_backend_ops tw_backend_gpu_diamond = {
-    "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_report, dd_destroy, dd_save, dd_load,
-    dd_find_nonfinite,
+    "gpu-diamond", 1, dd_create, dd_advance, dd_extract, dd_block_steps, dd_reset, dd_report, dd_destroy, dd_save,
+    dd_load, dd_find_nonfinite,
 };
 }

@@ -16,6 +16,19 @@ extern "C" int tw_gpu_count(void) {
 
 extern "C" int tw_cuda_built(void) { return 1; }
 
+extern "C" tw_status tw_gpu_init(int device, tw_error *err) {
+  int cur = -1;
+  if (cudaGetDevice(&cur) == cudaSuccess && cur == device) {
+    // Set already in this thread: only make sure the context exists (cudaFree(0) creates it once).
+    TW_CUDA_TRY(err, cudaFree(0));
+    return TW_OK;
+  }
+  cudaGetLastError();
+  TW_CUDA_TRY(err, cudaSetDevice(device));
+  TW_CUDA_TRY(err, cudaFree(0));
+  return TW_OK;
+}
+
 extern "C" void tw_cuda_versions(int *runtime, int *driver) {
   *runtime = *driver = 0;
   if (cudaRuntimeGetVersion(runtime) != cudaSuccess) *runtime = 0;

@@ -322,11 +322,14 @@ struct gs_state {
   cudaStream_t stream;
   tw_gpu_samples samples;  // receiver samples, to the host while later steps compute
   float *alloc[3];     // p0, p1, c2 allocations
+  size_t cells;        // floats per allocation (padding included)
   float *p[2], *c2;    // at cell (0, 0, 0)
   float *ax, *ay, *az;
+  // the shot tables (gs_tables): grow-only device buffers, capacities in elements
   int *inj;
   float *S, *save;
   int *tap;
+  size_t inj_cap, S_cap, save_cap, tap_cap;
   float *taps;
   size_t taps_cap;     // floats
   float *stage;
@@ -337,6 +340,7 @@ struct gs_state {
   sweep_split in_core;  // the whole grid's launch
   dim3 block;
   long level;
+  int dirty;            // the fields changed since creation or the last reset (gs_reset zeroes them)
   // sliding window (DESIGN §3) when the grid is not resident: win != NULL. The sweep: blocks of nt
   // steps; stage s at step τ is one launch over the slab of SR planes [SR·s + τ·r, + SR), stages in
   // decreasing s (tw_window_plan_slabs; test_window proves the order against a time-level shadow).
@@ -363,13 +367,49 @@ void gs_free(gs_state *s) {
   free(s);
 }
 
+// Host-to-device copy of n elements into a grow-only buffer (tw_dev_ensure), on `stream`.
 template <typename T>
-tw_status dev_upload(T **dst, const T *src, size_t n, cudaStream_t stream, tw_error *err) {
-  TW_CUDA_TRY(err, cudaMalloc((void **)dst, (n ? n : 1) * sizeof(T)));
-  if (n && src) TW_CUDA_TRY(err, cudaMemcpyAsync(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice, stream));
-  if (n && !src) TW_CUDA_TRY(err, cudaMemsetAsync(*dst, 0, n * sizeof(T), stream));
+tw_status dev_put(T **dst, size_t *cap, const T *src, size_t n, const char *what, cudaStream_t stream, tw_error *err) {
+  tw_status st = tw_dev_ensure(dst, cap, n, what, err);
+  if (!st && n) TW_CUDA_TRY(err, cudaMemcpyAsync(*dst, src, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+  return st;
+}
+
+// The shot tables on the device and their per-plane index on the host (sources and taps are sorted
+// by cell, so those of the planes [xa, xb) are one index range): the sources' cells, S and the saved
+// p^{n−1} (0: the medium starts at rest) with TW_RESET_SOURCES, the receivers' tap cells with
+// TW_RESET_RECEIVERS. Returns when the copies are done (the host tables change with the next shot).
+tw_status gs_tables(gs_state *s, unsigned what, tw_error *err) {
+  const tw_problem *pb = s->pb;
+  const int N0 = pb->g.N[0];
+  const size_t ni = (size_t)pb->ninj, nt = (size_t)pb->ntap;
+  tw_status st = TW_OK;
+  if (what & TW_RESET_SOURCES) {
+    if ((st = dev_put(&s->inj, &s->inj_cap, ni ? &pb->inj[0][0] : (const int *)NULL, 3 * ni, "source cells",
+                      s->stream, err)))
+      return st;
+    if ((st = dev_put(&s->S, &s->S_cap, (const float *)pb->S, ni * (size_t)pb->steps, "source terms", s->stream, err)))
+      return st;
+    if ((st = tw_dev_ensure(&s->save, &s->save_cap, ni, "source cells' level n - 1", err))) return st;
+    if (ni) TW_CUDA_TRY(err, cudaMemsetAsync(s->save, 0, ni * sizeof(float), s->stream));
+    for (int i = 0, c = 0; i <= N0; i++) {
+      while (c < pb->ninj && pb->inj[c][0] < i) c++;
+      s->inj_at[i] = c;
+    }
+  }
+  if (what & TW_RESET_RECEIVERS) {
+    if ((st = dev_put(&s->tap, &s->tap_cap, nt ? &pb->tap[0][0] : (const int *)NULL, 3 * nt, "receiver taps",
+                      s->stream, err)))
+      return st;
+    for (long i = 0, t = 0; i <= N0; i++) {
+      while (t < pb->ntap && pb->tap[t][0] < i) t++;
+      s->tap_at[i] = (int)t;
+    }
+  }
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   return TW_OK;
 }
+
 
 // Chunks of n planes out of nx, at most 64 of them, that fill `items`-tile rounds into the fewest
 // wave-planes: cost ∝ waves × (planes per chunk + R/2 for the queue warm-up, which reads 2R planes
@@ -479,14 +519,20 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   int automatic = 0;
   tw_status st = tw_gpu_window_decide(pb, need, &wcap, &automatic, err);
   if (st) return st;
+  double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
     if ((st = gs_window_setup(s, pb, wcap, automatic, err))) return st;
+    tw_phases_add(pb->phases, "backend: window (ring, pinned host levels)", tw_wall_seconds() - t);
   } else {
     const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
+    s->cells = cells;
     for (int a = 0; a < 3; a++) {
       TW_CUDA_TRY(err, cudaMalloc((void **)&s->alloc[a], cells * sizeof(float)));
       TW_CUDA_TRY(err, cudaMemsetAsync(s->alloc[a], 0, cells * sizeof(float), s->stream));
     }
+    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    tw_phases_add(pb->phases, "backend: fields (cudaMalloc, zero)", tw_wall_seconds() - t);
+    t = tw_wall_seconds();
     s->p[0] = s->alloc[0] + yoff;
     s->p[1] = s->alloc[1] + yoff;
     s->c2 = s->alloc[2] + yoff;
@@ -510,28 +556,21 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
       cp.kind = cudaMemcpyHostToDevice;
       TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
     }
+    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
   }
-  // Sources and taps are sorted by cell, so those of the planes [xa, xb) are one index range.
+  t = tw_wall_seconds();
   s->inj_at = (int *)malloc((size_t)(g->N[0] + 1) * sizeof(int));
   s->tap_at = (int *)malloc((size_t)(g->N[0] + 1) * sizeof(int));
   if (!s->inj_at || !s->tap_at) return tw_error_set(err, TW_ENOMEM, "per-plane source and receiver index");
-  for (int i = 0, c = 0, t = 0; i <= g->N[0]; i++) {
-    while (c < pb->ninj && pb->inj[c][0] < i) c++;
-    while (t < pb->ntap && pb->tap[t][0] < i) t++;
-    s->inj_at[i] = c;
-    s->tap_at[i] = (int)t;
-  }
 
-  if ((st = dev_upload(&s->ax, pb->a[0], (size_t)g->N[0], s->stream, err))) return st;
-  if ((st = dev_upload(&s->ay, pb->a[1], (size_t)g->N[1], s->stream, err))) return st;
-  if ((st = dev_upload(&s->az, pb->a[2], (size_t)g->N[2], s->stream, err))) return st;
-  if ((st = dev_upload(&s->inj, pb->ninj ? &pb->inj[0][0] : (const int *)NULL, 3 * (size_t)pb->ninj, s->stream, err)))
-    return st;
-  if ((st = dev_upload(&s->S, (const float *)pb->S, (size_t)pb->ninj * (size_t)pb->steps, s->stream, err))) return st;
-  // p^{−1} = 0 at the source cells: the first step's saved level.
-  if ((st = dev_upload(&s->save, (const float *)NULL, (size_t)pb->ninj, s->stream, err))) return st;
-  if ((st = dev_upload(&s->tap, pb->ntap ? &pb->tap[0][0] : (const int *)NULL, 3 * (size_t)pb->ntap, s->stream, err)))
-    return st;
+  size_t cap[3] = {0, 0, 0};
+  float **damp[3] = {&s->ax, &s->ay, &s->az};
+  for (int a = 0; a < 3; a++)
+    if ((st = dev_put(damp[a], &cap[a], (const float *)pb->a[a], (size_t)g->N[a], "damping table", s->stream, err)))
+      return st;
+  if ((st = gs_tables(s, TW_RESET_SOURCES | TW_RESET_RECEIVERS, err))) return st;
+  tw_phases_add(pb->phases, "backend: damping, tables", tw_wall_seconds() - t);
 
   const int threads = BZ * var->ty;
   TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, threads, 0));
@@ -647,6 +686,19 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
   st = tw_gpu_advance_end(s->stream, &s->samples, pb, first, count, taps, s->taps, s->win, w0, &s->win_s, err);
   if (st) return st;
   s->level = t0 + n;
+  s->dirty = 1;
+  return TW_OK;
+}
+
+// A new shot (problem.h): both levels to zero — on the device, or the window's host levels (the
+// ring's grid cells are written by every in-copy before they are read) — and the tables again.
+tw_status gs_reset_impl(gs_state *s, unsigned what, tw_error *err) {
+  tw_status st = s->dirty ? tw_gpu_levels_zero(s->win, s->alloc, s->cells, s->stream, err) : TW_OK;
+  if (!st) st = gs_tables(s, what, err);  // (synchronizes the stream: the memsets are done too)
+  if (st) return st;
+  s->level = 0;
+  s->dirty = 0;
+  s->win_s = 0;
   return TW_OK;
 }
 
@@ -711,7 +763,14 @@ tw_status gs_load(void *state, long t, int x0, int nx, const float *cur, const f
   }
   if (st) return tw_error_prefix(err, "gpu-stepwise: loading a checkpoint");
   s->level = t;
+  s->dirty = 1;
   return TW_OK;
+}
+
+tw_status gs_reset(void *state, unsigned what, tw_error *err) {
+  tw_status st = gs_reset_impl((gs_state *)state, what, err);
+  if (st) tw_error_prefix(err, "gpu-stepwise: new shot");
+  return st;
 }
 
 long gs_block_steps(void *state) {
@@ -776,6 +835,7 @@ tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *varia
 
 tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
   gs_state *s = (gs_state *)state;
+  s->dirty = 1;
   if (s->win) {  // the full fields are on the host: fill them there, and the sources' saved p^{−1}
     const tw_grid *g = &s->pb->g;
     const size_t cells = (size_t)g->N[0] * g->N[1] * g->N[2];
@@ -810,7 +870,7 @@ tw_status tw_gpu_stepwise_randomize(void *state, uint64_t seed, tw_error *err) {
 }
 
 const tw_backend_ops tw_backend_gpu_stepwise = {
-    "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_report, gs_destroy, gs_save, gs_load,
-    gs_find_nonfinite,
+    "gpu-stepwise", 1, gs_create, gs_advance, gs_extract, gs_block_steps, gs_reset, gs_report, gs_destroy, gs_save,
+    gs_load, gs_find_nonfinite,
 };
 }

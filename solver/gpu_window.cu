@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <mutex>
 #include <vector>
 
 #include "gpu_window.cuh"
@@ -29,6 +30,8 @@ struct vmm_api {
 tw_status vmm_get(vmm_api *a, tw_error *err) {
   static vmm_api api;
   static int loaded = 0;
+  static std::mutex lock;  // a survey's sessions create their windows from several threads
+  std::lock_guard<std::mutex> hold(lock);
   if (loaded) {
     *a = api;
     return TW_OK;
@@ -281,12 +284,15 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
       return tw_error_prefix(err, "pinned host memory for the full field (%s per time level)",
                              tw_format_bytes((double)cells * sizeof(float), b, sizeof b));
     }
-    memset(w->host[a], 0, cells * sizeof(float));
+    tw_zero_floats(w->host[a], cells);
   }
   w->c2 = pb->c2dt2;
   // Registered, the c²dt² copies are asynchronous DMA; if the OS refuses (locked-memory limits),
-  // they still work from pageable memory, only without overlapping the kernels.
-  if (cudaHostRegister(w->c2, cells * sizeof(float), cudaHostRegisterDefault) == cudaSuccess) w->c2_registered = 1;
+  // they still work from pageable memory, only without overlapping the kernels. Portable: a
+  // survey's sessions on other GPUs share the medium's array: the first registers it, the others find
+  // it registered and leave it to that one, which unregisters it when it goes (a survey destroys its
+  // sessions only when all of them are done).
+  if (cudaHostRegister(w->c2, cells * sizeof(float), cudaHostRegisterPortable) == cudaSuccess) w->c2_registered = 1;
   cudaGetLastError();
 
   w->pool.resize(NPOOL);
@@ -424,6 +430,26 @@ tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw
     tw_window_group_out(p, g, &lo, &hi);
     if ((st = tw_gpu_window_out(w, stream, lo, hi, err))) return st;
   }
+  return TW_OK;
+}
+
+tw_status tw_gpu_window_reset(tw_gpu_window *w, tw_error *err) {
+  TW_CUDA_TRY(err, cudaStreamSynchronize(w->s_in));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(w->s_out));
+  const size_t cells = (size_t)w->L.N0 * (size_t)w->L.N1 * (size_t)w->L.N2;
+  tw_zero_floats(w->host[0], cells);
+  tw_zero_floats(w->host[1], cells);
+  w->ntev = 0;
+  const int W = w->st.W;
+  w->st = tw_gpu_window_stats();
+  w->st.W = W;
+  return TW_OK;
+}
+
+tw_status tw_gpu_levels_zero(tw_gpu_window *w, float *const level[2], size_t floats, cudaStream_t stream,
+                             tw_error *err) {
+  if (w) return tw_gpu_window_reset(w, err);
+  for (int a = 0; a < 2; a++) TW_CUDA_TRY(err, cudaMemsetAsync(level[a], 0, floats * sizeof(float), stream));
   return TW_OK;
 }
 

@@ -78,6 +78,13 @@ tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int h
 typedef tw_status (*tw_gpu_window_group_fn)(void *ctx, int g, int lo, tw_error *err);
 tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw_window_plan *p,
                                  tw_gpu_window_group_fn fn, void *ctx, tw_error *err);
+// A new shot (at a block boundary: every plane went back): the host levels to zero, the stats to
+// zero. The ring is left as it is: every in-copy writes a plane's grid cells before they are read.
+tw_status tw_gpu_window_reset(tw_gpu_window *w, tw_error *err);
+// A backend's reset of both levels: the window's (w != NULL), or the device arrays level[0], level[1]
+// of `floats` each (queued on `stream`: the caller synchronizes it).
+tw_status tw_gpu_levels_zero(tw_gpu_window *w, float *const level[2], size_t floats, cudaStream_t stream,
+                             tw_error *err);
 // Wait for every copy; fold the timings into the stats. After it the host arrays are current.
 tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err);
 // The host arrays [N0][N1][N2]: 0, 1 the levels, 2 c²dt².

@@ -43,24 +43,35 @@ static tw_status unique_cells(cell_entry *e, long n, int (**cells)[3], long *nce
   return TW_OK;
 }
 
-static tw_status build_sources(tw_problem *pb, const tw_job *job, tw_error *err) {
-  const long steps = pb->steps;
+/* The wavelets s_s(t_n), n = 0 … steps, of every source of the job: they depend on the job alone,
+ * so a survey samples them once (a file wavelet is read once). */
+static tw_status sample_wavelets(tw_problem *pb, const tw_job *job, tw_error *err) {
   pb->nsrc = job->nsources;
-  pb->wavelets = malloc((size_t)job->nsources * (size_t)(steps + 1) * sizeof(float));
-  cell_entry *e = malloc((size_t)job->nsources * 8 * sizeof *e);
-  long *cell_of = malloc((size_t)job->nsources * 8 * sizeof *cell_of);
-  if (!pb->wavelets || !e || !cell_of) {
+  pb->wavelets = malloc((size_t)(job->nsources ? job->nsources : 1) * (size_t)(pb->steps + 1) * sizeof(float));
+  if (!pb->wavelets) return tw_error_set(err, TW_ENOMEM, "out of memory for the source wavelets");
+  for (int s = 0; s < job->nsources; s++) {
+    const tw_status st = tw_wavelet_sample(&job->sources[s].wavelet, job->path, pb->dt, pb->steps,
+                                           pb->wavelets + (size_t)s * (pb->steps + 1), err);
+    if (st) return st;
+  }
+  return TW_OK;
+}
+
+/* Injection cells and S of the sources at pos[s] (the job's positions, or a survey shot's). */
+static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err) {
+  const long steps = pb->steps;
+  cell_entry *e = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof *e);
+  long *cell_of = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof *cell_of);
+  if (!e || !cell_of) {
     free(e), free(cell_of);
-    return tw_error_set(err, TW_ENOMEM, "out of memory for the source wavelets");
+    return tw_error_set(err, TW_ENOMEM, "out of memory for the source cells");
   }
   long ne = 0;
   tw_status st = TW_OK;
   for (int s = 0; s < job->nsources && !st; s++) {
     const tw_source_spec *src = &job->sources[s];
-    st = tw_wavelet_sample(&src->wavelet, job->path, pb->dt, steps, pb->wavelets + (size_t)s * (steps + 1), err);
-    if (st) break;
     tw_taps t;
-    st = tw_place(&pb->g, src->pos, src->interp, pb->free_surface, &t, err);
+    st = tw_place(&pb->g, pos[s], src->interp, pb->free_surface, &t, err);
     if (st) {
       tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
       break;
@@ -94,11 +105,11 @@ static tw_status build_sources(tw_problem *pb, const tw_job *job, tw_error *err)
   return st;
 }
 
-static tw_status build_receivers(tw_problem *pb, const tw_job *job, tw_error *err) {
+/* Tap cells and weights of the job's receivers, each at rec[r] + offset (offset: a moving spread's
+ * shot, else 0). */
+static tw_status build_receivers(tw_problem *pb, const tw_job *job, const double offset[3], tw_error *err) {
   const long nrec = job->nrec;
   pb->nrec = nrec;
-  pb->interval = job->rec_interval > 0 ? job->rec_interval : 1;
-  pb->nsamples = pb->steps / pb->interval + 1;
   cell_entry *e = malloc((size_t)(nrec ? nrec : 1) * 8 * sizeof *e);
   long *cell_of = malloc((size_t)(nrec ? nrec : 1) * 8 * sizeof *cell_of);
   pb->rec_ntap = calloc((size_t)(nrec ? nrec : 1), sizeof *pb->rec_ntap);
@@ -112,7 +123,8 @@ static tw_status build_receivers(tw_problem *pb, const tw_job *job, tw_error *er
   tw_status st = TW_OK;
   for (long r = 0; r < nrec && !st; r++) {
     tw_taps t;
-    st = tw_place(&pb->g, job->rec[r], job->rec_interp, 0, &t, err);
+    const double at[3] = {job->rec[r][0] + offset[0], job->rec[r][1] + offset[1], job->rec[r][2] + offset[2]};
+    st = tw_place(&pb->g, at, job->rec_interp, 0, &t, err);
     if (st) {
       tw_error_prefix(err, "%s: receiver %ld", job->path, r);
       break;
@@ -133,7 +145,18 @@ static tw_status build_receivers(tw_problem *pb, const tw_job *job, tw_error *er
   return st;
 }
 
-tw_status tw_problem_create(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
+/* The shot tables (sources, receivers), freed and emptied. */
+static void free_sources(tw_problem *pb) {
+  free(pb->inj), free(pb->S);
+  pb->inj = NULL, pb->S = NULL, pb->ninj = 0;
+}
+static void free_receivers(tw_problem *pb) {
+  free(pb->tap), free(pb->rec_ntap), free(pb->rec_tap), free(pb->rec_w);
+  pb->tap = NULL, pb->rec_ntap = NULL, pb->rec_tap = NULL, pb->rec_w = NULL;
+  pb->ntap = 0, pb->nrec = 0;
+}
+
+tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
   tw_problem *pb = calloc(1, sizeof *pb);
   if (!pb) return tw_error_set(err, TW_ENOMEM, "out of memory");
   tw_grid_setup(&pb->g, job->n, job->d, job->origin, job->absorb, job->free_surface);
@@ -145,23 +168,67 @@ tw_status tw_problem_create(const tw_job *job, const tw_velocity *v, tw_problem 
   pb->tower_height = job->tower_height;
   pb->device_memory = job->device_memory;
   pb->threads = job->threads;
+  pb->interval = job->rec_interval > 0 ? job->rec_interval : 1;
+  pb->nsamples = pb->steps / pb->interval + 1;
   tw_status st = TW_OK;
   if (!tw_stencil_setup(job->order, job->d, &pb->st))
     st = tw_error_set(err, TW_EINVAL, "%s: scheme.order: %d is not supported (2, 4, ..., 16)", job->path, job->order);
   const size_t cells = tw_grid_cells(&pb->g);
   if (!st) {
-    pb->c2dt2 = malloc(cells * sizeof(float));
+    pb->c2dt2 = tw_alloc_large(cells * sizeof(float));
     for (int a = 0; a < 3; a++) pb->a[a] = malloc((size_t)pb->g.N[a] * sizeof(float));
     if (!pb->c2dt2 || !pb->a[0] || !pb->a[1] || !pb->a[2])
       st = tw_error_set(err, TW_ENOMEM, "cannot allocate %zu MiB for c²dt² on the padded grid",
                         cells * sizeof(float) >> 20);
   }
   if (!st) {
-    tw_extend_c2dt2(&pb->g, v->vp, pb->dt, pb->c2dt2);
+    if (v->profile) tw_extend_c2dt2_profile(&pb->g, v->profile, pb->dt, pb->c2dt2);
+    else tw_extend_c2dt2(&pb->g, v->vp, pb->dt, pb->c2dt2);
     for (int a = 0; a < 3; a++) tw_damping_profile(&pb->g, a, v->vmax, pb->dt, pb->a[a]);
-    st = build_sources(pb, job, err);
+    st = sample_wavelets(pb, job, err);
   }
-  if (!st) st = build_receivers(pb, job, err);
+  if (st) {
+    tw_problem_destroy(pb);
+    return st;
+  }
+  *out = pb;
+  return TW_OK;
+}
+
+tw_status tw_problem_borrow(const tw_problem *medium, tw_problem **out, tw_error *err) {
+  tw_problem *pb = malloc(sizeof *pb);
+  if (!pb) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  *pb = *medium;
+  pb->borrowed = 1;
+  pb->inj = NULL, pb->S = NULL, pb->ninj = 0;
+  pb->tap = NULL, pb->rec_ntap = NULL, pb->rec_tap = NULL, pb->rec_w = NULL, pb->ntap = 0, pb->nrec = 0;
+  *out = pb;
+  return TW_OK;
+}
+
+tw_status tw_problem_set_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err) {
+  free_sources(pb);
+  const tw_status st = build_sources(pb, job, pos, err);
+  if (st) free_sources(pb);
+  return st;
+}
+
+tw_status tw_problem_set_receivers(tw_problem *pb, const tw_job *job, const double offset[3], tw_error *err) {
+  free_receivers(pb);
+  const tw_status st = build_receivers(pb, job, offset, err);
+  if (st) free_receivers(pb);
+  return st;
+}
+
+tw_status tw_problem_create(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
+  tw_problem *pb = NULL;
+  tw_status st = tw_problem_create_medium(job, v, &pb, err);
+  double(*pos)[3] = st ? NULL : malloc((size_t)(job->nsources ? job->nsources : 1) * sizeof *pos);
+  if (!st && !pos) st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int s = 0; !st && s < job->nsources; s++) memcpy(pos[s], job->sources[s].pos, sizeof pos[s]);
+  if (!st) st = tw_problem_set_sources(pb, job, (const double (*)[3])pos, err);
+  if (!st) st = tw_problem_set_receivers(pb, job, (const double[3]){0, 0, 0}, err);
+  free(pos);
   if (st) {
     tw_problem_destroy(pb);
     return st;
@@ -172,15 +239,13 @@ tw_status tw_problem_create(const tw_job *job, const tw_velocity *v, tw_problem 
 
 void tw_problem_destroy(tw_problem *pb) {
   if (!pb) return;
-  free(pb->c2dt2);
-  for (int a = 0; a < 3; a++) free(pb->a[a]);
-  free(pb->inj);
-  free(pb->S);
-  free(pb->tap);
-  free(pb->rec_ntap);
-  free(pb->rec_tap);
-  free(pb->rec_w);
-  free(pb->wavelets);
+  if (!pb->borrowed) {
+    free(pb->c2dt2);
+    for (int a = 0; a < 3; a++) free(pb->a[a]);
+    free(pb->wavelets);
+  }
+  free_sources(pb);
+  free_receivers(pb);
   free(pb);
 }
 

@@ -11,7 +11,11 @@
 extern "C" {
 #endif
 
-/* Level m of the field lives in array m % 2 (p^{m+1} overwrites p^{m−1}). */
+/* Level m of the field lives in array m % 2 (p^{m+1} overwrites p^{m−1}).
+ *
+ * Two parts: the medium (grid, stencil, c²dt², damping, wavelets, run parameters), which no shot
+ * changes, and the shot tables (sources: inj, S; receivers: tap, rec_*), which a survey rebuilds
+ * per shot (tw_problem_set_sources / _set_receivers) before it resets the backend. */
 struct tw_problem {
   tw_grid g;                 /* padded grid */
   int order;
@@ -48,7 +52,21 @@ struct tw_problem {
   /* Kept for the output: the sources' wavelets s(t_n), [nsrc][steps + 1]. */
   int nsrc;
   float *wavelets;
+
+  int borrowed;              /* c2dt2, a[] and wavelets belong to another problem (the medium) */
+  tw_phases *phases;         /* during a backend's create (may be NULL): where it times its parts */
 };
+
+/* The medium alone (no sources, no receivers), from a finalized job and its velocity model
+ * (whole or compact). */
+tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err);
+/* A problem of its own (for one session) on a medium: the medium's arrays shared, read-only,
+ * not freed with it; no shot tables yet. The medium must outlive it. */
+tw_status tw_problem_borrow(const tw_problem *medium, tw_problem **out, tw_error *err);
+/* The shot tables, replacing what was there: the job's sources at pos[0 .. nsources) (sources
+ * placed with their interpolation, S from the wavelets), the job's receivers at rec[r] + offset. */
+tw_status tw_problem_set_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err);
+tw_status tw_problem_set_receivers(tw_problem *pb, const tw_job *job, const double offset[3], tw_error *err);
 
 /* Samples that fall in the levels (t0, t0 + n]: first = t0/interval + 1, count may be 0. */
 static inline void tw_samples_in(const tw_problem *pb, long t0, long n, long *first, long *count) {
@@ -71,6 +89,13 @@ typedef struct tw_backend_ops {
   /* Steps per advance call that suit the kernel (a tower height); the driver uses multiples of
    * it and shortens the last block or those that end at a snapshot. */
   long (*block_steps)(void *state);
+  /* A new shot on the same medium: both time levels back to zero (level 0, the medium at rest:
+   * afterwards the backend computes what a fresh one would, bit for bit), and the problem's shot
+   * tables, which the caller has just rebuilt, taken up again: the sources' with TW_RESET_SOURCES,
+   * the receivers' with TW_RESET_RECEIVERS (a fixed spread keeps its receivers). Nothing else is
+   * rebuilt; device buffers are reallocated only when a table outgrows them. A fresh backend that
+   * has not advanced skips the zeroing. */
+  tw_status (*reset)(void *state, unsigned what, tw_error *err);
   void (*report)(void *state, tw_run_report *rep);   /* may be NULL */
   void (*destroy)(void *state);
   /* Checkpoints, at a block boundary (after create or an advance call). save: x-planes
@@ -88,6 +113,8 @@ typedef struct tw_backend_ops {
   tw_status (*find_nonfinite)(void *state, long long *count, int cell[3], tw_error *err);
 } tw_backend_ops;
 
+enum { TW_RESET_SOURCES = 1, TW_RESET_RECEIVERS = 2 };
+
 /* The first non-finite value of a[0..n): its index, −1 when every value is finite; *count: how
  * many (nonfinite.c; OpenMP, vectorized integer test). */
 long tw_find_nonfinite_f32(const float *a, size_t n, long long *count);
@@ -104,6 +131,9 @@ tw_status tw_finite_check(tw_finite_watch *w, const tw_backend_ops *be, void *st
                           const char *job_path, long end, double block_s, tw_error *err);
 
 const tw_backend_ops *tw_backend_find(const char *name);
+
+/* Zero n floats with all threads (a reset of large host fields; first touch of fresh ones). */
+void tw_zero_floats(float *p, size_t n);
 
 /* Stencil weights for an order and spacing; returns r, 0 for an unsupported order. */
 int tw_stencil_setup(int order, const double d[3], tw_stencil *st);

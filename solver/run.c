@@ -2,23 +2,192 @@
  * snapshot step, the final step, or a chunk boundary sized for ~0.5 s of work), turns receiver
  * taps into traces (one fixed order for every kernel), and streams traces and snapshots to
  * the HDF5 writer. On error or stop request the output is aborted: nothing under its name.
- * Checkpoints (run_ckpt.h): block ends at checkpoint steps too, every output write journaled, a
- * resumed run starts at the checkpoint's step with the journal replayed into its output. */
+ * Checkpoints (run_ckpt.h; single-shot runs): block ends at checkpoint steps too, every output
+ * write journaled, a resumed run starts at the checkpoint's step with the journal replayed into its
+ * output.
+ *
+ * Three layers, so that a survey pays for the first two once (tw_solver.h):
+ *   medium   the model and what follows from it alone: c²dt², damping, wavelets;
+ *   session  a backend on the medium: its fields allocated, c²dt² uploaded, once;
+ *   shot     the shot's source and receiver tables, a reset of the backend (both levels to zero),
+ *            the time loop, one output file.
+ * tw_run_job is one of each, timed phase by phase (tw_run_report.phases). */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "problem.h"
 #include "run_ckpt.h"
 
+/* ---------------------------------------------------------------- phases */
+
+void tw_phases_add(tw_phases *p, const char *name, double seconds) {
+  if (!p) return;
+  for (int i = 0; i < p->n; i++)
+    if (strcmp(p->e[i].name, name) == 0) {
+      p->e[i].s += seconds;
+      return;
+    }
+  if (p->n == TW_MAX_PHASES) {
+    p->e[p->n - 1].s += seconds;
+    return;
+  }
+  snprintf(p->e[p->n].name, sizeof p->e[p->n].name, "%s", name);
+  p->e[p->n++].s = seconds;
+}
+
+double tw_phases_get(const tw_phases *p, const char *name) {
+  for (int i = 0; p && i < p->n; i++)
+    if (strcmp(p->e[i].name, name) == 0) return p->e[i].s;
+  return 0.0;
+}
+
+/* Seconds since *t, and *t moved to now: phase timing in one line. */
+static double lap(double *t) {
+  const double now = tw_wall_seconds(), d = now - *t;
+  *t = now;
+  return d;
+}
+
+/* ---------------------------------------------------------------- medium */
+
+struct tw_medium {
+  const tw_job *job;
+  tw_problem *pb;            /* the medium: no shot tables */
+  double vmin, vmax;
+  tw_velocity *model;        /* the whole model, for output.model (every shot's file), else NULL */
+};
+
+/* The medium from a validated, finalized job and its model v (whole or compact; taken over: kept
+ * as m->model when keep_model, for output.model and a checkpoint's identity, else freed). */
+static tw_status medium_from(const tw_job *job, tw_velocity *v, int keep_model, tw_medium **out, tw_phases *ph,
+                             tw_error *err) {
+  *out = NULL;
+  tw_medium *m = calloc(1, sizeof *m);
+  double t = tw_wall_seconds();
+  tw_status st = m ? TW_OK : tw_error_set(err, TW_ENOMEM, "out of memory");
+  if (!st) {
+    m->job = job;
+    m->vmin = v->vmin, m->vmax = v->vmax;
+    st = tw_problem_create_medium(job, v, &m->pb, err);
+  }
+  if (!st && keep_model) m->model = v, v = NULL;
+  tw_velocity_destroy(v);
+  tw_phases_add(ph, "medium", lap(&t));
+  if (st) {
+    tw_medium_destroy(m);
+    return st;
+  }
+  *out = m;
+  return TW_OK;
+}
+
+tw_status tw_medium_create(tw_job *job, tw_medium **out, tw_phases *ph, tw_error *err) {
+  *out = NULL;
+  /* What `check` validates, but the output (a survey's shots each have theirs). */
+  tw_validation val;
+  tw_velocity *v = NULL;
+  double t = tw_wall_seconds();
+  tw_status st = tw_job_validate(job, NULL, TW_VALIDATE_RUN, &val, &v, err);
+  tw_validation_free(&val);
+  tw_phases_add(ph, "model (validation)", lap(&t));
+  return st ? st : medium_from(job, v, job->output_model, out, ph, err);
+}
+
+void tw_medium_destroy(tw_medium *m) {
+  if (!m) return;
+  tw_problem_destroy(m->pb);
+  tw_velocity_destroy(m->model);
+  free(m);
+}
+
+void tw_medium_range(const tw_medium *m, double *vmin, double *vmax) {
+  *vmin = m->vmin;
+  *vmax = m->vmax;
+}
+
+/* ---------------------------------------------------------------- session */
+
+struct tw_session {
+  const tw_medium *m;
+  tw_problem *pb;            /* the medium's arrays, this session's shot tables */
+  const tw_backend_ops *be;
+  void *bst;
+  char kernel[32];
+  int device, threads;
+  int rec_ready;             /* pb and the backend hold the fixed receivers (a survey's shots share them) */
+  double (*src)[3];          /* [nsources]: the current shot's source positions */
+  double (*rec)[3];          /* [nrec]: its receiver positions (the output's coordinates) */
+  float *taps, *traces, *snap;
+  size_t taps_cap, traces_cap, snap_cap;  /* floats */
+  double wall_origin;        /* tw_run_job: the run's start (the file's wall_time counts the set-up) */
+  int broken;                /* the backend failed (reset, advance, snapshot): do not trust it again */
+  tw_run_ckpt *ck;           /* tw_run_job with checkpoints: taken over by the shot (NULL otherwise) */
+  double ckpt_host_bytes;    /* the job's host memory estimate (a background checkpoint copy fits beside) */
+};
+
+int tw_session_broken(const tw_session *s) { return s->broken; }
+
+void tw_session_destroy(tw_session *s) {
+  if (!s) return;
+  tw_run_ckpt_close(s->ck, TW_EINTERNAL, NULL, NULL); /* (none left: a shot closes it) */
+  if (s->bst) s->be->destroy(s->bst);
+  tw_problem_destroy(s->pb);
+  free(s->src), free(s->rec);
+  free(s->taps), free(s->traces), free(s->snap);
+  free(s);
+}
+
+tw_status tw_session_create(const tw_medium *m, const char *kernel, int device, int threads, tw_session **out,
+                            tw_phases *ph, tw_error *err) {
+  *out = NULL;
+  const tw_job *job = m->job;
+  tw_session *s = calloc(1, sizeof *s);
+  if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  s->m = m;
+  s->device = device;
+  s->threads = threads;
+  snprintf(s->kernel, sizeof s->kernel, "%s", kernel);
+  s->be = tw_backend_find(kernel);
+  s->src = malloc((size_t)(job->nsources ? job->nsources : 1) * sizeof *s->src);
+  s->rec = malloc((size_t)(job->nrec ? job->nrec : 1) * sizeof *s->rec);
+  double t = tw_wall_seconds();
+  tw_status st = s->be ? TW_OK : tw_error_set(err, TW_EINVAL, "unknown kernel \"%s\"", kernel);
+  if (!st && (!s->src || !s->rec)) st = tw_error_set(err, TW_ENOMEM, "out of memory for %ld receivers", job->nrec);
+  if (!st && s->be->needs_gpu) st = tw_gpu_init(device, err); /* this thread's device; the context exists */
+  tw_phases_add(ph, "gpu init", lap(&t));
+  if (!st) st = tw_problem_borrow(m->pb, &s->pb, err);
+  if (!st && threads > 0) s->pb->threads = threads;
+  /* The backend's own parts go to ph through the problem (solver-internal). */
+  if (!st) {
+    s->pb->phases = ph;
+    st = s->be->create(s->pb, &s->bst, err);
+    s->pb->phases = NULL;
+    if (st) s->bst = NULL;
+  }
+  tw_phases_add(ph, "backend", lap(&t));
+  if (st) {
+    tw_session_destroy(s);
+    return st;
+  }
+  *out = s;
+  return TW_OK;
+}
+
 typedef struct {
-  tw_job *job;
+  const tw_job *job;
   const tw_run_hooks *hooks;
+  tw_session *s;
   tw_problem *pb;
   const tw_backend_ops *be;
   void *bst;
   tw_output *out;
-  float *taps, *traces, *snap;
   long max_chunk_samples;
   int snap_lo[3], snap_cnt[3];
   tw_run_ckpt *ck;           /* NULL: no checkpoints */
@@ -41,58 +210,67 @@ static tw_status write_snapshot(run_ctx *c, int isnap, long step, tw_error *err)
   const tw_grid *g = &c->pb->g;
   int lo[3];
   for (int a = 0; a < 3; a++) lo[a] = g->lo[a] + c->snap_lo[a];
-  tw_status st = c->be->extract(c->bst, lo, c->snap_cnt, c->job->snap_decimate, c->snap, err);
-  if (!st) st = tw_output_write_snapshot(c->out, isnap, step, c->snap, err);
+  tw_status st = c->be->extract(c->bst, lo, c->snap_cnt, c->job->snap_decimate, c->s->snap, err);
+  if (st) c->s->broken = 1;
+  if (!st) st = tw_output_write_snapshot(c->out, isnap, step, c->s->snap, err);
   if (!st && c->ck)
-    st = tw_run_ckpt_snapshot(c->ck, isnap, step, (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2], c->snap,
-                              err);
+    st = tw_run_ckpt_snapshot(c->ck, isnap, step, (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2],
+                              c->s->snap, err);
   return st;
 }
 
 /* Traces of samples [first, first + count) to the output (and the checkpoint journal). */
 static tw_status write_traces(run_ctx *c, long first, long count, tw_error *err) {
-  tw_status st = tw_output_write_traces(c->out, first, count, c->traces, err);
-  if (!st && c->ck) st = tw_run_ckpt_traces(c->ck, first, count, c->pb->nrec, c->traces, err);
+  tw_status st = tw_output_write_traces(c->out, first, count, c->s->traces, err);
+  if (!st && c->ck) st = tw_run_ckpt_traces(c->ck, first, count, c->pb->nrec, c->s->traces, err);
   return st;
 }
 
-/* Opened while the velocity model is still at hand: the output stores its range (and, with
- * output.model, the model itself). */
-static tw_status open_output(run_ctx *c, const char *path, const char *kernel, const tw_velocity *v, tw_error *err) {
+/* A survey shot's stamp (with the root attribute "shot", its index): what a rerun compares to skip
+ * it (tw_shot_stamp_read). */
+static tw_status stamp_shot(tw_output *o, const tw_job *job, const tw_shot *shot, tw_error *err) {
+  tw_status st = tw_output_set_attr_doubles(o, "source_position", 3, shot->pos, err);
+  if (!st) st = tw_output_set_attr_string(o, "job_hash", shot->hash ? shot->hash : "", err);
+  if (!st) st = tw_output_set_attr_long(o, "shot_count", job->nshots, err);
+  if (!st) st = tw_output_set_attr_string(o, "receiver_mode", job->rec_moving ? "moving" : "fixed", err);
+  return st;
+}
+
+/* The output stores the model's range (and, with output.model, the model itself: the medium kept
+ * it whole for that). */
+static tw_status open_output(run_ctx *c, const char *path, const tw_shot *shot, tw_error *err) {
   const tw_job *job = c->job;
   tw_output_desc d = {0};
-  d.vp_min = v->vmin;
-  d.vp_max = v->vmax;
-  d.vp = job->output_model ? v->vp : NULL;
+  d.vp_min = c->s->m->vmin;
+  d.vp_max = c->s->m->vmax;
+  d.vp = job->output_model && c->s->m->model ? c->s->m->model->vp : NULL;
+  d.shot = shot ? shot->index : 0;
   d.job = job;
   d.path = path;
-  d.kernel = kernel;
+  d.kernel = c->s->kernel;
   d.dt = job->dt;
   d.steps = job->steps;
   d.nrec = job->nrec;
-  d.rec = (const double (*)[3])job->rec;
+  d.rec = (const double (*)[3])c->s->rec;
   d.nsamples = c->pb->nsamples;
   d.nsrc = job->nsources;
-  double(*src)[3] = malloc((size_t)(job->nsources ? job->nsources : 1) * sizeof *src);
-  if (!src) return tw_error_set(err, TW_ENOMEM, "out of memory");
-  for (int s = 0; s < job->nsources; s++) memcpy(src[s], job->sources[s].pos, sizeof src[s]);
-  d.src = (const double (*)[3])src;
+  d.src = (const double (*)[3])c->s->src;
   d.wavelets = c->pb->wavelets;
   d.nsnap = job->nsnap;
   tw_snapshot_box(job, c->snap_lo, c->snap_cnt);
   memcpy(d.snap_lo, c->snap_lo, sizeof d.snap_lo);
   memcpy(d.snap_n, c->snap_cnt, sizeof d.snap_n);
   d.snap_dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
-  /* where the sources and receivers act, beside their requested coordinates */
+  /* where the sources and receivers act (this shot's), beside their requested coordinates */
   tw_points_at src_at = {0}, rec_at = {0};
-  tw_status st = tw_points_at_compute(job, &c->pb->g, 0, &src_at, err);
-  if (!st) st = tw_points_at_compute(job, &c->pb->g, 1, &rec_at, err);
+  tw_status st = tw_points_at_compute_at(job, &c->pb->g, 0, (const double (*)[3])c->s->src, &src_at, err);
+  if (!st) st = tw_points_at_compute_at(job, &c->pb->g, 1, (const double (*)[3])c->s->rec, &rec_at, err);
   d.src_at = &src_at;
   d.rec_at = &rec_at;
   if (!st) st = tw_output_create(&d, &c->out, err);
+  if (!st && shot) st = stamp_shot(c->out, job, shot, err);
   tw_points_at_free(&src_at);
   tw_points_at_free(&rec_at);
-  free(src);
   return st;
 }
 
@@ -106,8 +284,9 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   int isnap = 0;
   while (isnap < c->job->nsnap && c->job->snap_steps[isnap] <= t) isnap++; /* resumed: written before */
   tw_status st = TW_OK;
+  float *taps = c->s->taps, *traces = c->s->traces;
   /* Sample 0 is p⁰ = 0 (the medium is at rest). */
-  memset(c->traces, 0, (size_t)pb->nrec * sizeof(float));
+  memset(traces, 0, (size_t)pb->nrec * sizeof(float));
   if (pb->nrec && t == 0) st = write_traces(c, 0, 1, err);
   const double t_start = tw_wall_seconds();
   if (t > 0 && c->hooks && c->hooks->progress) c->hooks->progress(c->hooks->user, t, pb->steps, 0.0, 0.0);
@@ -124,13 +303,16 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
       tw_samples_in(pb, t, end - t, &first, &count);
     }
     const double t0 = tw_wall_seconds();
-    st = c->be->advance(c->bst, t, end - t, c->taps, err);
+    st = c->be->advance(c->bst, t, end - t, taps, err);
     if (!st) st = tw_finite_check(&fw, c->be, c->bst, pb, c->job->path, end, tw_wall_seconds() - t0, err);
     const double dtw = tw_wall_seconds() - t0;
     rep->compute_s += dtw;
-    if (st) break;
+    if (st) {
+      c->s->broken = 1;
+      break;
+    }
     if (count && pb->nrec) {
-      combine_traces(pb, c->taps, count, c->traces);
+      combine_traces(pb, taps, count, traces);
       st = write_traces(c, first, count, err);
     }
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
@@ -154,53 +336,97 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   return st;
 }
 
+/* A buffer of at least n floats (grow only: a survey's shots reuse it). */
+static int ensure(float **p, size_t *cap, size_t n) {
+  if (n <= *cap && *p) return 1;
+  free(*p);
+  *p = malloc((n ? n : 1) * sizeof(float));
+  *cap = *p ? n : 0;
+  return *p != NULL;
+}
+
 static tw_status alloc_buffers(run_ctx *c, tw_error *err) {
   const tw_problem *pb = c->pb;
+  tw_session *s = c->s;
   /* Taps of up to max_chunk_samples samples: at most 64 MiB of taps and 64 MiB of traces. */
   long per = (long)((pb->ntap > pb->nrec ? pb->ntap : pb->nrec) + 1);
   c->max_chunk_samples = (64L << 20) / (4 * per);
   if (c->max_chunk_samples < 1) c->max_chunk_samples = 1;
   if (c->max_chunk_samples > pb->nsamples) c->max_chunk_samples = pb->nsamples;
-  c->taps = malloc((size_t)c->max_chunk_samples * (size_t)(pb->ntap + 1) * sizeof(float));
-  c->traces = malloc((size_t)c->max_chunk_samples * (size_t)(pb->nrec + 1) * sizeof(float));
-  size_t snap = (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2];
-  c->snap = malloc((c->job->nsnap ? snap : 1) * sizeof(float));
-  if (!c->taps || !c->traces || !c->snap) return tw_error_set(err, TW_ENOMEM, "out of memory for output buffers");
+  const size_t snap = (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2];
+  if (!ensure(&s->taps, &s->taps_cap, (size_t)c->max_chunk_samples * (size_t)(pb->ntap + 1)) ||
+      !ensure(&s->traces, &s->traces_cap, (size_t)c->max_chunk_samples * (size_t)(pb->nrec + 1)) ||
+      !ensure(&s->snap, &s->snap_cap, c->job->nsnap ? snap : 1))
+    return tw_error_set(err, TW_ENOMEM, "out of memory for output buffers");
   return TW_OK;
 }
 
-tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *hooks, tw_run_report *rep,
-                     tw_error *err) {
-  const double wall0 = tw_wall_seconds();
+/* The shot's tables into the problem and the backend: its sources always, the receivers when they
+ * move with the shot or were never set; then the backend's reset (both levels to zero). */
+static tw_status shot_tables(tw_session *s, const tw_shot *shot, tw_error *err) {
+  const tw_job *job = s->m->job;
+  const double zero[3] = {0, 0, 0};
+  const int moving = shot && job->rec_moving;
+  const double *offset = moving ? shot->pos : zero;
+  for (int i = 0; i < job->nsources; i++) memcpy(s->src[i], shot ? shot->pos : job->sources[i].pos, sizeof s->src[i]);
+  for (long r = 0; r < job->nrec; r++)
+    for (int a = 0; a < 3; a++) s->rec[r][a] = job->rec[r][a] + offset[a];
+  unsigned what = TW_RESET_SOURCES;
+  tw_status st = tw_problem_set_sources(s->pb, job, (const double (*)[3])s->src, err);
+  if (!st && (!s->rec_ready || moving)) {
+    what |= TW_RESET_RECEIVERS;
+    s->rec_ready = 0;
+    st = tw_problem_set_receivers(s->pb, job, offset, err);
+  }
+  if (!st && (st = s->be->reset(s->bst, what, err))) s->broken = 1;
+  /* Fixed receivers stay for the next shot; after a failure everything is set again. */
+  s->rec_ready = !st && !moving;
+  if (st && shot) tw_error_prefix(err, "shot %ld", shot->index);
+  return st;
+}
+
+tw_status tw_session_run(tw_session *s, const tw_shot *shot, const char *output_path, const tw_run_hooks *hooks,
+                         tw_run_report *rep, tw_error *err) {
+  const tw_job *job = s->m->job;
+  const double wall0 = s->wall_origin > 0 ? s->wall_origin : tw_wall_seconds();
+  memset(rep, 0, sizeof *rep);
+  snprintf(rep->kernel, sizeof rep->kernel, "%s", s->kernel);
+#ifdef _OPENMP
+  /* The parallel regions this thread starts (the CPU kernels): the session's share of the cores,
+   * or solver.threads. */
+  if (s->pb->threads > 0) omp_set_num_threads(s->pb->threads);
+#endif
+  if (s->be->needs_gpu) {
+    tw_status st = tw_gpu_init(s->device, err); /* the calling thread's device (cheap once set) */
+    if (st) return st;
+  }
   run_ctx c = {0};
   c.job = job;
   c.hooks = hooks;
-  memset(rep, 0, sizeof *rep);
-  tw_velocity *v = NULL;
-  /* The checkpoint first: it measures the host memory available before the job allocates anything. */
-  tw_status st = tw_run_ckpt_open(job, output_path, hooks && hooks->resume, &c.ck, err);
-  /* What `check` validates (kernel, memory, the output's name and lock, model, wavelets, ...). */
-  tw_validation val = {0};
-  if (!st) st = tw_job_validate(job, output_path, TW_VALIDATE_RUN, &val, &v, err);
-  snprintf(rep->kernel, sizeof rep->kernel, "%s", val.kernel);
-  if (!st) tw_validation_tell(&val, hooks);
-  const tw_estimate est = val.est;
-  if (!st) st = tw_problem_create(job, v, &c.pb, err);
-  if (!st && c.ck) st = tw_run_ckpt_ident(c.ck, job, v, c.pb, err); /* hashes the model: before it goes */
-  if (!st) st = open_output(&c, output_path, rep->kernel, v, err);
-  tw_velocity_destroy(v);
-  if (!st) {
-    c.be = tw_backend_find(rep->kernel);
-    st = c.be->create(c.pb, &c.bst, err);
-  }
+  c.s = s;
+  c.pb = s->pb;
+  c.be = s->be;
+  c.bst = s->bst;
+  c.ck = s->ck;
+  double t = tw_wall_seconds();
+  tw_status st = shot_tables(s, shot, err);
+  tw_phases_add(&rep->phases, "shot tables", lap(&t));
+  if (!st) st = open_output(&c, output_path, shot, err);
   if (!st) st = alloc_buffers(&c, err);
-  if (!st && c.ck) st = tw_run_ckpt_start(c.ck, c.pb, c.be, c.bst, c.out, rep->kernel, est.host_bytes, &c.t0, rep, err);
+  tw_phases_add(&rep->phases, "output open", lap(&t));
+  /* With checkpoints: resume (the fields into the backend, the journal into the output) or start a
+   * new journal. */
+  if (!st && c.ck) {
+    st = tw_run_ckpt_start(c.ck, s->pb, s->be, s->bst, c.out, s->kernel, s->ckpt_host_bytes, &c.t0, rep, err);
+    tw_phases_add(&rep->phases, c.t0 ? "checkpoint read" : "checkpoint journal", lap(&t));
+  }
   if (!st) st = time_loop(&c, rep, err);
+  tw_phases_add(&rep->phases, "time loop", lap(&t));
   rep->steps = job->steps;
   rep->dt = job->dt;
-  if (c.pb) rep->cell_updates = (double)tw_grid_cells(&c.pb->g) * (double)(job->steps - c.t0);
+  rep->cell_updates = (double)tw_grid_cells(&s->pb->g) * (double)(job->steps - c.t0);
   rep->gcells_per_s = rep->compute_s > 0 ? rep->cell_updates / rep->compute_s / 1e9 : 0;
-  if (c.be && c.bst && c.be->report) c.be->report(c.bst, rep);
+  if (s->be->report) s->be->report(s->bst, rep);
   if (!st) {
     rep->wall_s = tw_wall_seconds() - wall0;
     st = tw_output_set_attr_double(c.out, "wall_time", rep->wall_s, err);
@@ -214,12 +440,81 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   }
   if (c.out) tw_output_abort(c.out);
   tw_run_ckpt_close(c.ck, st, rep, err); /* after the output is complete: only then go the checkpoint files */
-  if (c.bst) c.be->destroy(c.bst);
-  tw_problem_destroy(c.pb);
-  free(c.taps);
-  free(c.traces);
-  free(c.snap);
+  s->ck = NULL;
+  tw_phases_add(&rep->phases, "output close", lap(&t));
+  rep->wall_s = tw_wall_seconds() - wall0;
+  return st;
+}
+
+/* ---------------------------------------------------------------- one job */
+
+/* The first CUDA call in a thread of its own, while the calling thread builds the model. */
+typedef struct {
+  int device;
+  tw_status st;
+  tw_error err;
+} gpu_warmup;
+
+static void *gpu_warmup_main(void *arg) {
+  gpu_warmup *w = arg;
+  w->st = tw_gpu_init(w->device, &w->err);
+  return NULL;
+}
+
+tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *hooks, tw_run_report *rep,
+                     tw_error *err) {
+  const double wall0 = tw_wall_seconds();
+  memset(rep, 0, sizeof *rep);
+  tw_phases setup = {0};
+  tw_medium *m = NULL;
+  tw_session *s = NULL;
+  tw_velocity *v = NULL;
+  tw_validation val = {0};
+  double t = tw_wall_seconds();
+  /* The checkpoint first: it measures the host memory available before the job allocates anything. */
+  tw_run_ckpt *ck = NULL;
+  tw_status st = tw_run_ckpt_open(job, output_path, hooks && hooks->resume, &ck, err);
+  /* The first CUDA call (the context) in a thread of its own while the model is read and checked. */
+  char kernel[32] = "";
+  gpu_warmup warm = {0, TW_OK, {0}};
+  pthread_t th;
+  const int warming = !st && tw_kernel_resolve(job->kernel, kernel, sizeof kernel, NULL) == TW_OK &&
+                      tw_kernel_is_gpu(kernel) && pthread_create(&th, NULL, gpu_warmup_main, &warm) == 0;
+  /* What `check` validates (kernel, memory, the output's name and lock, model, wavelets, ...). */
+  if (!st) st = tw_job_validate(job, output_path, TW_VALIDATE_RUN, &val, &v, err);
+  tw_phases_add(&setup, "model (validation)", lap(&t));
+  snprintf(rep->kernel, sizeof rep->kernel, "%s", val.kernel);
+  if (!st) tw_validation_tell(&val, hooks);
+  if (!st) st = medium_from(job, v, job->output_model || ck, &m, &setup, err);
+  else tw_velocity_destroy(v);
+  if (warming) {
+    t = tw_wall_seconds();
+    pthread_join(th, NULL);
+    tw_phases_add(&setup, "gpu init (rest)", tw_wall_seconds() - t); /* what the model did not hide */
+    if (!st && warm.st) st = tw_error_set(err, warm.st, "%s", warm.err.msg);
+  }
+  if (!st && ck) st = tw_run_ckpt_ident(ck, job, m->model, m->pb, err); /* hashes the model's values */
+  if (!st && ck && !job->output_model) tw_velocity_destroy(m->model), m->model = NULL;
+  if (!st) st = tw_session_create(m, val.kernel, 0, 0, &s, &setup, err);
+  if (!st) {
+    s->wall_origin = wall0;
+    s->ck = ck, ck = NULL; /* the shot resumes or journals, and closes it */
+    s->ckpt_host_bytes = val.est.host_bytes;
+    st = tw_session_run(s, NULL, output_path, hooks, rep, err);
+    tw_phases shot = rep->phases; /* the set-up first, then the shot's phases */
+    rep->phases = setup;
+    for (int i = 0; i < shot.n; i++) tw_phases_add(&rep->phases, shot.e[i].name, shot.e[i].s);
+  } else {
+    rep->phases = setup;
+    rep->steps = job->steps;
+    rep->dt = job->dt;
+  }
+  tw_run_ckpt_close(ck, st, rep, err); /* failed before the shot took it: the checkpoint files stay */
+  t = tw_wall_seconds();
+  tw_session_destroy(s);
+  tw_medium_destroy(m);
   tw_validation_free(&val); /* the output's lock: held until both files are published */
+  tw_phases_add(&rep->phases, "teardown", lap(&t));
   rep->wall_s = tw_wall_seconds() - wall0;
   return st;
 }

@@ -51,6 +51,20 @@ typedef struct tw_run_hooks {
   void (*message)(void *user, int warning, const char *text);
 } tw_run_hooks;
 
+/* Where the wall time of a run went: named phases in the order they first ran, seconds each (a
+ * name added again accumulates). The run report's set-up breakdown (README, "Set-up time"). */
+#define TW_MAX_PHASES 24
+typedef struct tw_phases {
+  int n;
+  struct {
+    char name[48];
+    double s;
+  } e[TW_MAX_PHASES];
+} tw_phases;
+/* p may be NULL (nothing recorded); past TW_MAX_PHASES names, the last entry accumulates. */
+void tw_phases_add(tw_phases *p, const char *name, double seconds);
+double tw_phases_get(const tw_phases *p, const char *name);   /* 0 when absent */
+
 typedef struct tw_run_report {
   char kernel[32];
   double wall_s;             /* whole run, set-up and output included */
@@ -75,11 +89,16 @@ typedef struct tw_run_report {
   double ckpt_bytes;         /* one checkpoint */
   double ckpt_write_s;       /* writing them (open to rename, summed) */
   double ckpt_stall_s;       /* time the steps stood still for them (copy, or the whole write) */
+  /* Set-up, time loop and teardown, phase by phase: "model" (read or built, checked), "medium"
+   * (c²dt², damping, wavelets), "gpu init" (the first CUDA call: the context), "backend" (its
+   * fields and tables; GPU backends add "backend: ..." parts), "shot tables" (sources, receivers,
+   * reset), "output open", "time loop" (compute and writes), "output close", "teardown". */
+  tw_phases phases;
 } tw_run_report;
 
 /* Run a job to completion: load the model, finalize, build the problem, run the kernel, write
  * the output under a temporary name, rename it when complete. On any error or stop request
- * nothing is left under output_path. */
+ * nothing is left under output_path. (A medium, a session, one shot: the functions below.) */
 tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *hooks, tw_run_report *rep,
                      tw_error *err);
 
@@ -93,6 +112,51 @@ typedef struct tw_ckpt_plan {
   double copy_bytes;         /* host memory of the background copy (0 when synchronous) */
 } tw_ckpt_plan;
 void tw_checkpoint_plan(const tw_grid *g, double host_bytes, double avail, tw_ckpt_plan *plan);
+
+/* ---------------------------------------------------------------- many shots: medium and session
+ * A survey builds the medium once per process (the model read or built, c²dt², damping, the
+ * wavelets), one session per device on it (the backend with its fields, created once), and runs
+ * shot after shot through a session: per shot only the source and receiver tables are rebuilt,
+ * the fields zeroed, and the shot's output written. A shot run through a session gives the same
+ * bits as a fresh single-shot run of that shot (tests/test_survey.c, test_gpu_survey.c). */
+typedef struct tw_medium tw_medium;
+typedef struct tw_session tw_session;
+
+/* Load the job's model (a depth-profile model is never filled out: tw_velocity_load_compact),
+ * finalize the job (dt, steps, snapshots), build the medium. ph (may be NULL) gets "model" and
+ * "medium". The job must outlive the medium. */
+tw_status tw_medium_create(tw_job *job, tw_medium **out, tw_phases *ph, tw_error *err);
+void tw_medium_destroy(tw_medium *m);
+void tw_medium_range(const tw_medium *m, double *vmin, double *vmax);
+
+/* The first CUDA call on `device` from the calling thread (it creates the device's context: a
+ * large part of a GPU run's set-up, so a run makes it while the model is being built). No-op
+ * without CUDA. */
+tw_status tw_gpu_init(int device, tw_error *err);
+
+/* A session: kernel (a resolved name) on the medium, its backend on `device` (GPU kernels; the
+ * calling thread's device is set) with `threads` CPU threads (0: the job's solver.threads). Use a
+ * session from one thread at a time. ph (may be NULL) gets "backend" and its parts. */
+tw_status tw_session_create(const tw_medium *m, const char *kernel, int device, int threads, tw_session **out,
+                            tw_phases *ph, tw_error *err);
+void tw_session_destroy(tw_session *s);
+
+/* One shot. shot NULL: the job's own sources and receivers (a single-shot job). Otherwise a
+ * survey's shot: the job's one source at shot->pos, the receivers at their positions ("fixed") or
+ * offset by shot->pos ("moving"); the file gets the shot's stamp (shot, source_position,
+ * job_hash: tw_shot_stamp_read). The output is written under a temporary name and renamed when
+ * complete; on error or stop nothing is left under output_path. rep: this shot alone (phases from
+ * "shot tables" on). */
+typedef struct tw_shot {
+  long index;
+  double pos[3];
+  const char *hash;          /* the job hash the file carries (16 hex digits) */
+} tw_shot;
+tw_status tw_session_run(tw_session *s, const tw_shot *shot, const char *output_path, const tw_run_hooks *hooks,
+                         tw_run_report *rep, tw_error *err);
+/* After a failed shot: whether the backend itself failed (a reset, an advance, a snapshot: on a GPU
+ * the context may be unusable), rather than the output. A broken session runs no further shot. */
+int tw_session_broken(const tw_session *s);
 
 /* Memory estimates (bytes) for `check`, from a finalized job without allocating the fields. */
 typedef struct tw_estimate {
@@ -137,6 +201,7 @@ typedef struct tw_validation {
   int nwarn;
   char warn[TW_VALIDATE_MSGS][512];
   tw_output_lock *lock;      /* run: the output's lock, held until tw_validation_free */
+  tw_phases phases;          /* where the validation's time went (check -v) */
 } tw_validation;
 
 /* Validate and finalize a job for output (NULL: no output checks). TW_VALIDATE_RUN also takes the
@@ -155,6 +220,9 @@ void tw_snapshot_box(const tw_job *job, int lo[3], int cnt[3]);
 /* Where the job's sources (receivers = 0) or receivers act on the padded grid g, as the output
  * stores it (tw_points_at, tw_io.h). Free with tw_points_at_free. */
 tw_status tw_points_at_compute(const tw_job *job, const tw_grid *g, int receivers, tw_points_at *out, tw_error *err);
+/* The same at positions at[] instead of the job's (a survey's shot: its source, its receivers). */
+tw_status tw_points_at_compute_at(const tw_job *job, const tw_grid *g, int receivers, const double (*at)[3],
+                                  tw_points_at *out, tw_error *err);
 void tw_points_at_free(tw_points_at *p);
 
 #ifdef __cplusplus

@@ -47,19 +47,26 @@ void tw_points_at_free(tw_points_at *p) {
 }
 
 /* Point i of the job's sources or receivers. */
-static const double *point_of(const tw_job *job, int receivers, long i, tw_interp *interp) {
+/* Point i of the job's sources or receivers (at[i] instead of the job's position when at is given:
+ * a survey's shot). */
+static const double *point_of(const tw_job *job, int receivers, const double (*at)[3], long i, tw_interp *interp) {
   *interp = receivers ? job->rec_interp : job->sources[i].interp;
-  return receivers ? job->rec[i] : job->sources[i].pos;
+  return at ? at[i] : receivers ? job->rec[i] : job->sources[i].pos;
 }
 
 tw_status tw_points_at_compute(const tw_job *job, const tw_grid *g, int receivers, tw_points_at *out,
                                tw_error *err) {
+  return tw_points_at_compute_at(job, g, receivers, NULL, out, err);
+}
+
+tw_status tw_points_at_compute_at(const tw_job *job, const tw_grid *g, int receivers, const double (*at)[3],
+                                  tw_points_at *out, tw_error *err) {
   memset(out, 0, sizeof *out);
   const long n = receivers ? job->nrec : job->nsources;
   int tri = 0;
   for (long i = 0; i < n && !tri; i++) {
     tw_interp it;
-    point_of(job, receivers, i, &it);
+    point_of(job, receivers, at, i, &it);
     tri = it == TW_INTERP_TRILINEAR;
   }
   out->n = n;
@@ -76,7 +83,7 @@ tw_status tw_points_at_compute(const tw_job *job, const tw_grid *g, int receiver
   }
   for (long i = 0; i < n; i++) {
     tw_interp it;
-    const double *pos = point_of(job, receivers, i, &it);
+    const double *pos = point_of(job, receivers, at, i, &it);
     tw_taps t;
     tw_status st = tw_place(g, pos, it, 0, &t, err);
     if (st) {
@@ -205,10 +212,39 @@ static tw_status surface_error(const tw_job *job, const char *loc, const char *w
                       it == TW_INTERP_NEAREST ? ", or interpolation = \"trilinear\" (any depth below the plane)" : "");
 }
 
+/* A survey: every shot's source, and a moving spread's receivers under every shot. Only the depth
+ * decides (all taps on k = 0): each shot with each distinct depth offset of the spread. */
+static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_error *err) {
+  char loc[600];
+  const tw_interp si = job->sources[0].interp;
+  for (long s = 0; s < job->nshots; s++)
+    if (on_surface(g, job->shots[s], si)) {
+      snprintf(loc, sizeof loc, "%s: shots: shot %ld", job->path, s);
+      return surface_error(job, loc, "the source", job->shots[s], si, err);
+    }
+  if (!job->rec_moving) return TW_OK;
+  for (long r = 0; r < job->nrec; r++) {
+    long first = 0; /* the first receiver of this depth offset: each offset once */
+    while (job->rec[first][2] != job->rec[r][2]) first++;
+    if (first != r) continue;
+    for (long s = 0; s < job->nshots; s++) {
+      const double p[3] = {job->shots[s][0], job->shots[s][1], job->shots[s][2] + job->rec[r][2]};
+      if (!on_surface(g, p, job->rec_interp)) continue;
+      snprintf(loc, sizeof loc, "%s: shots.receivers: receiver %ld (moving) under shot %ld", job->path, r, s);
+      return surface_error(job, loc, "the receiver", p, job->rec_interp, err);
+    }
+  }
+  return TW_OK;
+}
+
 static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *err) {
   if (!job->free_surface) return TW_OK;
+  if (job->nshots) {
+    tw_status st = check_surface_shots(job, g, err);
+    if (st || job->rec_moving) return st;
+  }
   char loc[600];
-  for (int i = 0; i < job->nsources; i++)
+  for (int i = 0; !job->nshots && i < job->nsources; i++)
     if (on_surface(g, job->sources[i].pos, job->sources[i].interp)) {
       snprintf(loc, sizeof loc, "%s:%d: sources[%d].position", job->path, job->sources[i].line, i);
       return surface_error(job, loc, "the source", job->sources[i].pos, job->sources[i].interp, err);
@@ -340,6 +376,13 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
 
 /* ---------------------------------------------------------------- the entry point */
 
+/* The time since *t, as a phase of the validation; *t moves to now. */
+static void phase(tw_validation *val, const char *name, double *t) {
+  const double now = tw_wall_seconds();
+  tw_phases_add(&val->phases, name, now - *t);
+  *t = now;
+}
+
 tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode, tw_validation *val,
                           tw_velocity **vout, tw_error *err) {
   memset(val, 0, sizeof *val);
@@ -347,11 +390,14 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   val->free_bytes = -1.0;
   if (vout) *vout = NULL;
   tw_velocity *v = NULL;
+  double t = tw_wall_seconds();
   tw_status st = tw_kernel_resolve(job->kernel, val->kernel, sizeof val->kernel, err);
   if (st) tw_error_prefix(err, "%s", job->path);
+  phase(val, "kernel (CUDA: the GPU count)", &t);
   /* memory from the grid alone, before the model or any field is allocated */
   if (!st) st = tw_estimate_job(job, val->kernel, &val->est, err);
   if (!st) st = tw_estimate_fits(job, val->kernel, &val->est, err);
+  phase(val, "memory (GPU: its free memory)", &t);
   if (!st && output) {
     st = tw_output_check_path(output, job, mode == TW_VALIDATE_CHECK, err);
     if (!st && mode == TW_VALIDATE_RUN) {
@@ -368,17 +414,25 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
     if (!st) st = tw_output_stale(output, mode == TW_VALIDATE_RUN, &val->stale, &val->nstale, err);
     val->output_exists = tw_output_exists(output);
   }
-  if (!st) st = tw_velocity_load(job, &v, err);
+  phase(val, "output's name, lock, temporaries", &t);
+  /* The model whole only where its values are used (output.model, a checkpoint's identity); a
+   * depth-profile model otherwise stays its profile (tw_velocity_load_compact: ~1 s less on 0.5 G
+   * cells). */
+  const int whole = vout && (job->output_model || job->ckpt);
+  if (!st) st = whole ? tw_velocity_load(job, &v, err) : tw_velocity_load_compact(job, &v, err);
   if (!st) {
     val->vmin = v->vmin;
     val->vmax = v->vmax;
     st = tw_job_finalize(job, v->vmin, v->vmax, err);
   }
+  phase(val, "model (read or depth profile; checked)", &t);
   if (!st) st = check_sources(job, v->vmax, val, err);
   if (!st) st = check_surface(job, &val->est.grid, err);
   if (!st) st = check_output(job, output, val, err);
   if (!st) settings_warnings(job, val);
+  phase(val, "wavelets, surface, output size", &t);
   if (!st && mode == TW_VALIDATE_CHECK) estimate_runtime(job, val);
+  phase(val, "run-time estimate (GPU clocks; CPU bench)", &t);
   if (st || !vout) tw_velocity_destroy(v);
   else *vout = v;
   return st;

@@ -1,0 +1,173 @@
+/* plan.c — which shots a survey runs (survey_internal.h): the --shots selection, the shot files'
+ * names, the restart (a shot with a complete file of this job is skipped), the stale temporary
+ * files of a killed run. Rank 0 only; plain POSIX and the HDF5 reader of io/. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "survey_internal.h"
+
+void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len) {
+  snprintf(buf, len, "%s/shot-%05ld.h5", dir, index);
+}
+
+void tw_survey_hash(const tw_job *job, const char *kernel, char out[24]) {
+  uint64_t h = job->hash;
+  h = tw_hash_string(h, tw_kernel_is_gpu(kernel) ? "gpu" : "cpu");
+  h = tw_hash_string(h, TW_VERSION);
+  snprintf(out, 24, "%016llx", (unsigned long long)h);
+}
+
+/* A non-negative integer at *p (spaces around skipped); *p moves past it. */
+static int parse_index(const char **p, long *v) {
+  const char *s = *p;
+  while (isspace((unsigned char)*s)) s++;
+  if (!isdigit((unsigned char)*s)) return 0;
+  errno = 0;
+  char *end;
+  const long x = strtol(s, &end, 10);
+  if (errno) return 0;
+  while (isspace((unsigned char)*end)) end++;
+  *v = x;
+  *p = end;
+  return 1;
+}
+
+tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err) {
+  memset(mask, 0, (size_t)nshots);
+  const char *p = text;
+  for (;;) {
+    const char *item = p;
+    long a, b;
+    if (!parse_index(&p, &a)) goto bad;
+    b = a;
+    if (*p == '-') {
+      p++;
+      if (!parse_index(&p, &b)) goto bad;
+    }
+    if (b < a)
+      return tw_error_set(err, TW_EINVAL, "--shots \"%s\": the range %ld-%ld is reversed; write %ld-%ld", text, a, b, b,
+                          a);
+    if (b >= nshots)
+      return tw_error_set(err, TW_ERANGE, "--shots \"%s\": shot %ld does not exist: the job has %ld shots (0..%ld)", text,
+                          b, nshots, nshots - 1);
+    for (long i = a; i <= b; i++) mask[i] = 1;
+    if (!*p) return TW_OK;
+    if (*p != ',') goto bad;
+    p++;
+    continue;
+  bad:
+    (void)item;
+    return tw_error_set(err, TW_EINVAL, "--shots \"%s\": \"%.*s\" is not a shot index or range; expected indices and "
+                        "ranges like 3-7,12 (shots count from 0 in job order)", text, (int)strcspn(item, ","), item);
+  }
+}
+
+/* mkdir -p: every missing component of dir (an existing one is fine). */
+static tw_status make_dirs(const char *dir, tw_error *err) {
+  char *d = strdup(dir);
+  if (!d) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  tw_status st = TW_OK;
+  for (char *p = d + 1;; p++) {
+    const char c = *p;
+    if (c != '/' && c != '\0') continue;
+    *p = '\0';
+    struct stat sb;
+    if (mkdir(d, 0777) != 0 && errno != EEXIST)
+      st = tw_error_set(err, TW_EIO, "output.directory '%s': cannot create '%s': %s", dir, d, strerror(errno));
+    else if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode))
+      st = tw_error_set(err, TW_EIO, "output.directory '%s': '%s' exists and is not a directory", dir, d);
+    *p = c;
+    if (st || c == '\0') break;
+  }
+  free(d);
+  return st;
+}
+
+/* Shot `index` of the job has a complete file in dir, written by this job (hash) at this shot's
+ * position. 1: complete; 0: none; −1: a file is there but it is not that shot's (another job, an
+ * edited shot list, not a shot file): it will be replaced. */
+static int shot_complete(const tw_job *job, const char *dir, const char *hash, long index) {
+  char path[1200];
+  tw_survey_shot_path(dir, index, path, sizeof path);
+  struct stat sb;
+  if (stat(path, &sb) != 0) return 0;
+  tw_shot_stamp s;
+  tw_error e = {0};
+  if (tw_shot_stamp_read(path, &s, &e) != TW_OK) return -1;
+  const int same = s.index == index && strcmp(s.hash, hash) == 0 && s.pos[0] == job->shots[index][0] &&
+                   s.pos[1] == job->shots[index][1] && s.pos[2] == job->shots[index][2];
+  if (!same) return -1;
+  /* With output.segy the SEG-Y file is written after the HDF5 file is complete: both or rerun. */
+  char sgy[1200];
+  snprintf(sgy, sizeof sgy, "%s/shot-%05ld.sgy", dir, index);
+  return !job->output_segy || stat(sgy, &sb) == 0 ? 1 : 0;
+}
+
+/* "shot-00042.h5.part-123" → 42 when it is a temporary file of a shot (any extension), else −1. */
+static long stale_index(const char *name) {
+  if (strncmp(name, "shot-", 5) != 0 || !strstr(name, ".part-")) return -1;
+  const char *p = name + 5;
+  if (!isdigit((unsigned char)*p)) return -1;
+  char *end;
+  const long i = strtol(p, &end, 10);
+  return *end == '.' ? i : -1;
+}
+
+/* Remove the temporary files that killed runs left for the shots about to run (run[i] != 0). Only
+ * those: a file of another shot may belong to a survey that runs now, on other shots, in the same
+ * directory. Returns how many went. */
+static long clean_stale(const char *dir, long nshots, const unsigned char *run) {
+  DIR *d = opendir(dir);
+  if (!d) return 0;
+  long n = 0;
+  for (struct dirent *e; (e = readdir(d));) {
+    const long i = stale_index(e->d_name);
+    if (i < 0 || i >= nshots || !run[i]) continue;
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    n += unlink(path) == 0;
+  }
+  closedir(d);
+  return n;
+}
+
+tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
+                      tw_error *err) {
+  const long n = job->nshots;
+  *todo = NULL;
+  tw_status st = make_dirs(rep->directory, err);
+  if (st) return st;
+  unsigned char *sel = malloc((size_t)n), *run = calloc((size_t)n, 1);
+  long *t = malloc((size_t)n * sizeof *t);
+  if (!sel || !run || !t) st = tw_error_set(err, TW_ENOMEM, "out of memory for %ld shots", n);
+  if (!st && opts->shots) st = tw_survey_select(opts->shots, n, sel, err);
+  if (!st && !opts->shots) memset(sel, 1, (size_t)n);
+  rep->nshots = n;
+  for (long i = 0; !st && i < n; i++) {
+    if (!sel[i]) continue;
+    rep->selected++;
+    const int c = opts->force ? 0 : shot_complete(job, rep->directory, rep->hash, i);
+    if (c > 0) {
+      rep->complete++;
+      continue;
+    }
+    rep->foreign += c < 0;
+    run[i] = 1;
+    t[rep->to_run++] = i;
+  }
+  if (!st) rep->stale_removed = clean_stale(rep->directory, n, run);
+  free(sel), free(run);
+  if (st) {
+    free(t);
+    return st;
+  }
+  *todo = t;
+  return TW_OK;
+}

@@ -1,0 +1,505 @@
+/* survey.c — running a survey (tw_survey.h): per process a medium and worker threads with a
+ * session each; the main thread of every process passes its workers' requests on (rank 0: serves
+ * them, and those of the other ranks, from the list of shots to run).
+ *
+ * A worker and its process's main thread talk through a mailbox under one mutex: the worker posts
+ * a request (the outcome of its last shot, its totals) and waits for an answer (a shot, or STOP);
+ * the main thread takes the request, gets the answer (rank 0: from the list; other ranks: from rank
+ * 0, one MPI round trip) and hands it back. A worker that cannot go on (its session could not be
+ * created, or its backend failed) posts a last request marked retired and ends. Rank 0 is done
+ * when every worker of every rank has had its STOP or retired; then every rank learns the outcome,
+ * so that all exit with the same status.
+ *
+ * Sessions are destroyed only when every worker is done: on the window path the first session
+ * pinned the medium's c²dt², which the others copy from (gpu_window.cu). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "survey_internal.h"
+
+enum { NONE = -3, STOP = -1 };
+
+typedef struct survey survey;
+
+typedef struct worker {
+  survey *sv;
+  int slot, device;
+  pthread_t th;
+  int started;
+  tw_session *session;
+  tw_survey_worker stats;    /* its thread's; a copy travels with each request */
+  /* the mailbox, under sv->mu */
+  int posted;                /* a request waits for the main thread */
+  survey_req req;
+  long assigned;             /* the answer: a shot, STOP, or NONE yet */
+  int exited;
+} worker;
+
+struct survey {
+  tw_job *job;
+  const tw_survey_opts *opts;
+  const tw_survey_hooks *hooks;
+  tw_survey_report *rep;
+  survey_comm *comm;
+  int lrank, lsize;
+  int gpu, threads;
+  tw_medium *medium;
+  int medium_state;          /* 0: being built, 1: ready, −1: failed (under mu) */
+  char medium_error[400];
+  pthread_mutex_t mu;
+  pthread_cond_t to_main, to_workers;
+  worker *w;
+  int nw;
+  /* rank 0: the dispatcher */
+  long *todo, next, running;
+  int finished, total;       /* workers (of all ranks) that will ask no more; all of them */
+  int *first_worker;         /* [nranks]: the rank's first row in rep->workers */
+  long cap_results;
+  double t_first, t_tick;
+  int stopping;
+};
+
+static int stop_asked(const survey *sv) {
+  return sv->hooks && sv->hooks->should_stop && sv->hooks->should_stop(sv->hooks->user);
+}
+
+static int shot_should_stop(void *user) { return stop_asked(user); }
+
+/* ---------------------------------------------------------------- workers */
+
+/* Post a request; wait for the answer unless the worker retires (then STOP). */
+static long post(worker *w, int flags) {
+  survey *sv = w->sv;
+  pthread_mutex_lock(&sv->mu);
+  w->req.flags = flags;
+  w->req.stats = w->stats;
+  w->assigned = NONE;
+  w->posted = 1;
+  pthread_cond_signal(&sv->to_main);
+  long a = STOP;
+  if (!(flags & REQ_RETIRED)) {
+    while (w->assigned == NONE) pthread_cond_wait(&sv->to_workers, &sv->mu);
+    a = w->assigned;
+  }
+  pthread_mutex_unlock(&sv->mu);
+  return a;
+}
+
+static void run_one(worker *w, long index) {
+  survey *sv = w->sv;
+  tw_survey_shot *r = &w->req.result;
+  memset(r, 0, sizeof *r);
+  r->index = index;
+  memcpy(r->pos, sv->job->shots[index], sizeof r->pos);
+  r->rank = sv->rep->rank, r->worker = w->slot, r->device = w->device;
+  char path[1200];
+  tw_survey_shot_path(sv->rep->directory, index, path, sizeof path);
+  tw_shot shot = {index, {r->pos[0], r->pos[1], r->pos[2]}, sv->rep->hash};
+  const tw_run_hooks hooks = {NULL, shot_should_stop, sv, 0, NULL};
+  tw_run_report rr;
+  tw_error e = {0};
+  r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
+  if (r->status) snprintf(r->msg, sizeof r->msg, "%.399s", e.msg);
+  r->wall_s = rr.wall_s, r->compute_s = rr.compute_s;
+  r->tables_s = tw_phases_get(&rr.phases, "shot tables");
+  r->open_s = tw_phases_get(&rr.phases, "output open");
+  r->loop_s = tw_phases_get(&rr.phases, "time loop");
+  r->close_s = tw_phases_get(&rr.phases, "output close");
+  tw_survey_worker *s = &w->stats;
+  if (r->status == TW_EINTR) return; /* stopped by a signal: neither run nor failed */
+  s->shots++;
+  s->failed += r->status != TW_OK;
+  s->busy_s += r->wall_s, s->compute_s += r->compute_s;
+  s->tables_s += r->tables_s, s->open_s += r->open_s, s->close_s += r->close_s;
+}
+
+static void *worker_main(void *arg) {
+  worker *w = arg;
+  survey *sv = w->sv;
+  tw_error e = {0};
+  /* The first CUDA call (the context) while the main thread builds the medium. */
+  double t = tw_wall_seconds();
+  tw_status st = sv->gpu ? tw_gpu_init(w->device, &e) : TW_OK;
+  const double init_s = tw_wall_seconds() - t;
+  pthread_mutex_lock(&sv->mu);
+  while (sv->medium_state == 0) pthread_cond_wait(&sv->to_workers, &sv->mu);
+  const int ready = sv->medium_state > 0;
+  pthread_mutex_unlock(&sv->mu);
+  if (!st && !ready) st = tw_error_set(&e, TW_EINTERNAL, "%s", sv->medium_error);
+  t = tw_wall_seconds();
+  if (!st) st = tw_session_create(sv->medium, sv->rep->kernel, w->device, sv->threads, &w->session, NULL, &e);
+  w->stats.setup_s = init_s + (tw_wall_seconds() - t);
+  int flags = 0;
+  if (st) {
+    snprintf(w->stats.error, sizeof w->stats.error, "could not start: %.370s", e.msg);
+    flags = REQ_RETIRED;
+  }
+  for (;;) {
+    const long shot = post(w, flags);
+    if (shot < 0) break;
+    run_one(w, shot);
+    flags = REQ_RESULT;
+    if (w->req.result.status && tw_session_broken(w->session)) {
+      snprintf(w->stats.error, sizeof w->stats.error, "stopped after shot %ld failed in its kernel: %.300s", shot,
+               w->req.result.msg);
+      flags |= REQ_RETIRED;
+    }
+  }
+  pthread_mutex_lock(&sv->mu);
+  w->exited = 1;
+  pthread_cond_signal(&sv->to_main);
+  pthread_mutex_unlock(&sv->mu);
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- rank 0: the dispatcher */
+
+static void progress(survey *sv, const tw_survey_shot *shot) {
+  const tw_survey_report *rep = sv->rep;
+  if (!sv->hooks || !sv->hooks->progress) return;
+  tw_survey_progress p = {rep->to_run, rep->done, rep->failed, sv->running, 0, 0, -1};
+  const long ended = rep->nresults;
+  if (sv->t_first > 0) p.elapsed_s = tw_wall_seconds() - sv->t_first;
+  if (ended > 0 && p.elapsed_s > 0) {
+    p.shots_per_s = ended / p.elapsed_s;
+    p.eta_s = (rep->to_run - ended) / p.shots_per_s;
+  }
+  sv->hooks->progress(sv->hooks->user, &p, shot);
+  sv->t_tick = tw_wall_seconds();
+}
+
+static tw_status record(survey *sv, const tw_survey_shot *r, tw_error *err) {
+  tw_survey_report *rep = sv->rep;
+  if (rep->nresults == sv->cap_results) {
+    const long cap = sv->cap_results ? 2 * sv->cap_results : 256;
+    tw_survey_shot *p = realloc(rep->shots, (size_t)cap * sizeof *p);
+    if (!p) return tw_error_set(err, TW_ENOMEM, "out of memory for the shots' outcomes");
+    rep->shots = p, sv->cap_results = cap;
+  }
+  rep->shots[rep->nresults++] = *r;
+  sv->running--;
+  if (r->status == TW_OK) rep->done++;
+  else if (r->status != TW_EINTR) rep->failed++;
+  progress(sv, r);
+  return TW_OK;
+}
+
+/* A request from worker q->stats.worker of rank src: its outcome recorded, the answer in *reply. */
+static tw_status handle(survey *sv, int src, const survey_req *q, long *reply, tw_error *err) {
+  tw_survey_report *rep = sv->rep;
+  const int k = sv->first_worker[src] + q->stats.worker;
+  if (src < 0 || src >= rep->nranks || q->stats.worker < 0 || k >= sv->first_worker[src + 1])
+    return tw_error_set(err, TW_EINTERNAL, "rank %d: a request from worker %d, which it did not announce", src,
+                        q->stats.worker);
+  rep->workers[k] = q->stats;
+  tw_status st = (q->flags & REQ_RESULT) ? record(sv, &q->result, err) : TW_OK;
+  *reply = STOP;
+  if (!sv->stopping && stop_asked(sv)) sv->stopping = rep->stopped = 1;
+  if ((q->flags & REQ_RETIRED) || sv->stopping || sv->next >= rep->to_run) {
+    sv->finished++;
+    return st;
+  }
+  if (sv->t_first == 0) sv->t_first = tw_wall_seconds();
+  sv->running++;
+  *reply = sv->todo[sv->next++];
+  return st;
+}
+
+/* Every process's main thread until its part is done: its workers' requests (rank 0 answers them,
+ * the others ask rank 0), and on rank 0 the other ranks' requests. */
+static tw_status dispatch(survey *sv, tw_error *err) {
+  const int root = sv->rep->rank == 0;
+  for (;;) {
+    int busy = 0;
+    for (int i = 0; i < sv->nw; i++) {
+      worker *w = &sv->w[i];
+      survey_req q;
+      pthread_mutex_lock(&sv->mu);
+      const int got = w->posted;
+      if (got) q = w->req, w->posted = 0;
+      pthread_mutex_unlock(&sv->mu);
+      if (!got) continue;
+      busy = 1;
+      const int waits = !(q.flags & REQ_RETIRED);
+      if (!root && stop_asked(sv)) q.flags |= REQ_RETIRED; /* stopping here: ask for no more */
+      long reply = STOP;
+      const tw_status st = root ? handle(sv, 0, &q, &reply, err) : comm_request(sv->comm, &q, &reply, err);
+      if (st) return st;
+      if (waits) {
+        pthread_mutex_lock(&sv->mu);
+        w->assigned = (q.flags & REQ_RETIRED) ? STOP : reply;
+        pthread_cond_broadcast(&sv->to_workers);
+        pthread_mutex_unlock(&sv->mu);
+      }
+    }
+    for (int got = 1; root && sv->comm && got;) {
+      survey_req q;
+      int src = 0;
+      long reply = STOP;
+      tw_status st = comm_poll(sv->comm, &q, &src, &got, err);
+      if (!st && got) st = handle(sv, src, &q, &reply, err);
+      if (!st && got) st = comm_reply(sv->comm, src, reply, err);
+      if (st) return st;
+      busy |= got;
+    }
+    pthread_mutex_lock(&sv->mu);
+    int quiet = 1, posted = 0;
+    for (int i = 0; i < sv->nw; i++) quiet &= sv->w[i].exited && !sv->w[i].posted, posted |= sv->w[i].posted;
+    if (!busy && !posted && !(root ? sv->finished == sv->total : quiet)) {
+      /* Nothing to do: wait for a worker (or, with MPI, poll again in a millisecond). */
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
+      ts.tv_nsec += sv->comm ? 1000000L : 100000000L;
+      if (ts.tv_nsec >= 1000000000L) ts.tv_sec++, ts.tv_nsec -= 1000000000L;
+      pthread_cond_timedwait(&sv->to_main, &sv->mu, &ts);
+    }
+    pthread_mutex_unlock(&sv->mu);
+    if (root ? sv->finished == sv->total : quiet) return TW_OK;
+    if (root && sv->t_first > 0 && tw_wall_seconds() - sv->t_tick > 1.0) progress(sv, NULL);
+  }
+}
+
+/* ---------------------------------------------------------------- set-up */
+
+/* CPUs this process may run on (its affinity: mpirun binds ranks). */
+static int cpus_here(int *all) {
+  cpu_set_t set;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  int n = (int)(online > 0 ? online : 1);
+  if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) n = CPU_COUNT(&set);
+  *all = n >= online;
+  return n;
+}
+
+/* This rank's workers and their devices: the GPUs of the host split among its ranks by their rank
+ * on the host (GPU d to local rank d mod local ranks), or one GPU shared when the host has more
+ * ranks than GPUs; one worker per GPU, or opts->workers over them in turn. The CPU kernels: one
+ * worker (opts->workers if given), with the cores split among the workers and the host's ranks. */
+static tw_status plan_workers(survey *sv, survey_hello *me, tw_error *err) {
+  int dev[SURVEY_MAX_WORKERS], ndev = 0;
+  sv->gpu = tw_kernel_is_gpu(sv->rep->kernel);
+  if (sv->gpu) {
+    const int G = tw_gpu_count();
+    if (G < 1) return tw_error_set(err, TW_ENODEV, "kernel %s: no GPU on this host", sv->rep->kernel);
+    if (sv->lsize <= G) {
+      for (int d = 0; d < G && ndev < SURVEY_MAX_WORKERS; d++)
+        if (d % sv->lsize == sv->lrank) dev[ndev++] = d;
+    } else {
+      dev[ndev++] = sv->lrank % G;
+    }
+  } else {
+    dev[ndev++] = -1;
+  }
+  int nw = sv->opts->workers > 0 ? sv->opts->workers : ndev;
+  if (nw > SURVEY_MAX_WORKERS) nw = SURVEY_MAX_WORKERS;
+  if (nw > 1 && !tw_io_threadsafe()) nw = 1; /* HDF5 without its thread-safe build: one writer */
+  if (!sv->gpu && sv->job->threads == 0) {
+    int all = 0;
+    const int cpus = cpus_here(&all);
+    const int share = nw * (all ? sv->lsize : 1);
+    sv->threads = cpus / share > 0 ? cpus / share : 1;
+  }
+  sv->rep->threads = sv->gpu ? 0 : (sv->threads ? sv->threads : sv->job->threads);
+  me->nworkers = nw;
+  for (int i = 0; i < nw; i++) me->device[i] = dev[i % ndev];
+  return TW_OK;
+}
+
+/* Rank 0: the table of every rank's workers from their hellos; the number that will ask. */
+static tw_status workers_table(survey *sv, const survey_hello *all, tw_error *err) {
+  tw_survey_report *rep = sv->rep;
+  int rows = 0;
+  sv->first_worker = calloc((size_t)rep->nranks + 1, sizeof *sv->first_worker);
+  if (!sv->first_worker) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int r = 0; r < rep->nranks; r++) rows += all[r].nworkers > 0 ? all[r].nworkers : 1;
+  rep->workers = calloc((size_t)rows, sizeof *rep->workers);
+  if (!rep->workers) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int r = 0; r < rep->nranks; r++) {
+    sv->first_worker[r] = rep->nworkers;
+    const int n = all[r].nworkers > 0 ? all[r].nworkers : 1;
+    for (int i = 0; i < n; i++) {
+      tw_survey_worker *w = &rep->workers[rep->nworkers++];
+      snprintf(w->host, sizeof w->host, "%s", all[r].host);
+      w->rank = r, w->worker = i, w->device = all[r].nworkers > 0 ? all[r].device[i] : -1;
+      if (all[r].nworkers == 0) snprintf(w->error, sizeof w->error, "could not start: %s", all[r].error);
+    }
+    sv->total += all[r].nworkers;
+  }
+  sv->first_worker[rep->nranks] = rep->nworkers;
+  return TW_OK;
+}
+
+/* What rank 0 tells every rank at the start and at the end. */
+typedef struct {
+  tw_status st;
+  char msg[600];
+  char kernel[32], hash[24];
+  long to_run;
+  int total;
+} survey_start;
+typedef struct {
+  long done, failed, not_run;
+  int stopped;
+} survey_end;
+
+/* Rank 0's plan (kernel, hash, the shots to run) for every rank; an error on rank 0 is every rank's. */
+static tw_status start(survey *sv, tw_error *err) {
+  tw_survey_report *rep = sv->rep;
+  survey_start s;
+  memset(&s, 0, sizeof s);
+  if (rep->rank == 0) {
+    s.st = tw_kernel_resolve(sv->job->kernel, s.kernel, sizeof s.kernel, err);
+    if (s.st) tw_error_prefix(err, "%s", sv->job->path);
+    if (!s.st) {
+      tw_survey_hash(sv->job, s.kernel, s.hash);
+      snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
+      snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
+      s.st = survey_plan(sv->job, sv->opts, rep, &sv->todo, err);
+    }
+    if (s.st) snprintf(s.msg, sizeof s.msg, "%.599s", err->msg);
+    s.to_run = rep->to_run;
+    if (!s.st && sv->hooks && sv->hooks->plan) sv->hooks->plan(sv->hooks->user, rep);
+  }
+  tw_status st = comm_bcast(sv->comm, &s, (int)sizeof s, err);
+  if (st) return st;
+  if (s.st) return rep->rank ? tw_error_set(err, s.st, "%s", s.msg) : s.st;
+  snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
+  snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
+  rep->to_run = s.to_run;
+  return TW_OK;
+}
+
+/* ---------------------------------------------------------------- the survey */
+
+static void stop_workers(survey *sv) {
+  pthread_mutex_lock(&sv->mu);
+  if (sv->medium_state == 0) sv->medium_state = -1, snprintf(sv->medium_error, sizeof sv->medium_error, "stopped");
+  for (int i = 0; i < sv->nw; i++)
+    if (sv->w[i].assigned == NONE) sv->w[i].assigned = STOP;
+  pthread_cond_broadcast(&sv->to_workers);
+  pthread_mutex_unlock(&sv->mu);
+}
+
+/* This rank's workers: started before the medium is built (their first CUDA call overlaps it),
+ * then the medium, then the dispatcher until every worker is done. */
+static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) {
+  tw_status st = TW_OK;
+  sv->w = calloc((size_t)(me->nworkers ? me->nworkers : 1), sizeof *sv->w);
+  if (!sv->w) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  sv->nw = me->nworkers;
+  for (int i = 0; i < sv->nw; i++) {
+    worker *w = &sv->w[i];
+    w->sv = sv, w->slot = i, w->device = me->device[i], w->assigned = NONE;
+    snprintf(w->stats.host, sizeof w->stats.host, "%s", me->host);
+    w->stats.rank = sv->rep->rank, w->stats.worker = i, w->stats.device = w->device;
+    if (pthread_create(&w->th, NULL, worker_main, w) != 0) {
+      st = tw_error_set(err, TW_ENOMEM, "cannot start worker thread %d", i);
+      break;
+    }
+    w->started = 1;
+  }
+  if (!st) {
+    tw_error e = {0};
+    const tw_status ms = tw_medium_create(sv->job, &sv->medium, &sv->rep->setup, &e);
+    pthread_mutex_lock(&sv->mu);
+    sv->medium_state = ms ? -1 : 1;
+    if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%.399s", e.msg);
+    pthread_cond_broadcast(&sv->to_workers);
+    pthread_mutex_unlock(&sv->mu);
+    st = dispatch(sv, err);
+  }
+  if (st) stop_workers(sv);
+  for (int i = 0; i < sv->nw; i++)
+    if (sv->w[i].started) pthread_join(sv->w[i].th, NULL);
+  double t = tw_wall_seconds();
+  for (int i = 0; i < sv->nw; i++) tw_session_destroy(sv->w[i].session);
+  tw_medium_destroy(sv->medium);
+  tw_phases_add(&sv->rep->setup, "teardown", tw_wall_seconds() - t);
+  return st;
+}
+
+tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey_hooks *hooks, tw_survey_report *rep,
+                        tw_error *err) {
+  const double wall0 = tw_wall_seconds();
+  memset(rep, 0, sizeof *rep);
+  if (!job->nshots) return tw_error_set(err, TW_EINVAL, "%s: not a survey (no shots = { ... })", job->path);
+  const tw_survey_opts none = {0};
+  survey sv;
+  memset(&sv, 0, sizeof sv);
+  sv.job = job, sv.opts = opts ? opts : &none, sv.hooks = hooks, sv.rep = rep;
+  pthread_mutex_init(&sv.mu, NULL);
+  pthread_cond_init(&sv.to_main, NULL);
+  pthread_cond_init(&sv.to_workers, NULL);
+  snprintf(rep->directory, sizeof rep->directory, "%s", sv.opts->directory ? sv.opts->directory : job->output_dir);
+  tw_status st = comm_init(&sv.comm, &rep->rank, &rep->nranks, &sv.lrank, &sv.lsize, err);
+  rep->mpi = sv.comm != NULL;
+  rep->root = rep->rank == 0;
+  if (!st) st = start(&sv, err);
+  survey_hello me, *all = NULL;
+  memset(&me, 0, sizeof me);
+  if (!st && rep->to_run > 0) {
+    gethostname(me.host, sizeof me.host - 1);
+    tw_error e = {0};
+    /* This rank's part: the kernel on this host, its memory, its workers (an error here leaves the
+     * rank without workers; the others go on, and rank 0 reports why). */
+    char k[32];
+    tw_estimate est;
+    tw_status mine = tw_kernel_resolve(rep->kernel, k, sizeof k, &e);
+    if (!mine) mine = tw_estimate_job(job, rep->kernel, &est, &e);
+    if (!mine) mine = tw_estimate_fits(job, rep->kernel, &est, &e);
+    if (!mine) mine = plan_workers(&sv, &me, &e);
+    if (mine) snprintf(me.error, sizeof me.error, "%.399s", e.msg), me.nworkers = 0;
+    if (rep->root && !(all = calloc((size_t)rep->nranks, sizeof *all))) st = tw_error_set(err, TW_ENOMEM, "out of memory");
+    if (!st) st = comm_gather(sv.comm, &me, (int)sizeof me, all, err);
+    if (!st && rep->root) st = workers_table(&sv, all, err);
+    /* No worker anywhere: every rank returns the error. */
+    survey_start s;
+    memset(&s, 0, sizeof s);
+    if (!st && rep->root) {
+      s.total = sv.total;
+      for (int r = 0; !s.total && r < rep->nranks; r++)
+        if (all[r].error[0]) {
+          if (rep->nranks > 1) snprintf(s.msg, sizeof s.msg, "no worker could start: rank %d: %.500s", r, all[r].error);
+          else snprintf(s.msg, sizeof s.msg, "%.580s", all[r].error);
+          break;
+        }
+    }
+    if (!st) st = comm_bcast(sv.comm, &s, (int)sizeof s, err);
+    if (!st && !s.total) st = tw_error_set(err, TW_ENODEV, "%s", s.msg);
+    if (!st) st = run_workers(&sv, &me, err);
+  }
+  /* Every rank learns the outcome (the same exit status everywhere). */
+  survey_end end = {rep->done, rep->failed, rep->to_run - rep->done - rep->failed, rep->stopped};
+  if (!st && rep->to_run > 0) st = comm_bcast(sv.comm, &end, (int)sizeof end, err);
+  if (!rep->root) rep->done = end.done, rep->failed = end.failed, rep->stopped = end.stopped;
+  rep->not_run = end.not_run;
+  rep->wall_s = tw_wall_seconds() - wall0;
+  free(all);
+  free(sv.w);
+  free(sv.todo);
+  free(sv.first_worker);
+  pthread_cond_destroy(&sv.to_main);
+  pthread_cond_destroy(&sv.to_workers);
+  pthread_mutex_destroy(&sv.mu);
+  /* A failure the other ranks cannot know of (a lost message): end the whole job after app/ has
+   * said why (tw_survey_report_free). */
+  if (st && rep->nranks > 1) rep->abort = sv.comm;
+  else comm_finalize(sv.comm);
+  return st;
+}
+
+void tw_survey_report_free(tw_survey_report *rep) {
+  if (!rep) return;
+  free(rep->shots);
+  free(rep->workers);
+  rep->shots = NULL, rep->workers = NULL;
+  if (rep->abort) comm_abort(rep->abort);
+  rep->abort = NULL;
+}

@@ -1,0 +1,53 @@
+/* survey_internal.h — internal to survey/: the transport between the ranks (comm.c: MPI, or
+ * nothing in a build without it) and the plan (plan.c). */
+#ifndef TW_SURVEY_INTERNAL_H
+#define TW_SURVEY_INTERNAL_H
+
+#include "tw_survey.h"
+
+/* A worker's message to the dispatcher on rank 0: the shot it finished (if any), its running
+ * totals, and whether it wants another shot or has stopped. Plain bytes (the ranks run the same
+ * binary). */
+enum { REQ_RESULT = 1, REQ_RETIRED = 2 };
+typedef struct survey_req {
+  int flags;
+  tw_survey_shot result;     /* flags & REQ_RESULT */
+  tw_survey_worker stats;    /* its identity and totals so far */
+} survey_req;
+
+/* What a rank tells rank 0 at the start. */
+#define SURVEY_MAX_WORKERS 64
+typedef struct survey_hello {
+  int nworkers;              /* 0: the rank cannot take part (error says why) */
+  int device[SURVEY_MAX_WORKERS];
+  char host[64];
+  char error[400];
+} survey_hello;
+
+/* ---------------------------------------------------------------- comm.c */
+typedef struct survey_comm survey_comm;
+
+/* MPI when launched by mpirun/srun and built with it: rank and size, and the rank and size among
+ * the ranks of this host; else rank 0 of 1 (*c = NULL). A launch of several ranks in a build
+ * without MPI is an error (each would run the whole survey). */
+tw_status comm_init(survey_comm **c, int *rank, int *size, int *local_rank, int *local_size, tw_error *err);
+tw_status comm_bcast(survey_comm *c, void *buf, int bytes, tw_error *err);
+/* Rank 0 gets every rank's `mine` (bytes each) in all[rank]; others pass all = NULL. */
+tw_status comm_gather(survey_comm *c, const void *mine, int bytes, void *all, tw_error *err);
+/* Not rank 0: send a request, wait for the reply (a shot index, or −1: no more). */
+tw_status comm_request(survey_comm *c, const survey_req *req, long *reply, tw_error *err);
+/* Rank 0: a waiting request, if any (*got = 0: none): from rank *src. */
+tw_status comm_poll(survey_comm *c, survey_req *req, int *src, int *got, tw_error *err);
+tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err);
+void comm_finalize(survey_comm *c);
+/* After an error on one rank that the others cannot know of: end the whole job (MPI_Abort). */
+void comm_abort(survey_comm *c);
+
+/* ---------------------------------------------------------------- plan.c */
+/* Rank 0: the output directory made, the selection, the shots with a complete file of this job
+ * (skipped unless force), the shots to run (todo, job order), and the temporary files that killed
+ * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed). */
+tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
+                      tw_error *err);
+
+#endif

@@ -1,0 +1,129 @@
+/* tw_survey.h — surveys: the many shots of one job (shots = { ... } in the job file), spread over
+ * the GPUs of a host and over hosts, restartable.
+ *
+ *   - Each process builds the medium once (the model, c²dt², damping, wavelets) and runs one worker
+ *     thread per GPU it drives, each with its own session (backend and fields created once); a
+ *     worker runs shot after shot, resetting its fields in between (tw_solver.h).
+ *   - Under mpirun (the launcher's environment says so) the ranks share the shots: rank 0's main
+ *     thread hands them out one at a time as workers ask (dynamic balancing: a fast GPU takes more)
+ *     and collects every shot's outcome; ranks on one host split its GPUs by their rank on that host
+ *     (MPI_Comm_split_type SHARED). Only the main threads call MPI (MPI_THREAD_FUNNELED). Built
+ *     without MPI, a survey runs in one process.
+ *   - Every shot file is written under a temporary name and renamed when complete; a complete file
+ *     carries the job hash (tw_survey_hash), its shot index and source position. A rerun runs only
+ *     the selected shots without such a file (--force: all of them), and first removes the
+ *     temporary files a killed run left for a shot it is about to run.
+ *   - A shot that fails is reported with its index and reason and the others go on; a worker whose
+ *     backend failed (on a GPU the context may be lost) stops, and the other workers take its
+ *     share.
+ * Nothing here prints: the report and the hooks carry what app/ shows. */
+#ifndef TW_SURVEY_H
+#define TW_SURVEY_H
+
+#include "tw_common.h"
+#include "tw_io.h"
+#include "tw_solver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tw_survey_opts {
+  const char *shots;         /* --shots "3-7,12": the shots considered (NULL: all) */
+  int force;                 /* --force: rerun shots that already have a complete file */
+  const char *directory;     /* -o: instead of output.directory */
+  int workers;               /* --workers: sessions per process (0: one per GPU this process drives;
+                                one for the CPU kernels, which use every core) */
+} tw_survey_opts;
+
+/* One shot's outcome (rank 0 gathers them all). */
+typedef struct tw_survey_shot {
+  long index;
+  double pos[3];
+  tw_status status;          /* TW_OK; TW_EINTR: stopped by a signal; else why it failed */
+  char msg[400];
+  int rank, worker, device;  /* who ran it (device −1: a CPU kernel) */
+  double wall_s, compute_s;  /* the whole shot; its kernel's advance calls */
+  double tables_s, open_s, loop_s, close_s;  /* its phases: tables and reset, output open, time
+                                                loop (compute and writes), output close */
+} tw_survey_shot;
+
+/* One worker (a session: one GPU, or the CPU) and what it did. */
+typedef struct tw_survey_worker {
+  char host[64];
+  int rank, worker, device;
+  long shots, failed;
+  double setup_s;            /* its session: first CUDA call, backend (fields, c²dt², tables) */
+  double busy_s, compute_s;  /* over its shots: wall, and the advance calls */
+  double tables_s, open_s, close_s;   /* over its shots (the overhead's parts) */
+  char error[400];           /* why it could not start, or stopped early ("" if it did not) */
+} tw_survey_worker;
+
+/* What rank 0 knows while the survey runs (the progress hook). */
+typedef struct tw_survey_progress {
+  long total;                /* shots to run */
+  long done, failed, running;
+  double elapsed_s;          /* since the first shot was handed out */
+  double shots_per_s, eta_s; /* eta < 0: unknown yet */
+} tw_survey_progress;
+
+typedef struct tw_survey_report {
+  int root;                  /* this process reports (rank 0, or no MPI) */
+  int rank, nranks, mpi;     /* mpi: launched by mpirun, MPI in use */
+  char kernel[32];
+  char hash[24];             /* the job hash the shot files carry */
+  char directory[1024];
+  long nshots;               /* in the job */
+  long selected;             /* by --shots */
+  long complete;             /* of those, complete before this run (skipped) */
+  long foreign;              /* of those, a file of another job or shot is in the way (rerun) */
+  long stale_removed;        /* temporary files of killed runs removed (of the shots to run) */
+  long to_run, done, failed, not_run;   /* not_run: no worker left, or stopped first */
+  int stopped;               /* a signal stopped the survey */
+  tw_phases setup;           /* this process: model, medium; the wait for the workers' sessions */
+  double wall_s;
+  /* root only: */
+  tw_survey_shot *shots;     /* [nresults], in the order they finished */
+  long nresults;
+  tw_survey_worker *workers; /* [nworkers] */
+  int nworkers;
+  int threads;               /* CPU threads per worker (CPU kernels) */
+  struct survey_comm *abort; /* internal: after an error, tw_survey_report_free ends the MPI job */
+} tw_survey_report;
+
+typedef struct tw_survey_hooks {
+  /* Rank 0, once the plan is made (counts and hash in rep) and before any shot runs. */
+  void (*plan)(void *user, const tw_survey_report *rep);
+  /* Rank 0: after each finished shot (with it) and about once a second (shot NULL). */
+  void (*progress)(void *user, const tw_survey_progress *p, const tw_survey_shot *shot);
+  /* Any rank: non-zero to stop (no new shots; running shots stop at their next block, and leave
+   * nothing under their names). */
+  int (*should_stop)(void *user);
+  void *user;
+} tw_survey_hooks;
+
+/* Run the job's survey (job->nshots > 0). TW_OK when the survey ran, even with failed shots
+ * (rep->failed, rep->not_run say it); an error when it could not start (model, output directory,
+ * MPI). Free rep with tw_survey_report_free, also after an error. */
+tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey_hooks *hooks, tw_survey_report *rep,
+                        tw_error *err);
+void tw_survey_report_free(tw_survey_report *rep);
+
+/* --shots text → mask[nshots] (1: selected): indices and ranges, "3-7,12"; shots count from 0. */
+tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err);
+/* "<dir>/shot-00042.h5" (five digits at least, job order from 0). */
+void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
+/* The job hash the shot files carry, 16 hex digits: tw_job.hash (the job's settings that change a
+ * shot's numbers), the kernel family ("cpu": cpu, cpu-diamond; "gpu": gpu-stepwise, gpu-diamond;
+ * the kernels of a family agree bit for bit, the families only to rounding) and the version. */
+void tw_survey_hash(const tw_job *job, const char *kernel, char out[24]);
+
+/* Launched as one of several ranks (mpirun, srun: from the launcher's environment, without
+ * initialising MPI)? Returns 1 and the rank and size, else 0. */
+int tw_survey_launched(int *rank, int *size);
+int tw_survey_mpi_built(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

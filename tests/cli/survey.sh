@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Surveys end to end on the CPU kernels:
+#   1. a survey of 7 shots (positions and a line), fixed and moving receivers, run without MPI (two
+#      worker threads) and by `mpirun --oversubscribe -np 2`: every shot file's traces and snapshots
+#      are bit for bit those of the single-shot job at that shot's position, same kernel (h5diff);
+#   2. a survey killed midway (SIGKILL: the process, then one rank of mpirun), run again: only the
+#      shots without a complete file run, the complete ones are not rewritten, no temporary file is
+#      left, and every file equals the uninterrupted survey's;
+#   3. a shot that fails (a directory in the way of its file): reported with its index and reason,
+#      the other shots complete, exit status 3; fixed, a rerun runs that shot alone.
+set -uo pipefail
+source "$(dirname "$0")/../cli_lib.sh"
+T=$TORREWAVE
+source "$TW_SOURCE_DIR/tests/survey_lib.sh"
+sv_init
+cd "$tmp"
+
+shots=("50.0 140.0 20.0" "250.0 60.0 40.0" "50.0 100.0 30.0" "100.0 100.0 30.0" "150.0 100.0 30.0"
+       "200.0 100.0 30.0" "250.0 100.0 30.0")  # job order: the positions, then the line
+SV_HEAD='grid = { n = [30, 28, 20]; d = [10.0, 10.0, 10.0]; };
+model = { type = "layered"; layers = ( { top = 0.0; vp = 1800.0; }, { top = 100.0; vp = 2600.0; } ); };
+scheme = { order = 4; };  boundary = { absorbing = 6; free_surface = true; };
+snapshots = { steps = [40, 80]; decimate = 2; };'
+SV_SHOTS='shots = { positions = ( [50.0, 140.0, 20.0], [250.0, 60.0, 40.0] );
+          lines = ( { from = [50.0, 100.0, 30.0]; to = [250.0, 100.0, 30.0]; count = 5; } );'
+SV_WAVELET='wavelet = { type = "ricker"; frequency = 20.0; };'
+SV_FIXED='receivers = { interval = 2; lines = ( { from = [0.0, 140.0, 10.0]; to = [290.0, 140.0, 10.0]; count = 30; } ); };'
+SV_OFFSETS=("-30 0 -10" "-20 0 -10" "-10 0 -10" "0 0 -10" "10 0 -10" "20 0 -10" "30 0 -10")
+# job FILE KERNEL RECEIVERS STEPS [X Y Z]
+job() {
+  local f=$1 k=$2 rm=$3 steps=$4
+  shift 4
+  sv_job "$f" "$k" "$rm" "$@"
+  echo "time = { steps = $steps; };" >> "$f"
+}
+singles() { # singles KERNEL RECEIVERS: the single-shot files s-K-R-I.h5
+  local i
+  for i in "${!shots[@]}"; do
+    job single.cfg "$1" "$2" 80 ${shots[$i]}
+    "$T" run single.cfg -q -o "s-$1-$2-$i.h5" || { echo "FAIL: single shot $i ($1, $2)"; fail=1; }
+  done
+}
+
+# ---------------------------------------------------------------- 1. bit for bit against single shots
+for km in cpu:fixed cpu-diamond:moving; do
+  k=${km%:*} rm=${km#*:}
+  (
+    singles $k $rm
+    job survey.cfg $k $rm 80
+    sv_both "$k-$rm" 7 "r1 cpu"
+    exit $fail
+  ) || fail=1
+done
+echo "part 1 done (fail=$fail)"
+
+# ---------------------------------------------------------------- 2. killed midway, run again
+job slow.cfg cpu fixed 400
+"$T" run slow.cfg -q -o whole || { echo "FAIL: the uninterrupted survey"; fail=1; }
+# kill KILLER... : start the survey into dir `killed`, SIGKILL once two shots are complete and a third
+# is under way; then run it again and check what ran.
+killed_run() {
+  local what=$1; shift
+  rm -rf killed
+  "$@" &
+  local pid=$! n=0
+  for _ in $(seq 300); do
+    n=$(ls killed/shot-*.h5 2>/dev/null | wc -l)
+    [ "$n" -ge 2 ] && ls killed/*.part-* >/dev/null 2>&1 && break
+    sleep 0.05
+  done
+  if [ "$what" = rank ]; then kill -9 "$(pgrep -P "$pid" | head -n 1)"; else kill -9 "$pid"; fi
+  wait "$pid" 2>/dev/null
+  local done_before part
+  done_before=$(cd killed && ls shot-*.h5 2>/dev/null | sort | tr '\n' ' ')
+  part=$(ls killed/*.part-* 2>/dev/null | wc -l)
+  echo "killed ($what): complete before the rerun: $done_before; temporary files left: $part"
+  [ -n "$done_before" ] && [ "$part" -ge 1 ] || { echo "FAIL: the kill did not land midway ($what)"; fail=1; }
+  local inodes; inodes=$(cd killed && stat -c '%n %i %Y' $done_before 2>/dev/null)
+  "$T" run slow.cfg -o killed -v > rerun.out 2>&1 || { echo "FAIL: the rerun failed"; cat rerun.out; fail=1; }
+  local ran want
+  ran=$(sed -n 's/^shot \([0-9]*\) .*: done on .*/\1/p' rerun.out | sort -n | tr '\n' ' ')
+  want=$(for i in "${!shots[@]}"; do [[ " $done_before " == *" shot-0000$i.h5 "* ]] || echo $i; done | tr '\n' ' ')
+  [ "$ran" = "$want" ] || { echo "FAIL: the rerun ran shots '$ran', expected '$want'"; cat rerun.out; fail=1; }
+  grep -q "$(echo "$done_before" | wc -w) complete (skipped)" rerun.out || { echo "FAIL: plan line"; cat rerun.out; fail=1; }
+  [ "$(cd killed && stat -c '%n %i %Y' $done_before 2>/dev/null)" = "$inodes" ] ||
+    { echo "FAIL: a complete shot file was rewritten"; fail=1; }
+  ! ls killed/*.part-* >/dev/null 2>&1 || { echo "FAIL: temporary files left: $(ls killed)"; fail=1; }
+  for i in "${!shots[@]}"; do same "killed/shot-0000$i.h5" "whole/shot-0000$i.h5" "killed ($what), shot $i"; done
+}
+killed_run process "$T" run slow.cfg -q -o killed --workers 1
+if [ $mpi = 1 ]; then killed_run rank mpirun -np 2 "$T" run slow.cfg -q -o killed; fi
+echo "part 2 done (fail=$fail)"
+
+# ---------------------------------------------------------------- 3. a shot that fails
+job survey.cfg cpu fixed 80
+mkdir -p failing/shot-00003.h5
+expect 3 'shot 3 \[100, 100, 30\]: FAILED .*shot-00003\.h5.* is a directory' -- "$T" run survey.cfg -o failing
+grep -q '1 shot failed: 3$' "$tmp/out" || { echo "FAIL: no list of the failed shots"; cat "$tmp/out"; fail=1; }
+[ "$(ls -d failing/shot-0000?.h5 | wc -l)" = 7 ] && [ -d failing/shot-00003.h5 ] || { echo "FAIL: files: $(ls failing)"; fail=1; }
+rmdir failing/shot-00003.h5
+expect 0 '6 complete \(skipped\), 1 to run' -- "$T" run survey.cfg -o failing
+same failing/shot-00003.h5 s-cpu-fixed-3.h5 "the failed shot, rerun"
+if [ $mpi = 1 ]; then
+  mkdir -p failing2/shot-00001.h5
+  expect 3 'shot 1 .*FAILED.*is a directory' -- mpirun -np 2 "$T" run survey.cfg -o failing2
+fi
+expect 2 'takes a number 1..64' -- "$T" run survey.cfg --workers 0
+expect 1 'shot 9 does not exist: the job has 7 shots' -- "$T" run survey.cfg --shots 9
+exit $fail

@@ -1,0 +1,203 @@
+/* test_survey.c — surveys on the CPU kernels:
+ *   - the job hash: what changes a shot's numbers changes it, nothing else does (layout, comments,
+ *     key order, the output, the shot list, the kernel's tuning); the kernel family does;
+ *   - --shots selections and their errors;
+ *   - sessions: every shot run through one session (cpu, cpu-diamond, cpu-diamond through a
+ *     window; fixed and moving spreads, nearest and trilinear) equals a fresh single-shot run of
+ *     it, bit for bit (survey_check.h);
+ *   - tw_survey_run in one process with two worker threads: the counts, the restart (a second run
+ *     runs nothing; --shots with --force reruns exactly those), a failed shot reported with its
+ *     index and reason while the others complete. */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "survey_check.h"
+
+/* ---------------------------------------------------------------- the job hash */
+
+static const char *const HJOB =
+    "grid = { n = [20, 20, 10]; d = [10.0, 10.0, 10.0]; };\n"
+    "time = { steps = 100; };\n"
+    "model = { type = \"constant\"; vp = 2000.0; };\n"
+    "shots = { positions = ( [50.0, 50.0, 20.0] ); receivers = \"fixed\"; };\n"
+    "sources = ( { wavelet = { type = \"ricker\"; frequency = 10.0; }; } );\n"
+    "receivers = { points = ( [10.0, 10.0, 10.0] ); };\n";
+
+static uint64_t hash_of(const char *text, const char *set) {
+  tw_error err = {0};
+  tw_job *job = NULL;
+  const char *sets[1] = {set};
+  REQUIRE(tw_job_load_string(text, "hash.cfg", sets, set ? 1 : 0, &job, &err) == TW_OK, "%s: %s", set ? set : "",
+          err.msg);
+  const uint64_t h = job->hash;
+  tw_job_destroy(job);
+  return h;
+}
+
+static void test_hash(void) {
+  const uint64_t h0 = hash_of(HJOB, NULL);
+  /* Same numbers: layout and comments, key order, 10 vs 10.0, the output, the shot list, tuning. */
+  const char *same_text =
+      "# a comment\n"
+      "time = { steps = 100; };  grid = { d = [10, 10, 10]; n = [20, 20, 10]; };\n"
+      "model = { vp = 2000; type = \"constant\"; };\n"
+      "receivers = { points = ( [10.0, 10.0, 10.0] ); };\n"
+      "sources = ( { wavelet = { frequency = 10.0; type = \"ricker\"; }; } );\n"
+      "shots = { receivers = \"fixed\"; lines = ( { from = [0.0, 0.0, 0.0]; to = [10.0, 0.0, 0.0]; count = 2; } ); };\n"
+      "output = { directory = \"elsewhere\"; };\n";
+  CHECK(hash_of(same_text, NULL) == h0, "layout, order, comments, output, shot list changed the hash");
+  const char *same[] = {"output.directory=\"x\"", "solver.threads=3", "solver.kernel=\"cpu-diamond\"", "solver.dts=2",
+                        "solver.tower_height=8", "solver.device_memory=\"1G\"",
+                        "shots.positions=([10.0, 10.0, 10.0], [20.0, 20.0, 20.0])"};
+  for (size_t i = 0; i < sizeof same / sizeof same[0]; i++)
+    CHECK(hash_of(HJOB, same[i]) == h0, "--set %s changed the hash", same[i]);
+  const char *other[] = {"model.vp=2100.0", "time.steps=101", "shots.receivers=\"moving\"", "output.model=true",
+                         "receivers.interval=2", "scheme.order=4", "boundary.free_surface=true",
+                         "sources=({ wavelet = { type = \"ricker\"; frequency = 11.0; }; })",
+                         "receivers.points=([10.0, 10.0, 20.0])", "grid.origin=[0.0, 0.0, 1.0]"};
+  for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
+    CHECK(hash_of(HJOB, other[i]) != h0, "--set %s left the hash as it was", other[i]);
+  /* The kernel family and the format of what the files carry. */
+  tw_error err = {0};
+  tw_job *job = NULL;
+  REQUIRE(tw_job_load_string(HJOB, "hash.cfg", NULL, 0, &job, &err) == TW_OK, "%s", err.msg);
+  char a[24], b[24], c[24];
+  tw_survey_hash(job, "cpu", a);
+  tw_survey_hash(job, "cpu-diamond", b);
+  tw_survey_hash(job, "gpu-stepwise", c);
+  CHECK(!strcmp(a, b) && strcmp(a, c) && strlen(a) == 16 && strspn(a, "0123456789abcdef") == 16,
+        "hash: cpu %s, cpu-diamond %s, gpu %s", a, b, c);
+  tw_job_destroy(job);
+}
+
+/* ---------------------------------------------------------------- --shots */
+
+static void test_select(void) {
+  unsigned char m[20];
+  tw_error err = {0};
+  REQUIRE(tw_survey_select("3-7,12", 20, m, &err) == TW_OK, "%s", err.msg);
+  int n = 0;
+  for (int i = 0; i < 20; i++) n += m[i];
+  CHECK(n == 6 && m[3] && m[7] && m[12] && !m[2] && !m[8] && !m[13], "3-7,12 selects %d", n);
+  CHECK(tw_survey_select(" 0 , 19 - 19 ", 20, m, &err) == TW_OK && m[0] && m[19] && !m[1], "spaces: %s", err.msg);
+  static const struct {
+    const char *text, *want;
+    tw_status st;
+  } bad[] = {{"7-3", "the range 7-3 is reversed", TW_EINVAL},
+             {"3,20", "shot 20 does not exist: the job has 20 shots (0..19)", TW_ERANGE},
+             {"1,,2", "\"\" is not a shot index or range", TW_EINVAL},
+             {"a-3", "\"a-3\" is not a shot index or range", TW_EINVAL},
+             {"", "is not a shot index or range; expected indices and ranges like 3-7,12", TW_EINVAL},
+             {"-2", "\"-2\" is not a shot index", TW_EINVAL},
+             {"4-", "\"4-\" is not a shot index", TW_EINVAL}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    const tw_status st = tw_survey_select(bad[i].text, 20, m, &err);
+    CHECK(st == bad[i].st && strstr(err.msg, bad[i].want), "--shots \"%s\": %d: %s", bad[i].text, (int)st, err.msg);
+  }
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+static void test_sessions(void) {
+  static const sc_case cases[] = {
+      {4, 0, "nearest", "nearest", "solver = { kernel = \"cpu\"; threads = 1; };", NULL, 0},
+      {2, 1, "nearest", "trilinear", "solver = { kernel = \"cpu-diamond\"; dts = 2; tower_height = 6; threads = 1; };",
+       NULL, 0},
+      {8, 0, "trilinear", "nearest",
+       "solver = { kernel = \"cpu-diamond\"; dts = 1; tower_height = 4; device_memory = \"800K\"; threads = 1; };",
+       NULL, 1},
+      {4, 1, "trilinear", "trilinear",
+       "solver = { kernel = \"cpu-diamond\"; dts = 1; tower_height = 5; device_memory = \"500K\"; threads = 1; };",
+       NULL, 1},
+  };
+  int shots = 0;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char tag[32];
+    snprintf(tag, sizeof tag, "cpu%zu", i);
+    shots += sc_run_case(&cases[i], strstr(cases[i].solver, "cpu-diamond") ? "cpu-diamond" : "cpu", -1, tag);
+  }
+  printf("sessions: %d shots in %zu surveys, each equal to its single-shot run\n", shots,
+         sizeof cases / sizeof cases[0]);
+}
+
+/* ---------------------------------------------------------------- tw_survey_run */
+
+static tw_survey_report survey(const char *dir, const char *shots, int force, tw_status want) {
+  static const sc_case c = {4, 1, "nearest", "nearest", "solver = { kernel = \"cpu\"; threads = 1; };", NULL, 0};
+  char *text = sc_text(&c, 1, NULL, 0);
+  tw_error err = {0};
+  tw_job *job = NULL;
+  REQUIRE(tw_job_load_string(text, "survey.cfg", NULL, 0, &job, &err) == TW_OK, "%s", err.msg);
+  const tw_survey_opts opts = {shots, force, dir, 2};
+  tw_survey_report rep;
+  const tw_status st = tw_survey_run(job, &opts, NULL, &rep, &err);
+  CHECK(st == want, "survey %s: %d: %s", shots ? shots : "all", (int)st, err.msg);
+  tw_job_destroy(job);
+  free(text);
+  return rep;
+}
+
+static void test_survey_run(void) {
+  char dir[600], path[700];
+  snprintf(dir, sizeof dir, "%s/tests/survey-run", TW_BINARY_DIR);
+  for (int i = 0; i < 7; i++) {
+    tw_survey_shot_path(dir, i, path, sizeof path);
+    remove(path);
+  }
+  /* A directory in the way of shot 2's file: that shot fails, the others complete. */
+  tw_survey_shot_path(dir, 2, path, sizeof path);
+  mkdir(dir, 0777);
+  mkdir(path, 0777);
+  tw_survey_report r = survey(dir, NULL, 0, TW_OK);
+  CHECK(r.root && r.nshots == 7 && r.to_run == 7 && r.done == 6 && r.failed == 1 && r.not_run == 0 && r.nworkers == 2,
+        "first run: %ld to run, %ld done, %ld failed, %ld not run, %d workers", r.to_run, r.done, r.failed, r.not_run,
+        r.nworkers);
+  int found = 0;
+  for (long i = 0; i < r.nresults; i++)
+    if (r.shots[i].index == 2)
+      found = r.shots[i].status != TW_OK && strstr(r.shots[i].msg, "shot-00002.h5") && strstr(r.shots[i].msg, "directory");
+  CHECK(found, "shot 2's failure is not reported with its file and reason");
+  CHECK(r.workers[0].shots + r.workers[1].shots == 7 && r.workers[0].shots > 0 && r.workers[1].shots > 0,
+        "both workers ran shots: %ld + %ld", r.workers[0].shots, r.workers[1].shots);
+  tw_survey_report_free(&r);
+  /* Again: only shot 2 runs (still failing); then with the way cleared, only shot 2 runs. */
+  r = survey(dir, NULL, 0, TW_OK);
+  CHECK(r.complete == 6 && r.to_run == 1 && r.failed == 1, "rerun: %ld complete, %ld to run", r.complete, r.to_run);
+  tw_survey_report_free(&r);
+  rmdir(path);
+  struct stat before;
+  tw_survey_shot_path(dir, 5, path, sizeof path);
+  REQUIRE(stat(path, &before) == 0, "shot 5 missing");
+  r = survey(dir, NULL, 0, TW_OK);
+  CHECK(r.complete == 6 && r.to_run == 1 && r.done == 1 && r.failed == 0 && r.nresults == 1 && r.shots[0].index == 2,
+        "third run: %ld complete, %ld to run, %ld done", r.complete, r.to_run, r.done);
+  tw_survey_report_free(&r);
+  r = survey(dir, NULL, 0, TW_OK);
+  CHECK(r.complete == 7 && r.to_run == 0 && r.nresults == 0, "complete survey: %ld complete, %ld to run", r.complete,
+        r.to_run);
+  tw_survey_report_free(&r);
+  struct stat after;
+  CHECK(stat(path, &after) == 0 && after.st_ino == before.st_ino && after.st_mtime == before.st_mtime,
+        "shot 5's file was rewritten by a rerun");
+  /* --shots with --force: exactly those, complete or not; a stale temporary file of one goes. */
+  char stale[800];
+  snprintf(stale, sizeof stale, "%s/shot-00004.h5.part-99999", dir);
+  FILE *f = fopen(stale, "w");
+  if (f) fclose(f);
+  r = survey(dir, "4-5", 1, TW_OK);
+  CHECK(r.selected == 2 && r.complete == 0 && r.to_run == 2 && r.done == 2 && r.stale_removed == 1,
+        "--shots 4-5 --force: %ld selected, %ld to run, %ld done, %ld stale removed", r.selected, r.to_run, r.done,
+        r.stale_removed);
+  tw_survey_report_free(&r);
+  CHECK(access(stale, F_OK) != 0, "the stale temporary file is still there");
+  r = survey(dir, "9", 0, TW_ERANGE);
+  tw_survey_report_free(&r);
+}
+
+int main(void) {
+  test_hash();
+  test_select();
+  test_sessions();
+  test_survey_run();
+  return tw_test_exit();
+}
