@@ -9,14 +9,14 @@
 #   SV_OFFSETS  the moving spread: "dx dy dz" offsets from the shot, whole metres
 # A moving spread's single-shot receivers are the shot plus the offsets, in whole metres too, so
 # that both jobs place them at the very same doubles.
-#   same A B WHAT   traces and snapshots of two files, bit for bit (h5diff), else FAIL and fail=1
+#   same A B        (tests/ckpt_lib.sh) traces and snapshots of two files bit for bit, else FAIL, fail=1
 #   sv_both TAG N R1   run survey.cfg (N shots) by two worker threads into threads-TAG and, with
 #                   MPI, by two ranks into mpi-TAG (the summary must name rank 1's worker R1, e.g.
 #                   "r1 gpu0"); every shot file must equal the single-shot file s-TAG-I.h5
-#   sv_init         skip (77) without h5diff; mpi=1 when this build has MPI and mpirun is there
-#                   (mpirun allowed as root, and to oversubscribe the cores)
+#   sv_init         mpi=1 when this build has MPI and mpirun is there (mpirun allowed as root, and
+#                   to oversubscribe the cores)
+source "$TW_SOURCE_DIR/tests/ckpt_lib.sh"
 sv_init() {
-  command -v h5diff >/dev/null || { echo "SKIP: h5diff (hdf5-tools) is not installed"; exit 77; }
   mpi=0
   if "$TORREWAVE" info | grep -q '^MPI: built' && command -v mpirun >/dev/null; then mpi=1; fi
   [ $mpi = 1 ] || echo "note: no MPI in this build or no mpirun: the MPI parts are skipped"
@@ -48,11 +48,6 @@ sv_job() {
   } > "$f"
 }
 
-same() {
-  h5diff -q "$1" "$2" /receivers/traces /receivers/traces && h5diff -q "$1" "$2" /snapshots/p /snapshots/p && return 0
-  echo "FAIL: $3: $1 and $2 differ"
-  fail=1
-}
 
 sv_both() {
   local tag=$1 n=$2 r1=$3 r i

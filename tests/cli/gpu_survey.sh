@@ -2,8 +2,10 @@
 # Surveys on the GPU kernels (label gpu; skipped without a GPU): gpu-stepwise and gpu-diamond, fixed
 # and moving receivers, run by two ranks of mpirun on one GPU (both ranks map to GPU 0) and, without
 # MPI, by two worker threads sharing the GPU: every shot file's traces and snapshots are bit for bit
-# those of the single-shot job at that shot's position, same kernel (h5diff). Then a survey killed
-# midway (SIGKILL of one rank) and run again: only the missing shots run, all equal to the singles.
+# those of the single-shot job at that shot's position, same kernel (tests/ckpt_lib.sh's same: h5diff,
+# or torrewave compare --rtol 1e-300 where hdf5-tools is missing, as on the GPU machines). Then a
+# survey killed midway (SIGKILL of one rank) and run again: only the missing shots run, all equal to
+# the singles.
 set -uo pipefail
 T=$TORREWAVE
 "$T" info 2>/dev/null | grep -q "gpu-diamond" || { echo "SKIP: no GPU kernels in this build"; exit 77; }

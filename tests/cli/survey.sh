@@ -2,7 +2,8 @@
 # Surveys end to end on the CPU kernels:
 #   1. a survey of 7 shots (positions and a line), fixed and moving receivers, run without MPI (two
 #      worker threads) and by `mpirun --oversubscribe -np 2`: every shot file's traces and snapshots
-#      are bit for bit those of the single-shot job at that shot's position, same kernel (h5diff);
+#      are bit for bit those of the single-shot job at that shot's position, same kernel (h5diff, or
+#      torrewave compare --rtol 1e-300 where hdf5-tools is missing);
 #   2. a survey killed midway (SIGKILL: the process, then one rank of mpirun), run again: only the
 #      shots without a complete file run, the complete ones are not rewritten, no temporary file is
 #      left, and every file equals the uninterrupted survey's;
