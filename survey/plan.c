@@ -110,9 +110,13 @@ static int shot_complete(const tw_job *job, const char *dir, const char *hash, l
   return !job->output_segy || stat(sgy, &sb) == 0 ? 1 : 0;
 }
 
-/* "shot-00042.h5.part-123" → 42 when it is a temporary file of a shot (any extension), else −1. */
+/* "shot-00042.h5.part-123" (a temporary file, any extension) or "shot-00042.h5.lock" (the lock file a
+ * killed run left) → 42, else −1. */
 static long stale_index(const char *name) {
-  if (strncmp(name, "shot-", 5) != 0 || !strstr(name, ".part-")) return -1;
+  if (strncmp(name, "shot-", 5) != 0) return -1;
+  const size_t len = strlen(name);
+  const int lockfile = len > 5 && strcmp(name + len - 5, ".lock") == 0;
+  if (!lockfile && !strstr(name, ".part-")) return -1;
   const char *p = name + 5;
   if (!isdigit((unsigned char)*p)) return -1;
   char *end;
@@ -120,19 +124,27 @@ static long stale_index(const char *name) {
   return *end == '.' ? i : -1;
 }
 
-/* Remove the temporary files that killed runs left for the shots about to run (run[i] != 0). Only
- * those: a file of another shot may belong to a survey that runs now, on other shots, in the same
- * directory. Returns how many went. */
-static long clean_stale(const char *dir, long nshots, const unsigned char *run) {
+/* Remove what killed runs left: temporary files and lock files of shots. A shot's leftovers go only
+ * while this process holds that shot's lock (as a single run does), so that a survey running now in
+ * the same directory (other shots, or the same ones) keeps the files it is writing: every writer
+ * holds its shot's lock. Taking and releasing the lock also removes a stale lock file. Rank 0, before
+ * any worker runs a shot (an fcntl lock is the process's: closing another descriptor of a lock file
+ * would drop a worker's lock). Returns how many temporary files went. */
+static long clean_stale(const char *dir, long nshots) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   long n = 0;
   for (struct dirent *e; (e = readdir(d));) {
     const long i = stale_index(e->d_name);
-    if (i < 0 || i >= nshots || !run[i]) continue;
-    char path[1400];
+    if (i < 0 || i >= nshots) continue;
+    char shot[1200], path[1400];
+    tw_survey_shot_path(dir, i, shot, sizeof shot);
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    n += unlink(path) == 0;
+    tw_output_lock *lock = NULL;
+    tw_error err = {0};
+    if (tw_output_lock_take(shot, &lock, &err)) continue; /* a live run holds it: its files */
+    if (strstr(e->d_name, ".part-")) n += unlink(path) == 0;
+    tw_output_lock_release(lock);
   }
   closedir(d);
   return n;
@@ -144,9 +156,9 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
   *todo = NULL;
   tw_status st = make_dirs(rep->directory, err);
   if (st) return st;
-  unsigned char *sel = malloc((size_t)n), *run = calloc((size_t)n, 1);
+  unsigned char *sel = malloc((size_t)n);
   long *t = malloc((size_t)n * sizeof *t);
-  if (!sel || !run || !t) st = tw_error_set(err, TW_ENOMEM, "out of memory for %ld shots", n);
+  if (!sel || !t) st = tw_error_set(err, TW_ENOMEM, "out of memory for %ld shots", n);
   if (!st && opts->shots) st = tw_survey_select(opts->shots, n, sel, err);
   if (!st && !opts->shots) memset(sel, 1, (size_t)n);
   rep->nshots = n;
@@ -159,11 +171,10 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
       continue;
     }
     rep->foreign += c < 0;
-    run[i] = 1;
     t[rep->to_run++] = i;
   }
-  if (!st) rep->stale_removed = clean_stale(rep->directory, n, run);
-  free(sel), free(run);
+  if (!st) rep->stale_removed = clean_stale(rep->directory, n);
+  free(sel);
   if (st) {
     free(t);
     return st;

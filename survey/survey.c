@@ -105,7 +105,16 @@ static void run_one(worker *w, long index) {
   const tw_run_hooks hooks = {NULL, shot_should_stop, sv, 0, NULL};
   tw_run_report rr;
   tw_error e = {0};
-  r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
+  /* As a single run's output (io/outpath.c): a name that may be replaced (not a folder, a link, a
+   * device or one of the job's inputs), and the shot's lock held while it is written, so that two
+   * surveys in one directory never write the same shot (the second reports it failed, naming the
+   * first's pid). */
+  tw_output_lock *lock = NULL;
+  memset(&rr, 0, sizeof rr);
+  r->status = tw_output_check_path(path, sv->job, 0, &e);
+  if (!r->status) r->status = tw_output_lock_take(path, &lock, &e);
+  if (!r->status) r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
+  tw_output_lock_release(lock);
   if (r->status) snprintf(r->msg, sizeof r->msg, "%.399s", e.msg);
   r->wall_s = rr.wall_s, r->compute_s = rr.compute_s;
   r->tables_s = tw_phases_get(&rr.phases, "shot tables");

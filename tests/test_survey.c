@@ -7,8 +7,10 @@
  *     it, bit for bit (survey_check.h);
  *   - tw_survey_run in one process with two worker threads: the counts, the restart (a second run
  *     runs nothing; --shots with --force reruns exactly those), a failed shot reported with its
- *     index and reason while the others complete. */
+ *     index and reason while the others complete; a shot another process is writing (its lock held)
+ *     fails naming it and keeps its files, a killed run's lock file goes. */
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "survey_check.h"
@@ -137,6 +139,69 @@ static tw_survey_report survey(const char *dir, const char *shots, int force, tw
   return rep;
 }
 
+/* Another process writing shot 6 (it holds the shot's lock, its temporary file is there): a survey
+ * that reaches shot 6 reports it failed naming that process and keeps its file; a lock file a killed
+ * run left beside a complete shot goes. The writer then dies as if killed (its files stay): the next
+ * run of shot 6 removes them. */
+static void test_locks(const char *dir) {
+  char path[700], mine[800], leftover[800];
+  tw_survey_shot_path(dir, 6, path, sizeof path);
+  int go[2], hold[2];
+  REQUIRE(pipe(go) == 0 && pipe(hold) == 0, "pipe");
+  const pid_t child = fork();
+  REQUIRE(child >= 0, "fork");
+  if (child == 0) {
+    close(go[0]), close(hold[1]);
+    tw_output_lock *lock = NULL;
+    tw_error e = {0};
+    char ok = tw_output_lock_take(path, &lock, &e) == TW_OK && tw_output_lock_held(lock) ? 'y' : 'n';
+    char tmp[800];
+    snprintf(tmp, sizeof tmp, "%s.part-%ld", path, (long)getpid());
+    FILE *t = fopen(tmp, "w");
+    if (t) fclose(t);
+    if (write(go[1], &ok, 1) != 1) _exit(1);
+    char c;
+    while (read(hold[0], &c, 1) > 0) {
+    }
+    _exit(0); /* as if killed: the temporary file and the lock file stay, the kernel drops the lock */
+  }
+  close(go[1]), close(hold[0]);
+  char ok = 0;
+  REQUIRE(read(go[0], &ok, 1) == 1, "the child did not answer");
+  snprintf(mine, sizeof mine, "%s.part-%ld", path, (long)child);
+  if (ok != 'y') {
+    printf("  (skipped: no fcntl locks in %s)\n", dir);
+  } else {
+    tw_survey_shot_path(dir, 3, leftover, sizeof leftover);
+    strcat(leftover, ".lock");
+    FILE *f = fopen(leftover, "w");
+    if (f) fprintf(f, "99999\n"), fclose(f);
+    tw_survey_report r = survey(dir, "5-6", 1, TW_OK);
+    int found = 0;
+    for (long i = 0; i < r.nresults; i++)
+      if (r.shots[i].index == 6) {
+        char pid[32];
+        snprintf(pid, sizeof pid, "%ld", (long)child);
+        found = r.shots[i].status == TW_EBUSY && strstr(r.shots[i].msg, pid) != NULL;
+      }
+    CHECK(r.done == 1 && r.failed == 1 && found, "shot 6 locked by pid %ld: %ld done, %ld failed", (long)child, r.done,
+          r.failed);
+    tw_survey_report_free(&r);
+    CHECK(access(mine, F_OK) == 0, "the live writer's temporary file was removed");
+    CHECK(access(leftover, F_OK) != 0, "a killed run's lock file beside a complete shot is still there");
+  }
+  close(hold[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the lock holder failed");
+  tw_survey_report r = survey(dir, "6", 1, TW_OK);
+  CHECK(r.to_run == 1 && r.done == 1 && r.failed == 0 && r.stale_removed == 1,
+        "shot 6 after its writer died: %ld done, %ld failed, %ld stale removed", r.done, r.failed, r.stale_removed);
+  tw_survey_report_free(&r);
+  strcat(path, ".lock");
+  CHECK(access(mine, F_OK) != 0 && access(path, F_OK) != 0, "the dead writer's files are still there");
+}
+
 static void test_survey_run(void) {
   char dir[600], path[700];
   snprintf(dir, sizeof dir, "%s/tests/survey-run", TW_BINARY_DIR);
@@ -192,6 +257,7 @@ static void test_survey_run(void) {
   CHECK(access(stale, F_OK) != 0, "the stale temporary file is still there");
   r = survey(dir, "9", 0, TW_ERANGE);
   tw_survey_report_free(&r);
+  test_locks(dir);
 }
 
 int main(void) {

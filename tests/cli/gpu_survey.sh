@@ -57,7 +57,7 @@ if [ $mpi = 1 ]; then
   before=$(ls killed/shot-*.h5 | wc -l)
   echo "killed with $before complete shot files and $(ls killed/*.part-* 2>/dev/null | wc -l) temporary ones"
   expect 0 "$before complete \(skipped\), $((8 - before)) to run" -- mpirun -np 2 "$T" run survey.cfg -o killed
-  ! ls killed/*.part-* >/dev/null 2>&1 || { echo "FAIL: temporary files left"; fail=1; }
+  ! ls killed/*.part-* killed/*.lock >/dev/null 2>&1 || { echo "FAIL: temporary or lock files left: $(ls killed)"; fail=1; }
   for i in $(seq 0 7); do same "killed/shot-0000$i.h5" "s-gpu-diamond-2-$i.h5" "killed and rerun, shot $i"; done
 fi
 exit $fail

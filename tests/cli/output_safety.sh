@@ -105,7 +105,6 @@ test ! -e pair.h5.lock || { echo "FAIL: the lock file was left"; fail=1; }
 "$T" run long.cfg -o killed.h5 -q &
 victim=$!
 for _ in $(seq 200); do ls killed.h5.part-* >/dev/null 2>&1 && break; sleep 0.05; done
-sleep 0.3
 kill -KILL $victim; wait $victim 2>/dev/null
 test -e "killed.h5.part-$victim" || { echo "FAIL: no temporary after kill -9"; fail=1; }
 expect 0 "^stale +killed\.h5\.part-$victim: left by an earlier run that was killed" -- "$T" check job.cfg -o killed.h5

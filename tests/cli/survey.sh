@@ -74,7 +74,7 @@ killed_run() {
   local done_before part
   done_before=$(cd killed && ls shot-*.h5 2>/dev/null | sort | tr '\n' ' ')
   part=$(ls killed/*.part-* 2>/dev/null | wc -l)
-  echo "killed ($what): complete before the rerun: $done_before; temporary files left: $part"
+  echo "killed ($what): complete before the rerun: $done_before; temporary files left: $part, lock files: $(ls killed/*.lock 2>/dev/null | wc -l)"
   [ -n "$done_before" ] && [ "$part" -ge 1 ] || { echo "FAIL: the kill did not land midway ($what)"; fail=1; }
   local inodes; inodes=$(cd killed && stat -c '%n %i %Y' $done_before 2>/dev/null)
   "$T" run slow.cfg -o killed -v > rerun.out 2>&1 || { echo "FAIL: the rerun failed"; cat rerun.out; fail=1; }
@@ -85,7 +85,7 @@ killed_run() {
   grep -q "$(echo "$done_before" | wc -w) complete (skipped)" rerun.out || { echo "FAIL: plan line"; cat rerun.out; fail=1; }
   [ "$(cd killed && stat -c '%n %i %Y' $done_before 2>/dev/null)" = "$inodes" ] ||
     { echo "FAIL: a complete shot file was rewritten"; fail=1; }
-  ! ls killed/*.part-* >/dev/null 2>&1 || { echo "FAIL: temporary files left: $(ls killed)"; fail=1; }
+  ! ls killed/*.part-* killed/*.lock >/dev/null 2>&1 || { echo "FAIL: temporary or lock files left: $(ls killed)"; fail=1; }
   for i in "${!shots[@]}"; do same "killed/shot-0000$i.h5" "whole/shot-0000$i.h5" "killed ($what), shot $i"; done
 }
 killed_run process "$T" run slow.cfg -q -o killed --workers 1
