@@ -72,7 +72,7 @@ static const char *const JOB =
     "            { position = [400.0, 0.0, 280.0]; interpolation = \"trilinear\";\n"
     "              wavelet = { type = \"ricker\"; frequency = 12.0; amplitude = 2.0; }; } );\n"
     "receivers = { interval = 2; interpolation = \"trilinear\";\n"
-    "              points = ( [0.0, 0.0, 0.0], [400.0, 360.0, 280.0], [133.3, 77.7, 0.0] );\n"
+    "              points = ( [0.0, 0.0, 5.0], [400.0, 360.0, 280.0], [133.3, 77.7, 5.0] );\n"
     "              lines = ( { from = [0.0, 183.0, 5.0]; to = [400.0, 183.0, 5.0]; count = 41; } ); };\n"
     "snapshots = { every = 60; decimate = 2; };\n"
     "solver = { kernel = \"cpu\"; };\n";
