@@ -15,9 +15,13 @@ static void help_bench(FILE *out) {
           "usage: torrewave bench [options]\n\n"
           "Times kernels on synthetic problems (random velocity 1500-4500 m/s, absorbing layers, free\n"
           "surface, one source, 128 receivers) and prints Gcell/s (median, min, max over the repetitions),\n"
-          "the effective bandwidth at 16 B per cell update, and the percentage of the stepwise ceiling:\n"
-          "a device-to-device copy measured in the same run, (bytes read + written) / 16 B per update.\n"
-          "GPU kernels are timed with CUDA events after a warm-up; CPU kernels with the host clock.\n\n"
+          "the effective bandwidth at the kernel's bytes per cell update, and the percentage of its ceiling\n"
+          "measured in the same run. GPU kernels: a device-to-device copy, (bytes read + written) / 16 B per\n"
+          "update, timed with CUDA events after a warm-up. CPU kernels: the host's memory bandwidth (a stream\n"
+          "reading three arrays and writing one, as a stepwise update does) over the kernel's DRAM bytes per\n"
+          "update (cpu 16, cpu-diamond 20/dts), and the fp32 FMA peak over the update's flops (12r + 4 at\n"
+          "order 2r), whichever is lower; timed with the host clock, also per CPU-second of the process\n"
+          "(less disturbed by other load; set OMP_WAIT_POLICY=passive so that waiting threads do not count).\n\n"
           "options:\n"
           "  --kernels LIST     comma-separated kernels (default: every GPU kernel of this build when a\n"
           "                     GPU is present, else cpu). gpu-stepwise@VARIANT times a tuning variant;\n"
@@ -28,13 +32,13 @@ static void help_bench(FILE *out) {
           "  --orders LIST      spatial orders (default 2,4,8)\n"
           "  --grid NXxNYxNZ    padded grid for GPU kernels (default: --gb 2)\n"
           "  --gb G             size the GPU grid to G GiB per time level (NY = 1024, NZ = 512)\n"
-          "  --cpu-grid NXxNYxNZ  padded grid for CPU kernels (default 128x128x128)\n"
-          "  --steps N          steps per timed repetition (default 20 on the GPU, 4 on the CPU)\n"
+          "  --cpu-grid NXxNYxNZ  padded grid for CPU kernels (default 256x256x256)\n"
+          "  --steps N          steps per timed repetition (default 20 on the GPU, 32 on the CPU)\n"
           "  --reps N           timed repetitions (default 5)\n"
           "  --warmup N         untimed repetitions first (default 1)\n"
           "  --absorb N         absorbing cells per face inside the grid (default 20)\n"
           "  --no-free-surface  absorbing layer on top too\n"
-          "  --no-ceiling       skip the copy measurement\n"
+          "  --no-ceiling       skip the ceiling measurements\n"
           "  --json FILE        also write the results as JSON\n");
 }
 
@@ -61,7 +65,7 @@ static void json_str(FILE *f, const char *s) {
 
 static int run_bench(int argc, char **argv) {
   char kernels_buf[1024] = "", orders_buf[128] = "2,4,8";
-  int grid[3] = {0, 0, 0}, cpu_grid[3] = {128, 128, 128};
+  int grid[3] = {0, 0, 0}, cpu_grid[3] = {256, 256, 256};
   double gb = 2.0;
   long steps = 0;
   int reps = 5, warmup = 1, absorb = 20, fs = 1, ceiling = 1;
@@ -188,6 +192,16 @@ static int run_bench(int argc, char **argv) {
            "bound by %.1f Gcell/s\n", copy_gbps, ceil_gcells);
   }
 
+  /* The host's ceilings for the CPU kernels: memory over 3 × 64 MiB (far above an L3). */
+  tw_host_ceilings hc;
+  memset(&hc, 0, sizeof hc);
+  if (any_cpu && ceiling) {
+    if (tw_bench_host_ceilings(0, (size_t)64 << 20, 5, &hc, &err) != TW_OK) return tw_app_fail(&err);
+    printf("host ceilings (%d threads): memory %.1f GB/s (read 3 arrays + write 1, as a stepwise update), fp32 "
+           "%s %.1f GFMA/s = %.1f Gflop/s\n", hc.threads, hc.mem_gbps, hc.fma_fused ? "FMA" : "multiply+add",
+           hc.fma_gfmas, 2 * hc.fma_gfmas);
+  }
+
   tw_bench_result *res = calloc((size_t)nk * (size_t)no, sizeof *res);
   int *ok = calloc((size_t)nk * (size_t)no, sizeof *ok);
   if (!res || !ok) {
@@ -195,7 +209,7 @@ static int run_bench(int argc, char **argv) {
     return tw_app_fail(&err);
   }
   int nres = 0, failures = 0;
-  const long gsteps = steps ? steps : 20, csteps = steps ? steps : 4;
+  const long gsteps = steps ? steps : 20, csteps = steps ? steps : 32;
   for (int o = 0; o < no; o++) {
     /* One problem per order and grid kind (GPU / CPU), shared by the kernels. */
     for (int pass = 0; pass < 2; pass++) {
@@ -238,35 +252,58 @@ static int run_bench(int argc, char **argv) {
 
   printf("\n%-24s %5s %16s %9s %9s %9s %8s %10s  %s\n", "kernel", "order", "grid", "Gcell/s", "min", "max", "GB/s",
          "% ceiling", "timing");
+  double *pct_of = calloc((size_t)(nres ? nres : 1), sizeof *pct_of);
   for (int i = 0; i < nres; i++) {
-    const tw_bench_result *r = &res[i];
-    char g[48], pct[16] = "-";
+    tw_bench_result *r = &res[i];
+    char g[48], pct[16] = "-", timing[96];
     snprintf(g, sizeof g, "%dx%dx%d", r->N[0], r->N[1], r->N[2]);
-    if (r->gpu_timed && ceil_gcells > 0) snprintf(pct, sizeof pct, "%.1f %%", 100.0 * r->gcells_med / ceil_gcells);
-    printf("%-24s %5d %16s %9.2f %9.2f %9.2f %8.0f %10s  %s\n", r->kernel, r->order, g, r->gcells_med, r->gcells_min,
-           r->gcells_max, r->gbytes_med, pct, r->gpu_timed ? "CUDA events" : "host clock");
+    double ceil_k = r->gpu_timed ? ceil_gcells : 0;
+    if (!r->gpu_timed) { /* the CPU roofline: memory at the kernel's bytes per update, or arithmetic */
+      const double bytes = tw_cpu_update_bytes(r->kernel, r->order, r->dts);
+      r->gbytes_med = bytes * r->gcells_med;
+      if (hc.mem_gbps > 0) {
+        const double mem = hc.mem_gbps / bytes, fma = 2 * hc.fma_gfmas / tw_cpu_update_flops(r->order);
+        ceil_k = mem < fma ? mem : fma;
+      }
+      snprintf(timing, sizeof timing, "host clock, %.2f per CPU-s", r->gcells_cpu);
+    } else {
+      snprintf(timing, sizeof timing, "CUDA events");
+    }
+    if (ceil_k > 0) snprintf(pct, sizeof pct, "%.1f %%", 100.0 * r->gcells_med / ceil_k);
+    pct_of[i] = ceil_k > 0 ? 100.0 * r->gcells_med / ceil_k : 0;
+    printf("%-24s %5d %16s %9.2f %9.2f %9.2f %8.1f %10s  %s\n", r->kernel, r->order, g, r->gcells_med, r->gcells_min,
+           r->gcells_max, r->gbytes_med, pct, timing);
+  }
+  if (any_cpu && hc.mem_gbps > 0) {
+    printf("\nCPU ceilings: memory %.1f GB/s / bytes per update (cpu 16 B: %.2f Gcell/s; cpu-diamond 20/dts B); "
+           "FMA %.1f GFMA/s × 2 / flops per update (12r + 4):", hc.mem_gbps, hc.mem_gbps / 16.0, hc.fma_gfmas);
+    for (int o = 0; o < no; o++)
+      printf(" order %d %.2f Gcell/s%s", orders[o], 2 * hc.fma_gfmas / tw_cpu_update_flops(orders[o]),
+             o + 1 < no ? ";" : "\n");
   }
   if (json) {
     FILE *f = fopen(json, "w");
     if (!f) {
       tw_error_set(&err, TW_EIO, "--json %s: cannot open for writing", json);
-      free(res), free(ok);
+      free(res), free(ok), free(pct_of);
       return tw_app_fail(&err);
     }
     fprintf(f, "{\n  \"version\": ");
     json_str(f, TW_VERSION);
     fprintf(f, ",\n  \"device\": ");
     json_str(f, dev);
-    fprintf(f, ",\n  \"copy_gbps\": %.3f,\n  \"ceiling_gcells\": %.3f,\n  \"results\": [", copy_gbps, ceil_gcells);
+    fprintf(f, ",\n  \"copy_gbps\": %.3f,\n  \"ceiling_gcells\": %.3f,\n  \"host_threads\": %d,\n  \"host_mem_gbps\": %.3f,\n"
+               "  \"host_fma_gfmas\": %.3f,\n  \"host_fma_fused\": %d,\n  \"results\": [", copy_gbps, ceil_gcells, hc.threads,
+            hc.mem_gbps, hc.fma_gfmas, hc.fma_fused);
     for (int i = 0; i < nres; i++) {
       const tw_bench_result *r = &res[i];
       fprintf(f, "%s\n    {\"kernel\": ", i ? "," : "");
       json_str(f, r->kernel);
       fprintf(f, ", \"order\": %d, \"grid\": [%d, %d, %d], \"steps\": %ld, \"reps\": %d, \"gcells_median\": %.4f, "
-                 "\"gcells_min\": %.4f, \"gcells_max\": %.4f, \"gbytes_per_s\": %.2f, \"pct_ceiling\": %.2f, "
-                 "\"timing\": \"%s\", \"note\": ",
+                 "\"gcells_min\": %.4f, \"gcells_max\": %.4f, \"gcells_per_cpu_second\": %.4f, \"gbytes_per_s\": %.2f, "
+                 "\"pct_ceiling\": %.2f, \"dts\": %d, \"tower_height\": %d, \"timing\": \"%s\", \"note\": ",
               r->order, r->N[0], r->N[1], r->N[2], r->steps, r->reps, r->gcells_med, r->gcells_min, r->gcells_max,
-              r->gbytes_med, r->gpu_timed && ceil_gcells > 0 ? 100.0 * r->gcells_med / ceil_gcells : 0.0,
+              r->gcells_cpu, r->gbytes_med, pct_of[i], r->dts, r->tower_height,
               r->gpu_timed ? "cuda-events" : "host-clock");
       json_str(f, r->note);
       fputc('}', f);
@@ -274,12 +311,13 @@ static int run_bench(int argc, char **argv) {
     fprintf(f, "\n  ]\n}\n");
     if (fclose(f) != 0) {
       tw_error_set(&err, TW_EIO, "--json %s: write failed", json);
-      free(res), free(ok);
+      free(res), free(ok), free(pct_of);
       return tw_app_fail(&err);
     }
   }
   free(res);
   free(ok);
+  free(pct_of);
   return failures ? TW_EXIT_FAIL : TW_EXIT_OK;
 }
 

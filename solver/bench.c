@@ -2,10 +2,16 @@
  * registered kernel through the backend interface (the same calls run.c makes), so that every
  * kernel is measured the same way. GPU kernels: CUDA events (gpu_bench.cu); CPU kernels: the
  * host's monotonic clock. DESIGN §6: Gcell/s = padded cells × steps / seconds / 1e9. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include "cpu_fields.h"
 #include "problem.h"
 
 struct tw_bench_problem {
@@ -139,6 +145,14 @@ static tw_status do_advance(void *arg, tw_error *err) {
   return a->be->advance(a->state, a->t, a->n, a->taps, err);
 }
 
+/* CPU time of the process, all threads (the bench's CPU kernels wait passively between
+ * parallel regions only if OMP_WAIT_POLICY=passive; `torrewave bench` says so). */
+static double cpu_seconds(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t)) return 0;
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b) {
   const double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;
@@ -184,6 +198,7 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
     }
   }
   pb = &pbo;
+  (void)rest; /* CPU kernels start from rest anyway (fields are random only on the GPU) */
   char *at = strchr(name, '@');
   const char *variant = NULL;
   if (at) *at = 0, variant = at + 1;
@@ -224,7 +239,9 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
   double *sec = malloc((size_t)reps * sizeof *sec);
   if (!taps || !sec) st = tw_error_set(err, TW_ENOMEM, "out of memory");
   advance_call call = {be, state, 0, steps, taps};
+  double cpu_best = 0;
   res->gpu_timed = be->needs_gpu;
+  if (strcmp(name, "cpu-diamond") == 0) tw_cpu_diamond_params(pb, &res->dts, &res->tower_height, NULL);
   for (int r = -warmup; r < reps && !st; r++) {
     double s = 0;
 #ifdef TW_WITH_CUDA
@@ -233,9 +250,11 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
     } else
 #endif
     {
-      const double t0 = tw_wall_seconds();
+      const double t0 = tw_wall_seconds(), c0 = cpu_seconds();
       st = do_advance(&call, err);
       s = tw_wall_seconds() - t0;
+      const double cs = cpu_seconds() - c0;
+      if (r >= 0 && cs > 0 && (cpu_best == 0 || cs < cpu_best)) cpu_best = cs;
     }
     call.t += steps;
     if (r >= 0) sec[r] = s;
@@ -247,6 +266,7 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
     res->gcells_min = upd / sec[reps - 1] / 1e9;
     res->gcells_max = upd / sec[0] / 1e9;
     res->gbytes_med = 16.0 * res->gcells_med;
+    if (cpu_best > 0) res->gcells_cpu = upd / cpu_best / 1e9;
     if (be->report) {
       tw_run_report rep;
       memset(&rep, 0, sizeof rep);
@@ -263,6 +283,68 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
   free(sec);
   be->destroy(state);
   return st;
+}
+
+/* ---------------------------------------------------------------- host ceilings */
+
+double tw_cpu_update_flops(int order) { return 12.0 * (order / 2) + 4.0; }
+
+double tw_cpu_update_bytes(const char *kernel, int order, int dts) {
+  if (kernel && strncmp(kernel, "cpu-diamond", 11) == 0 && dts > 0) return 20.0 / dts; /* 20·r/R, R = r·dts */
+  (void)order;
+  return 16.0;
+}
+
+static volatile float bench_sink;
+
+tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ceilings *c, tw_error *err) {
+  memset(c, 0, sizeof *c);
+#ifdef _OPENMP
+  c->threads = threads > 0 ? threads : omp_get_max_threads();
+#else
+  c->threads = 1;
+#endif
+  const int nt = c->threads;
+  /* memory: three arrays of `bytes` each, first-touched by the threads that stream them */
+  const size_t n = bytes / sizeof(float);
+  float *a = tw_alloc_large(n * sizeof(float)), *b = tw_alloc_large(n * sizeof(float)),
+        *q = tw_alloc_large(n * sizeof(float)); /* huge pages, as the CPU fields */
+  if (!a || !b || !q) {
+    free(a), free(b), free(q);
+    return tw_error_set(err, TW_ENOMEM, "bench: cannot allocate 3 × %zu MiB for the memory ceiling", n * 4 >> 20);
+  }
+#pragma omp parallel for schedule(static) num_threads(nt)
+  for (size_t i = 0; i < n; i++) a[i] = 1e-3f, b[i] = 2e-3f, q[i] = 0.5f;
+  double best = 0;
+  for (int r = 0; r < reps; r++) {
+    const double t0 = tw_wall_seconds();
+#pragma omp parallel for schedule(static) num_threads(nt)
+    for (size_t i = 0; i < n; i++) b[i] = q[i] * a[i] - b[i]; /* 3 reads, 1 write in place */
+    const double s = tw_wall_seconds() - t0;
+    if (s > 0 && 16.0 * (double)n / s > best) best = 16.0 * (double)n / s;
+  }
+  c->mem_gbps = best / 1e9;
+  free(a), free(b), free(q);
+  /* arithmetic: n_it iterations of 96 multiply-adds per thread (the active variant of the CPU
+   * kernels' code, cpu_update.c), the best of reps */
+  const tw_cpu_impl *impl = tw_cpu_impl_active();
+  c->fma_fused = impl->fused;
+  const long n_it = 200000;
+  best = 0;
+  float sink = 0;
+  for (int r = 0; r < reps; r++) {
+    const double t0 = tw_wall_seconds();
+#pragma omp parallel num_threads(nt) reduction(+ : sink)
+    {
+      sink += impl->fma_chains(n_it, 0.999f, 1e-3f);
+    }
+    const double s = tw_wall_seconds() - t0;
+    const double rate = (double)nt * (double)n_it * 96.0 / s;
+    if (s > 0 && rate > best) best = rate;
+  }
+  c->fma_gfmas = best / 1e9;
+  bench_sink = sink; /* the chains' results are used */
+  return TW_OK;
 }
 
 #ifndef TW_WITH_CUDA

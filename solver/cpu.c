@@ -1,5 +1,8 @@
-/* cpu — the reference solver: the stepwise update of DESIGN §1, one time step at a time, OpenMP
- * over x-planes. Every cell goes through tw_cpu_update_column (cpu_fields.c). */
+/* cpu — the reference solver: the stepwise update of DESIGN §1, one time step at a time. Each step
+ * sweeps the grid in y-blocks (tw_cpu_yblocks: the 2r + 1 planes of a block that the x-derivative
+ * needs stay in L2 while the block is swept along x), OpenMP over the blocks with the static split
+ * that placed their pages (cpu_fields.c), one parallel region for the whole call. Every cell goes
+ * through tw_cpu_update_row (cpu_update.c). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,15 +34,21 @@ static tw_status cpu_advance(void *state, long t0, long n, float *taps, tw_error
   long first, count;
   tw_samples_in(pb, t0, n, &first, &count);
   const tw_tap_sink sink = {taps, first};
-  const int N0 = pb->g.N[0], N1 = pb->g.N[1];
+  const int N0 = pb->g.N[0], N1 = pb->g.N[1], threads = tw_cpu_threads(pb);
+  int by;
+  const int nb = tw_cpu_yblocks(pb, threads, &by);
   (void)err;
-#pragma omp parallel
-  tw_cpu_flush_denormals();
   tw_cpu_flush_denormals(); /* the calling thread too, when OpenMP is off */
-  for (long m = t0; m < t0 + n; m++) {
-#pragma omp parallel for schedule(static)
-    for (int i = 0; i < N0; i++)
-      for (int j = 0; j < N1; j++) tw_cpu_update_column(pb, &s->f, i, j, m, &sink);
+#pragma omp parallel num_threads(threads)
+  {
+    tw_cpu_flush_denormals();
+    for (long m = t0; m < t0 + n; m++) {
+#pragma omp for schedule(static)
+      for (int b = 0; b < nb; b++) {
+        const int y0 = b * by, y1 = y0 + by < N1 ? y0 + by : N1;
+        for (int i = 0; i < N0; i++) tw_cpu_update_row(pb, &s->f, i, y0, y1, m, &sink);
+      }
+    }
   }
   s->level = t0 + n;
   s->dirty = 1;

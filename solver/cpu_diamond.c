@@ -3,7 +3,7 @@
  * snapshots and the final step, and the last block of a call is shorter): the stages in
  * decreasing s, OpenMP over the towers of a stage (they are independent, schedule.h), each tower
  * runs its local steps τ = 0 … nt−1 over its clipped diamond. Every column goes through
- * tw_cpu_update_column, the function the stepwise `cpu` backend uses, with its sources and
+ * tw_cpu_update_row, the function the stepwise `cpu` backend uses, with its sources and
  * receiver taps: bitwise equality with `cpu` rests on the schedule alone.
  *
  * With solver.device_memory below the whole grid, the towers work on a ring of x-planes and the
@@ -17,20 +17,6 @@
 #include "cpu_fields.h"
 #include "schedule.h"
 #include "window.h"
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* Threads for the parallel regions: solver.threads, or the OpenMP default. */
-static int dia_threads(const tw_problem *pb) {
-#ifdef _OPENMP
-  return pb->threads > 0 ? pb->threads : omp_get_max_threads();
-#else
-  (void)pb;
-  return 1;
-#endif
-}
 
 typedef struct {
   const tw_problem *pb;
@@ -50,12 +36,33 @@ static void dia_destroy(void *state) {
   free(s);
 }
 
+/* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers). Measured on
+ * a 2-core Zen 3 (docs/performance.md, "CPU kernels"), 256³ with absorbing layers: tiles of
+ * R = r·dts ≈ 16 cells were fastest at orders 2 and 8 (R = 8 towers, whose 2R² columns of three
+ * arrays fit the 512 KiB L2 at Nz = 256, ran 9 % slower at both orders: they fetch 5× less from
+ * beyond the L2 but spend more on short rows, tips and stage barriers; R = 32 leaves a stage 4–5
+ * towers for 2 threads). R = 16 keeps a tower's 2R²·Nz·12 B ≈ 1.6 MiB in the L3 and its DRAM
+ * traffic near 20·r/R ≈ 1.25 B per update (cachegrind: 0.9 at order 2, 3.8 at order 8), far
+ * below the 16 B of the stepwise kernel. Height: 32 and 64 measured alike; 32 keeps the window
+ * (when solver.device_memory caps it) small. */
+#define TW_CPU_TILE 16
+#define TW_CPU_HEIGHT 32
+static int cpu_default_dts(const tw_problem *pb) {
+  const int r = pb->st.r;
+  return TW_CPU_TILE / r > 1 ? TW_CPU_TILE / r : 1;
+}
+
+tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err) {
+  const int d = pb->dts ? pb->dts : cpu_default_dts(pb);
+  return tw_schedule_params(pb->order, d, pb->tower_height ? pb->tower_height : TW_CPU_HEIGHT, dts, nt, err);
+}
+
 static tw_status dia_create(const tw_problem *pb, void **state, tw_error *err) {
   dia_state *s = calloc(1, sizeof *s);
   if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
   s->pb = pb;
   int W = 0;
-  tw_status st = tw_schedule_params(pb->order, pb->dts, pb->tower_height, &s->dts, &s->nt, err);
+  tw_status st = tw_cpu_diamond_params(pb, &s->dts, &s->nt, err);
   if (!st) st = tw_window_cpu_size(pb, s->dts, s->nt, pb->device_memory, &W, err);
   if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->host, err);
   if (!st && W) {
@@ -80,7 +87,7 @@ static void run_tower(const tw_problem *pb, tw_cpu_fields *f, const tw_schedule 
     for (int x = x0; x < x1; x++) {
       int y0, y1;
       tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
-      for (int y = y0; y < y1; y++) tw_cpu_update_column(pb, f, x, y, n, sink);
+      if (y0 < y1) tw_cpu_update_row(pb, f, x, y0, y1, n, sink);
       if (f->wrap) tw_cpu_ring_sync_row(f, x, y0, y1, (int)((n + 1) % 2));
     }
   }
@@ -115,7 +122,7 @@ static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_ta
   tw_window *w = st->windowed ? &st->win : NULL;
   tw_cpu_fields *f = w ? &w->ring : &st->host;
   tw_cpu_flush_denormals(); /* the calling thread too, when OpenMP is off */
-#pragma omp parallel num_threads(dia_threads(pb))
+#pragma omp parallel num_threads(tw_cpu_threads(pb))
   {
     tw_cpu_flush_denormals(); /* in every thread, as the cpu backend does: both must flush alike */
     run_stages(pb, f, w, sc, t0, sink);

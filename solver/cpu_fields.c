@@ -1,8 +1,13 @@
+#define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "cpu_fields.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #if defined(__SSE__) || defined(__x86_64__)
 #include <xmmintrin.h>
 #endif
@@ -42,25 +47,136 @@ void tw_cpu_fields_zero(tw_cpu_fields *f) {
 #endif
 }
 
-/* Zeroed arrays for nx planes plus the halo. */
-static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
+/* ---------------------------------------------------------------- variants of the hot code */
+void tw_cpu_update_row_base(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
+                            const tw_tap_sink *sink);
+float tw_cpu_fma_chains_base(long n, float a, float b);
+extern const int tw_cpu_fused_base;
+#ifdef TW_HAVE_CPU_V3
+void tw_cpu_update_row_v3(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
+                          const tw_tap_sink *sink);
+float tw_cpu_fma_chains_v3(long n, float a, float b);
+extern const int tw_cpu_fused_v3;
+#endif
+
+static const tw_cpu_impl *impl_active;
+
+static const tw_cpu_impl *impl_find(const char *name) {
+  static tw_cpu_impl base, v3;
+  if (!base.name) base = (tw_cpu_impl){"base", tw_cpu_update_row_base, tw_cpu_fma_chains_base, tw_cpu_fused_base};
+#ifdef TW_HAVE_CPU_V3
+  if (!v3.name) v3 = (tw_cpu_impl){"v3", tw_cpu_update_row_v3, tw_cpu_fma_chains_v3, tw_cpu_fused_v3};
+  __builtin_cpu_init();
+  const int has_v3 = __builtin_cpu_supports("x86-64-v3");
+  if ((!name || strcmp(name, "v3") == 0) && has_v3) return &v3;
+#else
+  (void)v3;
+#endif
+  return !name || strcmp(name, "base") == 0 ? &base : NULL;
+}
+
+const tw_cpu_impl *tw_cpu_impl_active(void) {
+  if (!impl_active) impl_active = impl_find(NULL);
+  return impl_active;
+}
+
+int tw_cpu_impl_select(const char *name) {
+  const tw_cpu_impl *i = impl_find(name);
+  if (i) impl_active = i;
+  return i != NULL;
+}
+
+void tw_cpu_update_row(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
+                       const tw_tap_sink *sink) {
+  impl_active->update_row(pb, f, i, y0, y1, n, sink); /* set by tw_cpu_fields_create */
+}
+
+void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx) {
+  const int h = pb->st.r;
+  *sy = tw_cpu_pitch(pb->g.N[2], h);
+  *sx = *sy * (long)(pb->g.N[1] + 2 * h);
+}
+
+int tw_cpu_threads(const tw_problem *pb) {
+#ifdef _OPENMP
+  return pb->threads > 0 ? pb->threads : omp_get_max_threads();
+#else
+  (void)pb;
+  return 1;
+#endif
+}
+
+long tw_cpu_cache_bytes(int level) {
+  static long size[4];
+  if (level < 1 || level > 3) return 0;
+  if (size[level]) return size[level];
+  long bytes = 0;
+  /* Linux sysfs first: glibc's sysconf reported a 256 MiB L3 for this VM's 32 MiB */
+  for (int idx = 0; idx < 8 && !bytes; idx++) {
+    char path[96];
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", idx);
+    FILE *f = fopen(path, "r");
+    int lv = 0;
+    if (!f) break;
+    if (fscanf(f, "%d", &lv) != 1) lv = 0;
+    fclose(f);
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", idx);
+    char type[32] = "";
+    if ((f = fopen(path, "r"))) {
+      if (fscanf(f, "%31s", type) != 1) type[0] = 0;
+      fclose(f);
+    }
+    if (lv != level || strcmp(type, "Instruction") == 0) continue;
+    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", idx);
+    if ((f = fopen(path, "r"))) {
+      long k = 0;
+      char unit = 'K';
+      if (fscanf(f, "%ld%c", &k, &unit) >= 1) bytes = unit == 'M' ? k << 20 : k << 10;
+      fclose(f);
+    }
+  }
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  if (!bytes) bytes = sysconf(level == 1 ? _SC_LEVEL1_DCACHE_SIZE : level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE);
+#endif
+  if (bytes <= 0) bytes = level == 1 ? 32L << 10 : level == 2 ? 512L << 10 : 8L << 20;
+  return size[level] = bytes;
+}
+
+int tw_cpu_yblocks(const tw_problem *pb, int threads, int *by) {
+  const int N1 = pb->g.N[1], r = pb->st.r;
+  long sy, sx;
+  tw_cpu_strides(pb, &sy, &sx);
+  /* the 2r + 1 planes of level n that a sweep along x keeps, in each thread's half share of the
+   * L3 (docs/performance.md: blocks sized for the L2 measured slower, the y halos re-read) */
+  long want = tw_cpu_cache_bytes(3) / 2 / threads / ((2L * r + 1) * sy * (long)sizeof(float)) - 2L * r;
+  if (want < 8) want = 8;
+  int nb = (int)((N1 + want - 1) / want);
+  if (nb < threads) nb = threads < N1 ? threads : N1;
+  nb = (nb + threads - 1) / threads * threads; /* every thread the same number of blocks */
+  if (nb > N1) nb = N1;
+  *by = (N1 + nb - 1) / nb;
+  return (N1 + *by - 1) / *by;
+}
+
+/* Arrays for nx planes plus the halo, zeroed, on huge pages where the system gives them
+ * (tw_alloc_large: the memory-bound stepwise kernel +11-12 % against 4 KiB pages, whose ends stop
+ * the hardware prefetchers). The first write of every page (which places it near the thread that
+ * writes it first, on a machine with several memory nodes) is made by the thread that will update
+ * it in the stepwise kernel: y-block b's columns, halo columns with the first and last block, by
+ * the same static OpenMP schedule as cpu.c. c²dt² is copied in the same loop. */
+static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, int copy_c2, tw_cpu_fields *f, tw_error *err) {
   const tw_grid *g = &pb->g;
+  tw_cpu_impl_active(); /* choose the variant here, before any thread runs a kernel */
   memset(f, 0, sizeof *f);
   f->h = pb->st.r;
+  f->kz = tw_cpu_kz(f->h);
   f->x0 = x0;
   f->nx = nx;
-  f->sy = g->N[2] + 2 * f->h;
-  f->sx = f->sy * (long)(g->N[1] + 2 * f->h);
+  tw_cpu_strides(pb, &f->sy, &f->sx);
   f->size = (size_t)f->sx * (size_t)(nx + 2 * f->h);
-  f->base = (size_t)f->h * (size_t)(f->sx + f->sy + 1);
-  /* Zeroed by all threads, on huge pages where the system gives them (the first touch is most of
-   * the set-up of a large grid). */
+  f->base = (size_t)f->h * (size_t)(f->sx + f->sy) + (size_t)f->kz;
   for (int a = 0; a < 2; a++) f->p[a] = tw_alloc_large(f->size * sizeof(float));
   f->c2 = tw_alloc_large(f->size * sizeof(float));
-  for (int a = 0; a < 3; a++) {
-    float *q = a < 2 ? f->p[a] : f->c2;
-    if (q) tw_zero_floats(q, f->size);
-  }
 #ifdef TW_DEBUG_LEVELS
   const size_t ncol = f->size / (size_t)f->sy;
   for (int a = 0; a < 2; a++) f->lvl[a] = malloc(ncol * sizeof(long));
@@ -74,17 +190,28 @@ static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, tw_cpu_field
     return tw_error_set(err, TW_ENOMEM, "cannot allocate %zu MiB for the CPU fields",
                         3 * f->size * sizeof(float) >> 20);
   }
+  const int threads = tw_cpu_threads(pb), N1 = g->N[1];
+  int by;
+  const int nb = tw_cpu_yblocks(pb, threads, &by);
+#pragma omp parallel for schedule(static) num_threads(threads)
+  for (int b = 0; b < nb; b++) {
+    const int c0 = b == 0 ? -f->h : b * by, c1 = b == nb - 1 ? N1 + f->h : (b + 1) * by; /* columns */
+    const size_t len = (size_t)(c1 - c0) * (size_t)f->sy;
+    for (int sl = -f->h; sl < nx + f->h; sl++) {
+      const size_t o = (size_t)(f->h + sl) * (size_t)f->sx + (size_t)(f->h + c0) * (size_t)f->sy;
+      for (int a = 0; a < 3; a++) memset((a < 2 ? f->p[a] : f->c2) + o, 0, len * sizeof(float));
+      const int i = x0 + sl;
+      if (!copy_c2 || sl < 0 || sl >= nx) continue;
+      for (int j = b * by; j < (b + 1) * by && j < N1; j++)
+        memcpy(f->c2 + tw_cpu_off(f, i, j, 0), pb->c2dt2 + tw_grid_index(g, i, j, 0), (size_t)g->N[2] * sizeof(float));
+    }
+  }
   return TW_OK;
 }
 
 tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
-  const tw_grid *g = &pb->g;
-  tw_status st = fields_alloc(pb, x0, nx, f, err);
+  tw_status st = fields_alloc(pb, x0, nx, 1, f, err);
   if (st) return st;
-#pragma omp parallel for schedule(static)
-  for (int i = x0; i < x0 + nx; i++)
-    for (int j = 0; j < g->N[1]; j++)
-      memcpy(f->c2 + tw_cpu_off(f, i, j, 0), pb->c2dt2 + tw_grid_index(g, i, j, 0), (size_t)g->N[2] * sizeof(float));
 #ifdef TW_DEBUG_LEVELS
   init_levels(f);
 #endif
@@ -94,7 +221,7 @@ tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fiel
 tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *f, tw_error *err) {
   if (W < 2 * pb->st.r)
     return tw_error_set(err, TW_EINTERNAL, "window ring of %d planes is below 2r = %d", W, 2 * pb->st.r);
-  tw_status st = fields_alloc(pb, 0, W, f, err);
+  tw_status st = fields_alloc(pb, 0, W, 0, f, err);
   if (!st) f->wrap = W;
 #ifdef TW_DEBUG_LEVELS
   if (!st) init_levels(f);
@@ -117,69 +244,6 @@ void tw_cpu_fields_destroy(tw_cpu_fields *f) {
   free(f->p[1]);
   free(f->c2);
   memset(f, 0, sizeof *f);
-}
-
-/* Lists are sorted by (i, j, k): binary search for the first entry >= (i, j, 0). */
-static long lower_bound(const int (*c)[3], long n, int i, int j) {
-  long lo = 0, hi = n;
-  while (lo < hi) {
-    long mid = (lo + hi) / 2;
-    if (c[mid][0] < i || (c[mid][0] == i && c[mid][1] < j)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-void tw_column_range(const int (*cells)[3], long n, int i, int j, long *lo, long *hi) {
-  long a = lower_bound(cells, n, i, j), b = a;
-  while (b < n && cells[b][0] == i && cells[b][1] == j) b++;
-  *lo = a;
-  *hi = b;
-}
-
-/* Update cells k in [k0, k1) of one column, no source term. */
-/* Always inlined with a literal r (see update_run_r) so the stencil loop unrolls. */
-/* Cells k in [k0, k1) of one column; damped selects the general update (compile-time after
- * inlining, so the undamped loop has no branch and vectorizes). */
-static inline __attribute__((always_inline)) void update_cells(const tw_problem *pb, tw_cpu_fields *f, float *cur,
-                                                               float *old, size_t c0, float ax, float ay, int k0,
-                                                               int k1, const int r, const int damped) {
-  const float *az = pb->a[2];
-  for (int k = k0; k < k1; k++) {
-    const size_t c = c0 + k;
-    float lap = tw_laplacian(r, &pb->st, cur + c, f->sx, cur + c, f->sy, cur + c, 1);
-    old[c] = damped ? tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, az[k]))
-                    : tw_cell_update_undamped(cur[c], old[c], lap, f->c2[c]);
-  }
-}
-
-/* Always inlined with a literal r (see update_run) so the stencil loop unrolls. In a column with
- * ax = ay = 0, the model's own z range [lo, lo + n) has a = (0 + 0) + 0 = 0 exactly: those
- * cells take the undamped path, which is the same arithmetic (tw_stencil.h). */
-static inline __attribute__((always_inline)) void update_run_k(const tw_problem *pb, tw_cpu_fields *f, float *cur,
-                                                               float *old, size_t c0, float ax, float ay, int k0,
-                                                               int k1, const int r) {
-  int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
-  if (ax != 0.0f || ay != 0.0f || lo >= k1 || hi <= k0) {
-    update_cells(pb, f, cur, old, c0, ax, ay, k0, k1, r, 1);
-    return;
-  }
-  if (lo < k0) lo = k0;
-  if (hi > k1) hi = k1;
-  update_cells(pb, f, cur, old, c0, ax, ay, k0, lo, r, 1);
-  update_cells(pb, f, cur, old, c0, ax, ay, lo, hi, r, 0);
-  update_cells(pb, f, cur, old, c0, ax, ay, hi, k1, r, 1);
-}
-
-static void update_run(const tw_problem *pb, tw_cpu_fields *f, float *cur, float *old, size_t c0, float ax,
-                       float ay, int k0, int k1) {
-  switch (pb->st.r) {
-    case 1: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 1); break;
-    case 2: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 2); break;
-    case 3: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 3); break;
-    case 4: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, 4); break;
-    default: update_run_k(pb, f, cur, old, c0, ax, ay, k0, k1, pb->st.r); break;
-  }
 }
 
 #ifdef TW_DEBUG_LEVELS
@@ -223,8 +287,7 @@ static void level_bad(int i, int j, long n, const char *what, long got, long wan
   }
 }
 
-/* Assert the levels column (i, j) reads to go from n to n + 1. */
-static void level_check(const tw_cpu_fields *f, int r, int i, int j, long n, size_t c0) {
+void tw_debug_level_step(tw_cpu_fields *f, int r, int i, int j, long n, size_t c0) {
   const long *cur = f->lvl[n % 2], *old = f->lvl[(n + 1) % 2];
   const size_t c = tw_cpu_col(f, c0), px = (size_t)(f->sx / f->sy);
   for (int m = 1; m <= r; m++) {
@@ -234,41 +297,9 @@ static void level_check(const tw_cpu_fields *f, int r, int i, int j, long n, siz
       if (cur[nb[e]] != n && cur[nb[e]] != TW_LEVEL_ANY) level_bad(i, j, n, name[e], cur[nb[e]], n);
   }
   if (old[c] != n - 1) level_bad(i, j, n, "its own older level", old[c], n - 1);
+  f->lvl[(n + 1) % 2][c] = n + 1;
 }
 #endif
-
-void tw_cpu_update_column(const tw_problem *pb, tw_cpu_fields *f, int i, int j, long n, const tw_tap_sink *sink) {
-  const int r = pb->st.r, Nz = pb->g.N[2];
-  float *cur = f->p[n % 2], *old = f->p[(n + 1) % 2];
-  const size_t c0 = tw_cpu_off(f, i, j, 0);
-#ifdef TW_DEBUG_LEVELS
-  level_check(f, r, i, j, n, c0);
-  f->lvl[(n + 1) % 2][tw_cpu_col(f, c0)] = n + 1;
-#endif
-  if (pb->free_surface) /* image method: ghost −m mirrors +m with the opposite sign */
-    for (int m = 1; m <= r; m++) cur[c0 - m] = m < Nz ? -cur[c0 + m] : 0.0f;
-  const float ax = pb->a[0][i], ay = pb->a[1][j];
-  long lo = 0, hi = 0;
-  if (pb->ninj) tw_column_range((const int (*)[3])pb->inj, pb->ninj, i, j, &lo, &hi);
-  /* Runs of plain cells between the column's source cells (sorted by k, unique). */
-  int k = 0;
-  for (long s = lo; s < hi; s++) {
-    const int ks = pb->inj[s][2];
-    update_run(pb, f, cur, old, c0, ax, ay, k, ks);
-    const size_t c = c0 + ks;
-    float lap = tw_laplacian(r, &pb->st, cur + c, f->sx, cur + c, f->sy, cur + c, 1) + pb->S[s * pb->steps + n];
-    old[c] = tw_cell_update(cur[c], old[c], lap, f->c2[c], tw_damping(ax, ay, pb->a[2][ks]));
-    k = ks + 1;
-  }
-  update_run(pb, f, cur, old, c0, ax, ay, k, Nz);
-  /* Taps of this column, when level n + 1 is a sample. */
-  if (sink && pb->ntap && (n + 1) % pb->interval == 0) {
-    long tlo, thi;
-    tw_column_range((const int (*)[3])pb->tap, pb->ntap, i, j, &tlo, &thi);
-    float *row = sink->taps + ((n + 1) / pb->interval - sink->first) * pb->ntap;
-    for (long t = tlo; t < thi; t++) row[t] = old[c0 + pb->tap[t][2]];
-  }
-}
 
 void tw_cpu_ring_sync_row(tw_cpu_fields *f, int i, int y0, int y1, int parity) {
   int m;

@@ -1,10 +1,17 @@
-/* cpu_fields.h — internal to solver/: the host layout of the CPU kernels and the one column
- * update they share (cpu steps the grid plane by plane, cpu-diamond tower by tower; both call
- * tw_cpu_update_column, so they are bitwise identical by construction of the schedule alone).
+/* cpu_fields.h — internal to solver/: the host layout of the CPU kernels and the one row update
+ * they share (cpu steps the grid in y-blocks swept along x, cpu-diamond tower by tower; both call
+ * tw_cpu_update_row, so they are bitwise identical by construction of the schedule alone).
  *
- * Layout: every array carries a zero halo of h = r cells on each face, so a stencil read never
- * leaves the allocation and reads 0 outside the padded grid (DESIGN §1: p = 0 outside).
- * Cell (i, j, k) of the padded grid is at base + i·sx + j·sy + k, with base = h·(sx + sy + 1). */
+ * Layout: every array carries a zero halo of h = r cells on each x and y face, and zero cells
+ * between the z columns, so a stencil read never leaves the allocation and reads 0 outside the
+ * padded grid (DESIGN §1: p = 0 outside). Cell (i, j, k) of the padded grid is at
+ * base + i·sx + j·sy + k, base = h·(sx + sy) + kz. For the vector loops along z (cpu_update.c)
+ * kz = h rounded up to 8 floats, so that k = 0 of every column is on a 32-byte boundary (the
+ * arrays are 64-byte aligned) and sy is a multiple of 8. The kz floats before a column's k = 0
+ * hold its free-surface ghosts k = −h … −1 (written by its own update) and, before them, the zeros
+ * that the previous column reads past its end (k = Nz … Nz + h − 1); the pitch adds floats after
+ * a column only where kz < 2h, so the padding costs 8 floats a column (3 % at Nz = 256) and the
+ * memory-bound stepwise kernel moves that little more. */
 #ifndef TW_CPU_FIELDS_H
 #define TW_CPU_FIELDS_H
 
@@ -12,7 +19,8 @@
 
 typedef struct tw_cpu_fields {
   int h;                     /* halo = stencil radius */
-  long sx, sy;               /* strides of x and y (z stride is 1) */
+  long sx, sy;               /* strides of x and y (z stride is 1); sx = sy·(N1 + 2h) */
+  int kz;                    /* offset of k = 0 in a column: h rounded up to 8 (tw_cpu_kz) */
   size_t base, size;         /* offset of cell (0,0,0); floats per array */
   float *p[2];               /* level m is in p[m % 2] */
   float *c2;                 /* c²dt² (halo cells unused) */
@@ -72,13 +80,52 @@ void tw_cpu_fields_destroy(tw_cpu_fields *f);
 /* Both levels back to zero, as created (a new shot; c²dt² stays). */
 void tw_cpu_fields_zero(tw_cpu_fields *f);
 
-/* Index ranges [lo, hi) of the sorted cell lists (inj or tap) that lie in column (i, j). */
-void tw_column_range(const int (*cells)[3], long n, int i, int j, long *lo, long *hi);
+/* Advance columns [y0, y1) of x-plane i from level n to n + 1 (cpu_update.c): per column the
+ * free-surface ghosts of level n (image method), the update of every k with the column's sources,
+ * then the column's taps if level n + 1 is a sample. Reads levels n (x, y, z neighbours) and
+ * n − 1 (own cells) only. */
+void tw_cpu_update_row(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n, const tw_tap_sink *sink);
 
-/* Advance column (i, j) from level n to n + 1: free-surface ghosts of level n (image method),
- * the update of every k with the column's sources, then the taps of the column if level n + 1
- * is a sample. Reads levels n (x, y, z neighbours) and n − 1 (own cells) only. */
-void tw_cpu_update_column(const tw_problem *pb, tw_cpu_fields *f, int i, int j, long n, const tw_tap_sink *sink);
+/* Offset of k = 0 in a column, and the column pitch sy (floats) of the layout above. */
+static inline int tw_cpu_kz(int h) { return (h + 7) / 8 * 8; }
+static inline long tw_cpu_pitch(int Nz, int h) {
+  const int kz = tw_cpu_kz(h), tail = 2 * h > kz ? 2 * h - kz : 0; /* zeros past Nz not in the next kz */
+  return ((long)kz + Nz + tail + 7) / 8 * 8;
+}
+
+/* The variants of the hot code (cpu_update.c is built once per variant: "base", the build's
+ * target; "v3", x86-64-v3 with AVX2 and FMA, on x86-64). The active one is the best this CPU
+ * runs, chosen when fields are first created; tests force one to compare them bitwise. */
+typedef struct tw_cpu_impl {
+  const char *name;
+  void (*update_row)(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n, const tw_tap_sink *sink);
+  float (*fma_chains)(long n, float a, float b); /* bench: 96 multiply-add chains, n times */
+  int fused;                                     /* fma_chains uses fused multiply-adds */
+} tw_cpu_impl;
+const tw_cpu_impl *tw_cpu_impl_active(void);
+/* Force a variant by name ("base", "v3"), or NULL for the best; returns 0 when this build or
+ * CPU lacks it (the active one is then unchanged). */
+int tw_cpu_impl_select(const char *name);
+
+/* Column pitch sy and plane size sx (floats) of the layout above, for a problem. */
+void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx);
+
+/* cpu-diamond's DTS and tower height: solver.dts and solver.tower_height, or its own defaults
+ * (cpu_diamond.c; not the GPU's), validated by tw_schedule_params. */
+tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err);
+
+/* Threads of the CPU kernels: solver.threads, or the OpenMP default. */
+int tw_cpu_threads(const tw_problem *pb);
+
+/* Size in bytes of this CPU's level-1 (data), 2 or 3 cache (Linux sysfs, else sysconf, else a
+ * guess), cached after the first call. */
+long tw_cpu_cache_bytes(int level);
+
+/* The stepwise kernel's cache blocks: y-blocks of `by` columns (the last may be shorter), each
+ * swept along x, so that the 2r + 1 planes of level n the sweep keeps for the x-derivative
+ * ((2r + 1)·(by + 2r) columns) fit in a thread's half share of the L3. The number of blocks
+ * (returned) is a multiple of the thread count where the grid allows, for an even static split. */
+int tw_cpu_yblocks(const tw_problem *pb, int threads, int *by);
 
 /* In a ring, after columns [y0, y1) of plane i were updated into level array `parity`, copy them
  * to the plane's mirror if it has one (no-op otherwise; see tw_cpu_ring_mirror). */
@@ -102,6 +149,9 @@ void tw_cpu_flush_denormals(void);
 #define TW_LEVEL_POISON (-(1L << 61))
 static inline size_t tw_cpu_col(const tw_cpu_fields *f, size_t off) { return off / (size_t)f->sy; }
 long tw_debug_level_errors(char *first, size_t len);
+/* Called by the row update for each column: assert the levels column (i, j) (first cell at offset
+ * c0) reads to go from n to n + 1, then record level n + 1 for it. */
+void tw_debug_level_step(tw_cpu_fields *f, int r, int i, int j, long n, size_t c0);
 void tw_debug_level_reset(void);
 /* Copy the shadow of whole plane src_slot of fields `from` (array a) to dst_slot of `to`, or
  * set it to `level` when from is NULL. */

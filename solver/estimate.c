@@ -42,7 +42,7 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   const double model = 4.0 * g->n[0] * (double)g->n[1] * g->n[2];
   const double cells = (double)tw_grid_cells(g);
   const int h = job->order / 2;
-  const double halo = 4.0 * (g->N[0] + 2.0 * h) * (g->N[1] + 2.0 * h) * (g->N[2] + 2.0 * h);
+  const double halo = 4.0 * (g->N[0] + 2.0 * h) * (g->N[1] + 2.0 * h) * (double)tw_cpu_pitch(g->N[2], h);
   const double traces = 4.0 * (double)job->nrec * (job->steps / (job->rec_interval > 0 ? job->rec_interval : 1) + 1);
   /* c²dt² on the padded grid, the model while it is converted, sources and trace buffers. */
   est->host_bytes = 4.0 * cells + model + (traces < 128e6 ? traces : 128e6);
@@ -51,7 +51,7 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
     est->device_bytes = 12.0 * cells;
     gpu_window(job, est);
   } else {
-    est->host_bytes += 3.0 * halo;  /* two levels and c²dt², each with a halo of r cells */
+    est->host_bytes += 3.0 * halo;  /* two levels and c²dt² in the CPU layout (cpu_fields.h) */
   }
   return TW_OK;
 }

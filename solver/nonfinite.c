@@ -44,12 +44,12 @@ long long tw_cpu_find_nonfinite(const tw_cpu_fields *f, int parity, int cell[3])
   long long count = 0;
   const long at = tw_find_nonfinite_f32(f->p[parity], f->size, &count);
   if (at < 0) return 0;
-  /* offset = (i + h)·sx + (j + h)·sy + (k + h) (cpu_fields.h); a halo or ghost cell (the free
-   * surface's image) is reported at the grid cell next to it */
+  /* offset = (i + h)·sx + (j + h)·sy + kz + k (cpu_fields.h); a halo or ghost cell (the free
+   * surface's image, z padding) is reported at the grid cell next to it */
   const long h = f->h;
   cell[0] = (int)(at / f->sx - h) + f->x0;
   cell[1] = (int)(at % f->sx / f->sy - h);
-  cell[2] = (int)(at % f->sy - h);
+  cell[2] = (int)(at % f->sy - f->kz);
   for (int a = 1; a < 3; a++)
     if (cell[a] < 0) cell[a] = 0;
   if (cell[0] < f->x0) cell[0] = f->x0;

@@ -253,6 +253,9 @@ typedef struct tw_bench_result {
   double gcells_med, gcells_min, gcells_max;
   double gbytes_med;         /* effective GB/s: 16 B per update × the median rate */
   int gpu_timed;             /* 1: CUDA events around each advance call; 0: host clock */
+  double gcells_cpu;         /* host clock: updates per CPU-second of the process, best repetition
+                              * (less disturbed than the wall clock on a shared machine) */
+  int dts, tower_height;     /* DiamondTorre kernels: the parameters that ran (defaults resolved) */
   char note[256];            /* the backend's report note (variant, occupancy, split) */
 } tw_bench_result;
 
@@ -270,6 +273,27 @@ const char *tw_bench_variant_default(const char *kernel, int order);  /* NULL if
 /* The stepwise ceiling (DESIGN §6): a device-to-device cudaMemcpy of `bytes`, median of reps,
  * in GB/s counting bytes read + written. TW_ENODEV without a GPU. */
 tw_status tw_bench_copy_gbps(size_t bytes, int reps, double *gbps, tw_error *err);
+
+/* The host's ceilings for the CPU kernels (DESIGN §6, measured in the same run): memory, a
+ * stream that reads three arrays and writes one of them in place (what a stepwise update does
+ * per cell: p^n, p^{n−1}, c²dt² in, p^{n+1} out), (bytes read + written) / s over three arrays
+ * of `bytes` each (far above the L3), the best of `reps`; arithmetic, fp32 fused multiply-adds per second from
+ * independent chains in registers (hardware FMA where the CPU has it: fma_fused = 1; else
+ * multiply + add pairs). Both with `threads` OpenMP threads (0: the OpenMP default). */
+typedef struct tw_host_ceilings {
+  int threads;
+  double mem_gbps;
+  double fma_gfmas;          /* 1e9 FMA/s (an FMA is 2 flops) */
+  int fma_fused;
+} tw_host_ceilings;
+tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ceilings *c, tw_error *err);
+/* The CPU kernels' models for those ceilings: floating-point operations of one cell update as
+ * the host does them (tw_stencil.h: 3r pair terms of an add, a subtract, a multiply and an add;
+ * 4 for the time update; an FMA counts 2), and DRAM bytes per update of a kernel (cpu: 16, the
+ * stream above; cpu-diamond with tile R = r·dts: 20·r/R, a tower's leading edge in, 12 B, and
+ * its trailing edge out, 8 B, per column and step; docs/performance.md "CPU kernels"). */
+double tw_cpu_update_flops(int order);
+double tw_cpu_update_bytes(const char *kernel, int order, int dts);
 
 /* GPU facts. tw_cuda_built: 1 when this build has the CUDA kernels. */
 typedef struct tw_gpu_props {

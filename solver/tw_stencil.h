@@ -29,6 +29,10 @@
 
 #ifdef __CUDACC__
 #define TW_HD __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+/* Always inlined on the host too: the CPU kernels vectorize loops that call these (cpu_update.c),
+ * and an out-of-line call in such a loop keeps it scalar. */
+#define TW_HD static inline __attribute__((always_inline))
 #else
 #define TW_HD static inline
 #endif

@@ -126,8 +126,9 @@ int tw_window_plan_min_planes(const tw_window_plan *p, int overlap) {
 
 uint64_t tw_window_cpu_ring_bytes(const tw_problem *pb, int W) {
   const uint64_t h = (uint64_t)pb->st.r;
-  const uint64_t sx = (uint64_t)(pb->g.N[2] + 2 * h) * (uint64_t)(pb->g.N[1] + 2 * h);
-  return 3 * sizeof(float) * sx * ((uint64_t)W + 2 * h);
+  long sy, sx;
+  tw_cpu_strides(pb, &sy, &sx); /* the layout of tw_cpu_fields */
+  return 3 * sizeof(float) * (uint64_t)sx * ((uint64_t)W + 2 * h);
 }
 
 void tw_window_cpu_need(const tw_problem *pb, int dts, int nt, tw_window_need *need) {

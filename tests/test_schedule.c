@@ -65,7 +65,7 @@ static void note_access(shadow *sh, int s, int tw, int a, size_t c, int write) {
   }
 }
 
-/* The update of column (x, y) from level n to n + 1, as tw_cpu_update_column does it. */
+/* The update of column (x, y) from level n to n + 1, as tw_cpu_update_row does it for one column. */
 static void update(shadow *sh, int s, int tw, int x, int y, long n) {
   const int cur = (int)(n % 2), old = (int)((n + 1) % 2), N0 = sh->N0, N1 = sh->N1;
   for (int m = -sh->r; m <= sh->r; m++) {

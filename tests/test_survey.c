@@ -106,7 +106,7 @@ static void test_sessions(void) {
       {2, 1, "nearest", "trilinear", "solver = { kernel = \"cpu-diamond\"; dts = 2; tower_height = 6; threads = 1; };",
        NULL, 0},
       {8, 0, "trilinear", "nearest",
-       "solver = { kernel = \"cpu-diamond\"; dts = 1; tower_height = 4; device_memory = \"800K\"; threads = 1; };",
+       "solver = { kernel = \"cpu-diamond\"; dts = 1; tower_height = 4; device_memory = \"900K\"; threads = 1; };",
        NULL, 1},
       {4, 1, "trilinear", "trilinear",
        "solver = { kernel = \"cpu-diamond\"; dts = 1; tower_height = 5; device_memory = \"500K\"; threads = 1; };",

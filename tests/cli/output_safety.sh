@@ -102,7 +102,9 @@ test ! -e pair.h5.lock || { echo "FAIL: the lock file was left"; fail=1; }
 
 # 5. A run killed with SIGKILL leaves its temporary: check lists it, the next run removes it and
 #    says so; an interrupted run (SIGINT) leaves nothing, its lock file included.
-"$T" run long.cfg -o killed.h5 -q &
+# (a run long enough to be killed mid-way at any kernel speed)
+sed -e 's/steps = 60/steps = 100000/' -e 's/every = 20/every = 50000/' job.cfg > longer.cfg
+"$T" run longer.cfg -o killed.h5 -q &
 victim=$!
 for _ in $(seq 200); do ls killed.h5.part-* >/dev/null 2>&1 && break; sleep 0.05; done
 kill -KILL $victim; wait $victim 2>/dev/null

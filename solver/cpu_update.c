@@ -1,0 +1,159 @@
+/* cpu_update.c — the one row update both CPU kernels call (cpu_fields.h): cells of a row of
+ * columns advanced one step with tw_stencil.h's update, vectorized along z.
+ *
+ * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
+ *  - The loop over k is a `#pragma omp simd` loop over one run of cells that are either all
+ *    undamped (a = 0: tw_cell_update_undamped) or all damped (tw_cell_update_damped, a division
+ *    per cell): the choice is made per run, outside the loop, so the interior loop has no branch.
+ *    Both give the bits of tw_cell_update (tw_stencil.h: the damped formula is exact for a = 0,
+ *    and its `num == 0` select is a blend), so which run a cell falls in changes no bit.
+ *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
+ *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
+ *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
+ *    64-byte ones: cpu_fields.c).
+ *  - This file is built twice on x86-64 (solver/CMakeLists.txt): for the build's baseline and for
+ *    x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4); cpu_fields.c picks one at run time.
+ *    Both do the same IEEE operations in the same order — ISO C, no contraction into FMAs — so
+ *    they give the same bits (test_cpu_diamond runs both).
+ *  - Sources and receiver taps are found once per row (the lists are sorted by (i, j, k)), not by
+ *    a search per column. */
+#include "cpu_fields.h"
+
+#ifndef TW_CPU_VARIANT
+#define TW_CPU_VARIANT base
+#endif
+#define TW_CAT2(a, b) a##_##b
+#define TW_CAT(a, b) TW_CAT2(a, b)
+#define TW_CPU_FN(name) TW_CAT(name, TW_CPU_VARIANT)
+#define TW_INLINE static inline __attribute__((always_inline))
+
+/* Cell k of a column (pointers at its cell k = 0), damped or not. */
+TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
+                    float *restrict old, const float *restrict c2, long sx, long sy, float axy,
+                    const float *restrict az, int k) {
+  const float lap = tw_laplacian(r, st, cur + k, sx, cur + k, sy, cur + k, 1);
+  old[k] = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
+                  : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
+}
+
+/* Cells [k0, k1) of one column, all damped or all undamped. The weights are copied to the
+ * stack so that the compiler keeps them in registers (they cannot alias the stores). Blocks of
+ * 16 cells compute k and k + 8 in one 8-wide vector iteration: the sum over the 3r terms of L is
+ * one chain of dependent adds, and two independent chains per iteration keep the FP units busy
+ * where one waits on latency (order 8: −9 % time in isolation; both use the same address
+ * registers, a constant displacement apart). */
+TW_INLINE void cells(const tw_stencil *restrict st0, const int r, const int damped, const float *restrict cur,
+                     float *restrict old, const float *restrict c2, long sx, long sy, float axy,
+                     const float *restrict az, int k0, int k1) {
+  const tw_stencil st = *st0;
+  int kb = k0;
+  for (; kb + 16 <= k1; kb += 16) {
+#pragma omp simd
+    for (int k = kb; k < kb + 8; k++) {
+      cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k);
+      cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k + 8);
+    }
+  }
+#pragma omp simd
+  for (int k = kb; k < k1; k++) cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k);
+}
+
+/* Cells [k0, k1) without sources. In a column with ax = ay = 0, the model's own z range
+ * [lo, hi) has a = (0 + 0) + 0 = 0 exactly: those cells take the undamped loop. */
+TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *old, const float *c2, long sx, long sy,
+                   float axy, int undamped_col, int k0, int k1) {
+  const tw_stencil *st = &pb->st;
+  const float *az = pb->a[2];
+  int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
+  if (!undamped_col || lo >= k1 || hi <= k0) {
+    cells(st, r, 1, cur, old, c2, sx, sy, axy, az, k0, k1);
+    return;
+  }
+  if (lo < k0) lo = k0;
+  if (hi > k1) hi = k1;
+  cells(st, r, 1, cur, old, c2, sx, sy, axy, az, k0, lo);
+  cells(st, r, 0, cur, old, c2, sx, sy, axy, az, lo, hi);
+  cells(st, r, 1, cur, old, c2, sx, sy, axy, az, hi, k1);
+}
+
+/* First entry of a (i, j, k)-sorted cell list at or after column (i, j). */
+static long first_at(const int (*c)[3], long n, int i, int j) {
+  long lo = 0, hi = n;
+  while (lo < hi) {
+    const long mid = (lo + hi) / 2;
+    if (c[mid][0] < i || (c[mid][0] == i && c[mid][1] < j)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+TW_INLINE void row_r(const tw_problem *pb, tw_cpu_fields *f, const int r, int i, int y0, int y1, long n,
+                     const tw_tap_sink *sink) {
+  const int Nz = pb->g.N[2];
+  float *cur = f->p[n % 2], *old = f->p[(n + 1) % 2];
+  const float ax = pb->a[0][i];
+  /* the row's sources and taps: contiguous in the sorted lists */
+  long s = pb->ninj ? first_at((const int (*)[3])pb->inj, pb->ninj, i, y0) : 0;
+  const int sample = sink && pb->ntap && (n + 1) % pb->interval == 0;
+  long t = sample ? first_at((const int (*)[3])pb->tap, pb->ntap, i, y0) : 0;
+  float *taps = sample ? sink->taps + ((n + 1) / pb->interval - sink->first) * pb->ntap : NULL;
+  for (int j = y0; j < y1; j++) {
+    const size_t c0 = tw_cpu_off(f, i, j, 0);
+    float *pc = cur + c0, *po = old + c0;
+    const float *c2 = f->c2 + c0;
+#ifdef TW_DEBUG_LEVELS
+    tw_debug_level_step(f, r, i, j, n, c0);
+#endif
+    if (pb->free_surface) /* image method: ghost −m mirrors +m with the opposite sign */
+      for (int m = 1; m <= r; m++) pc[-m] = m < Nz ? -pc[m] : 0.0f;
+    const float ay = pb->a[1][j], axy = ax + ay; /* tw_damping's (ax + ay) + az */
+    const int undamped_col = ax == 0.0f && ay == 0.0f;
+    /* runs of plain cells between the column's source cells (sorted by k, unique) */
+    int k = 0;
+    for (; s < pb->ninj && pb->inj[s][0] == i && pb->inj[s][1] == j; s++) {
+      const int ks = pb->inj[s][2];
+      run(pb, r, pc, po, c2, f->sx, f->sy, axy, undamped_col, k, ks);
+      const float lap =
+          tw_laplacian(r, &pb->st, pc + ks, f->sx, pc + ks, f->sy, pc + ks, 1) + pb->S[s * pb->steps + n];
+      po[ks] = tw_cell_update(pc[ks], po[ks], lap, c2[ks], tw_damping(ax, ay, pb->a[2][ks]));
+      k = ks + 1;
+    }
+    run(pb, r, pc, po, c2, f->sx, f->sy, axy, undamped_col, k, Nz);
+    /* taps of this column, when level n + 1 is a sample */
+    for (; sample && t < pb->ntap && pb->tap[t][0] == i && pb->tap[t][1] == j; t++) taps[t] = po[pb->tap[t][2]];
+  }
+}
+
+void TW_CPU_FN(tw_cpu_update_row)(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
+                                   const tw_tap_sink *sink) {
+  switch (pb->st.r) {
+    case 1: row_r(pb, f, 1, i, y0, y1, n, sink); break;
+    case 2: row_r(pb, f, 2, i, y0, y1, n, sink); break;
+    case 3: row_r(pb, f, 3, i, y0, y1, n, sink); break;
+    case 4: row_r(pb, f, 4, i, y0, y1, n, sink); break;
+    default: row_r(pb, f, pb->st.r, i, y0, y1, n, sink); break;
+  }
+}
+
+/* The arithmetic ceiling of `torrewave bench` (bench.c): independent multiply-add chains, 96
+ * floats = 12 AVX2 registers (FMA latency 4 × 2 pipes needs 8), fused where the variant's target
+ * has FMA (x86-64-v3, aarch64), else a multiply and an add. The loop over j vectorizes and the
+ * accumulators stay in registers across i. Returns a sum the caller keeps. */
+#if defined(__FMA__) || defined(__aarch64__)
+#define TW_FUSED 1
+#else
+#define TW_FUSED 0
+#endif
+#define TW_CHAINS 96
+const int TW_CPU_FN(tw_cpu_fused) = TW_FUSED;
+float TW_CPU_FN(tw_cpu_fma_chains)(long n, float a, float b) {
+  float acc[TW_CHAINS];
+  for (int j = 0; j < TW_CHAINS; j++) acc[j] = (float)j;
+  for (long i = 0; i < n; i++) {
+#pragma omp simd
+    for (int j = 0; j < TW_CHAINS; j++) acc[j] = TW_FUSED ? __builtin_fmaf(acc[j], a, b) : acc[j] * a + b;
+  }
+  float s = 0;
+  for (int j = 0; j < TW_CHAINS; j++) s += acc[j];
+  return s;
+}
