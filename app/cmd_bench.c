@@ -1,5 +1,5 @@
 /* torrewave bench — time kernels on synthetic problems and print them beside the stepwise
- * ceiling measured in the same run (DESIGN §6). The timing lives in solver/ (bench.c,
+ * ceiling measured in the same run (docs/design.md §6). The timing lives in solver/ (bench.c,
  * gpu_bench.cu); this file parses options and prints. */
 #include <stdio.h>
 #include <stdlib.h>

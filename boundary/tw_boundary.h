@@ -1,4 +1,4 @@
-/* tw_boundary.h — the padded grid, absorbing layers and the model extension (DESIGN §1).
+/* tw_boundary.h — the padded grid, absorbing layers and the model extension (docs/design.md §1).
  * Absorbing layers are added OUTSIDE the user's model, `width` cells per face; with a free
  * surface the top face (k = 0) has none. Damping η grows from 0 to η_max as (distance/width)²,
  * η_max = 3·c_max·ln(1/R₀) / (2·width·d), R₀ = 1e-3. The free surface itself (image method) is

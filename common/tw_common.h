@@ -62,7 +62,7 @@ tw_status tw_error_prefix(tw_error *err, const char *fmt, ...)
     ;
 void tw_error_clear(tw_error *err);
 
-/* The padded grid (DESIGN §1): the model's n cells per axis plus absorbing cells before (lo) and
+/* The padded grid (docs/design.md §1): the model's n cells per axis plus absorbing cells before (lo) and
  * after (hi). Axis 0 = x (slowest), 1 = y, 2 = z (fastest, depth). Padded index P = model
  * index + lo. Invariant: N[a] = lo[a] + n[a] + hi[a]; with a free surface lo[2] == 0. */
 typedef struct tw_grid {
@@ -94,7 +94,7 @@ void *tw_alloc_large(size_t bytes);
 double tw_wall_seconds(void);          /* monotonic clock */
 uint64_t tw_host_memory_available(void); /* MemAvailable from /proc/meminfo, or 0 if unknown */
 
-/* The one table of centred second-derivative coefficients (DESIGN §1): C_m, m = 1..r, for
+/* The one table of centred second-derivative coefficients (docs/design.md §1): C_m, m = 1..r, for
  * order 2r, r = 1..8, from C_m = 2 (−1)^{m+1} (r!)² / (m² (r − m)! (r + m)!), so that
  * f''(0) d² ≈ Σ_m C_m (f(m) + f(−m) − 2 f(0)), exact for polynomials of degree ≤ 2r + 1.
  * Returns r, or 0 for an order that is not even in 2..16. */

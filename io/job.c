@@ -1,4 +1,4 @@
-/* job.c — the job file (DESIGN §1b): libconfig text → validated tw_job.
+/* job.c — the job file (docs/design.md §1b): libconfig text → validated tw_job.
  *
  * Layout of this file:
  *   1. messages: setting paths, rendered values, "file:line" locations (override-aware)

@@ -1,4 +1,4 @@
-/* model.c — the velocity model on the model's own grid (DESIGN §1b "model"): constant, layered,
+/* model.c — the velocity model on the model's own grid (docs/design.md §1b "model"): constant, layered,
  * gradient, an HDF5 dataset, a raw float32 file or a SEG-Y cube (segy.c). The result is
  * [nx][ny][nz], z fastest, every value inside the physical range model.vp_range (checked here, so no
  * solver ever sees a bad velocity; a value outside is refused with a units or byte-order hint).
@@ -122,7 +122,7 @@ static void fill_columns(tw_velocity *v, const float *prof) {
   for (long c = 0; c < ncol; c++) memcpy(v->vp + (size_t)c * nz, prof, nz * sizeof(float));
 }
 
-/* Depth of cell k: z = origin[2] + k * d[2] (z positive down, DESIGN §1). */
+/* Depth of cell k: z = origin[2] + k * d[2] (z positive down, docs/design.md §1). */
 static double cell_depth(const tw_job *job, int k) { return job->origin[2] + (double)k * job->d[2]; }
 
 /* Layered: the last layer whose top <= z; cells above the first top take the first layer. */

@@ -1,4 +1,4 @@
-/* output.c — the HDF5 result file of DESIGN §5.
+/* output.c — the HDF5 result file of docs/design.md §5.
  *
  * The file is written under "<path>.part-<pid>" and renamed to <path> only in tw_output_close,
  * after HDF5 has closed it and the data is on disk (fsync): a crash or an error never leaves a
@@ -159,7 +159,7 @@ static tw_status attr_long(tw_output *o, hid_t obj, const char *objname, const c
   return attr_write(o, obj, objname, name, H5T_STD_I64LE, H5T_NATIVE_LLONG, 0, &x, err);
 }
 
-/* What p means (DESIGN §1: (1/c²) p_tt − ∇²p = s(t) δ(x − x_s), δ in 1/m³): with the source
+/* What p means (docs/design.md §1: (1/c²) p_tt − ∇²p = s(t) δ(x − x_s), δ in 1/m³): with the source
  * strength s in kg/s² — density times the rate of change of the injected volume flow — p is in
  * pascals, and a wavelet of amplitude A is a source whose s peaks at A kg/s². */
 static const char p_meaning[] =

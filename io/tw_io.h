@@ -1,5 +1,5 @@
 /* tw_io.h — the job file (libconfig → validated tw_job), velocity models, HDF5 output and
- * reading it back, XDMF sidecar. Names in the job file are the public interface (DESIGN §1b).
+ * reading it back, XDMF sidecar. Names in the job file are the public interface (docs/design.md §1b).
  * Every error message names the job file and line, the key, the value and what is allowed. */
 #ifndef TW_IO_H
 #define TW_IO_H
@@ -153,7 +153,7 @@ void tw_job_destroy(tw_job *job);
 tw_status tw_job_finalize(tw_job *job, double vmin, double vmax, tw_error *err);
 
 
-/* Stability and dispersion (DESIGN §1). */
+/* Stability and dispersion (docs/design.md §1). */
 double tw_stable_dt(int order, const double d[3], double vmax);  /* largest stable dt */
 double tw_courant(int order, const double d[3], double vmax, double dt); /* <= 1 is stable */
 double tw_points_per_wavelength(const tw_job *job, double vmin);  /* min over sources */
@@ -206,7 +206,7 @@ tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err)
 tw_status tw_segy_check_job(const tw_job *job, char *what, size_t what_len, char *got, size_t got_len, char *allowed,
                             size_t allowed_len);
 
-/* ---------------------------------------------------------------- HDF5 output (DESIGN §5) */
+/* ---------------------------------------------------------------- HDF5 output (docs/design.md §5) */
 
 typedef struct tw_output tw_output;
 

@@ -18,7 +18,7 @@ static const tw_backend_ops *const registry[] = {
 };
 #define NREG ((int)(sizeof registry / sizeof registry[0]))
 
-/* Every name the job file accepts, built here or not (DESIGN §1b). */
+/* Every name the job file accepts, built here or not (docs/design.md §1b). */
 static const char *const known[] = {"cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond"};
 #define NKNOWN ((int)(sizeof known / sizeof known[0]))
 
@@ -72,7 +72,7 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
  * (docs/performance.md "gpu-diamond", session 6); larger Nz lower the DTS by themselves (DTS 2 up
  * to Nz = 768).
  * On the CPU, R from 4 to 8 measured alike (a tower and its halo stay in L2).
- * tower_height: the sliding window moves 20 B per cell per block (DESIGN §3), so the copies keep
+ * tower_height: the sliding window moves 20 B per cell per block (docs/design.md §3), so the copies keep
  * pace with a kernel of P cell·steps/s only if height ≥ 12·P / 49.5e9: ~120 for order 2 at
  * ~500 Gcell/s (gpu-diamond doubles the default in the window there), less for the slower high
  * orders. The window, (height + 1)·r + 2R planes, grows

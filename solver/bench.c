@@ -1,7 +1,7 @@
 /* bench.c — `torrewave bench` without the printing: synthetic problems, and the timing of any
  * registered kernel through the backend interface (the same calls run.c makes), so that every
  * kernel is measured the same way. GPU kernels: CUDA events (gpu_bench.cu); CPU kernels: the
- * host's monotonic clock. DESIGN §6: Gcell/s = padded cells × steps / seconds / 1e9. */
+ * host's monotonic clock. docs/design.md §6: Gcell/s = padded cells × steps / seconds / 1e9. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include <math.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ struct tw_bench_problem {
   tw_problem *pb;
 };
 
-/* Largest stable dt (DESIGN §1): c_max² dt² Σ_axis λ_axis ≤ 4. */
+/* Largest stable dt (docs/design.md §1): c_max² dt² Σ_axis λ_axis ≤ 4. */
 static double stable_dt(int order, const double d[3], double vmax) {
   double s = 0.0;
   for (int a = 0; a < 3; a++) s += tw_fd_lambda(order) / (d[a] * d[a]);

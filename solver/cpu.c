@@ -1,4 +1,4 @@
-/* cpu — the reference solver: the stepwise update of DESIGN §1, one time step at a time. Each step
+/* cpu — the reference solver: the stepwise update of docs/design.md §1, one time step at a time. Each step
  * sweeps the grid in y-blocks (tw_cpu_yblocks: the 2r + 1 planes of a block that the x-derivative
  * needs stay in L2 while the block is swept along x), OpenMP over the blocks with the static split
  * that placed their pages (cpu_fields.c), one parallel region for the whole call. Every cell goes

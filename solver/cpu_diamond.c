@@ -1,4 +1,4 @@
-/* cpu-diamond — DiamondTorre on the CPU (DESIGN §2), the portable proof of the schedule that the
+/* cpu-diamond — DiamondTorre on the CPU (docs/design.md §2), the portable proof of the schedule that the
  * GPU kernel follows. Per time block (the tower height; the driver ends advance calls at
  * snapshots and the final step, and the last block of a call is shorter): the stages in
  * decreasing s, OpenMP over the towers of a stage (they are independent, schedule.h), each tower

@@ -4,7 +4,7 @@
  *
  * Layout: every array carries a zero halo of h = r cells on each x and y face, and zero cells
  * between the z columns, so a stencil read never leaves the allocation and reads 0 outside the
- * padded grid (DESIGN §1: p = 0 outside). Cell (i, j, k) of the padded grid is at
+ * padded grid (docs/design.md §1: p = 0 outside). Cell (i, j, k) of the padded grid is at
  * base + i·sx + j·sy + k, base = h·(sx + sy) + kz. For the vector loops along z (cpu_update.c)
  * kz = h rounded up to 8 floats, so that k = 0 of every column is on a 32-byte boundary (the
  * arrays are 64-byte aligned) and sy is a multiple of 8. The kz floats before a column's k = 0

@@ -5,7 +5,7 @@
 #include "tw_boundary.h"
 #include "window.h"
 
-/* The sliding window of a GPU kernel (DESIGN §3): under solver.device_memory, or on its own when
+/* The sliding window of a GPU kernel (docs/design.md §3): under solver.device_memory, or on its own when
  * the grid exceeds the GPU's free memory. The smallest window is that of the stepwise kernel's
  * slabs of r planes (every GPU kernel can run it: gpu-diamond's towers need more and fall back
  * to nothing smaller), for the job's tower height. */

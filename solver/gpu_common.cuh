@@ -2,7 +2,7 @@
 // failure into a tw_error naming the call, the file:line and CUDA's own text; the device field
 // layout shared by the GPU backends; and the device-side pieces every GPU kernel needs in the
 // same form (source cells, receiver taps, snapshot gather), so that gpu-stepwise and gpu-diamond
-// agree bitwise by construction (DESIGN §1: one update, one order of summation).
+// agree bitwise by construction (docs/design.md §1: one update, one order of summation).
 #ifndef TW_GPU_COMMON_CUH
 #define TW_GPU_COMMON_CUH
 
@@ -89,7 +89,7 @@ __host__ __device__ static inline long long tw_dev_off(const tw_dev_layout &L, i
 
 // ---------------------------------------------------------------------------------- device side
 
-// p^n at a cell (i, j, k) that may lie outside the padded grid, with DESIGN §1's rules: 0 outside,
+// p^n at a cell (i, j, k) that may lie outside the padded grid, with docs/design.md §1's rules: 0 outside,
 // and above a free surface the image −p[−k] (0 when −k is itself outside). Exactly what the CPU
 // reference reads (cpu_fields.c) and what the stepwise kernel puts into its halos.
 __device__ __forceinline__ float tw_dev_read_bc(const float *__restrict__ p, const tw_dev_layout &L, int i, int j,
@@ -99,7 +99,7 @@ __device__ __forceinline__ float tw_dev_read_bc(const float *__restrict__ p, con
   return p[tw_dev_off(L, i, j, k)];
 }
 
-// The update of one source cell with its S^n inside (DESIGN §2: a cell adds its source inside
+// The update of one source cell with its S^n inside (docs/design.md §2: a cell adds its source inside
 // its own update, whatever kernel updates it). The neighbourhood is gathered into registers
 // and fed to tw_laplacian in the shared order, so the result is bitwise what any kernel computes
 // for this cell. pm = p^{n−1} of the cell, S = S^n of the cell.

@@ -1,4 +1,4 @@
-// gpu_diamond.cu — kernel "gpu-diamond": DiamondTorre on the GPU (DESIGN §2).
+// gpu_diamond.cu — kernel "gpu-diamond": DiamondTorre on the GPU (docs/design.md §2).
 //
 // Geometry: exactly schedule.h (the same functions cpu-diamond runs, proven bitwise against the
 // stepwise CPU reference in test_schedule / test_cpu_diamond). Rotated a = x + y, b = x − y;
@@ -181,7 +181,7 @@ struct dia_state {
   long level;
   int dirty;      // the fields changed since creation or the last reset (dd_reset zeroes them)
   char why[160];  // why this implementation was chosen (report)
-  // sliding window (DESIGN §3), when the grid is not resident: win != NULL
+  // sliding window (docs/design.md §3), when the grid is not resident: win != NULL
   tw_gpu_window *win;
   int G, M;        // stages per launch, virtual planes on each side (the towers' reach past the grid)
   double win_s;    // host time inside windowed advance calls (the copy-wait share's denominator)
@@ -244,7 +244,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   int W = 0, q = 1, sp = 0;
   uint64_t smallest = 0;
   tw_status st;
-  // The copies (20 B per cell and block, DESIGN §3) hide behind a block only when it is tall
+  // The copies (20 B per cell and block, docs/design.md §3) hide behind a block only when it is tall
   // enough; the register towers of order 2 run at ~500 Gcell/s, where the default height of 128
   // leaves the run waiting for copies (75 % of in-core, 96 % at 256: docs/performance.md). So
   // without a tower_height in the job, the window takes twice the default where the ring still

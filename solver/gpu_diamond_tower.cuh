@@ -530,7 +530,7 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
 
 // ---------------------------------------------------------------------------------- generic tower
 
-// p^n at (column offset cb, z = kz + m) with DESIGN §1's rules in z (x/y padding is zero).
+// p^n at (column offset cb, z = kz + m) with docs/design.md §1's rules in z (x/y padding is zero).
 __device__ __forceinline__ float zval(const dia_args &A, const float *cur, long long cb, int kz) {
   if (kz >= A.N2) return 0.0f;
   if (kz < 0) return (A.fs && -kz < A.N2) ? -cur[cb - kz] : 0.0f;

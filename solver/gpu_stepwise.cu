@@ -3,7 +3,7 @@
 // one row: 128 B coalesced), the slowest axis x looped inside the block, the x-neighbours of each
 // cell in a register queue, the (y, z) plane tile with its halo in shared memory.
 //
-// What must hold (DESIGN §1):
+// What must hold (docs/design.md §1):
 //  * every cell is computed with tw_laplacian / tw_damping / tw_cell_update of tw_stencil.h, with
 //    the same values in the same order as every other kernel: x-neighbours come from the register
 //    queue, y- and z-neighbours from shared memory; outside the padded grid they are 0, above a
@@ -15,7 +15,7 @@
 //  * receivers are gathered on the device at sample levels and copied to the host once per
 //    advance call; nothing crosses to the host per step.
 //
-// Speed (DESIGN §6): 16 B per update move through DRAM (read p^n, p^{n−1}, c²dt², write p^{n+1});
+// Speed (docs/design.md §6): 16 B per update move through DRAM (read p^n, p^{n−1}, c²dt², write p^{n+1});
 // halo re-reads should hit L2. One __syncthreads per x plane: the shared tile is double-buffered.
 // Loads for plane x + D are issued before the barrier of plane x (software prefetch, D = 1 or 2
 // iterations ahead, with the loop unrolled by 2 so that the prefetch registers never move).
@@ -341,7 +341,7 @@ struct gs_state {
   dim3 block;
   long level;
   int dirty;            // the fields changed since creation or the last reset (gs_reset zeroes them)
-  // sliding window (DESIGN §3) when the grid is not resident: win != NULL. The sweep: blocks of nt
+  // sliding window (docs/design.md §3) when the grid is not resident: win != NULL. The sweep: blocks of nt
   // steps; stage s at step τ is one launch over the slab of SR planes [SR·s + τ·r, + SR), stages in
   // decreasing s (tw_window_plan_slabs; test_window proves the order against a time-level shadow).
   tw_gpu_window *win;
@@ -449,7 +449,7 @@ sweep_split make_split(const gs_state *s, int xlo, int nx) {
 }
 
 // The sliding window for the stepwise kernel: blocks of solver.tower_height steps (the copies move
-// 20 B per cell per block, DESIGN §3) swept by slabs of SR planes; SR as wide as the ring allows
+// 20 B per cell per block, docs/design.md §3) swept by slabs of SR planes; SR as wide as the ring allows
 // with copies overlapping both ways (wider slabs: fewer launches, less queue warm-up per plane),
 // down to r for the smallest ring.
 tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int automatic, tw_error *err) {

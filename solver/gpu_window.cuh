@@ -1,4 +1,4 @@
-// gpu_window.cuh — internal to solver/ (CUDA sources only): the GPU sliding window of DESIGN §3.
+// gpu_window.cuh — internal to solver/ (CUDA sources only): the GPU sliding window of docs/design.md §3.
 //
 // The full fields live in host memory: both time levels pinned (cudaHostAlloc), c²dt² the
 // problem's own array, registered. The device holds a ring of W x-planes per array, plane x in

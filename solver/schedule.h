@@ -1,4 +1,4 @@
-/* schedule.h — the DiamondTorre tower geometry of DESIGN §2 as plain integer C: which stages a
+/* schedule.h — the DiamondTorre tower geometry of docs/design.md §2 as plain integer C: which stages a
  * time block has, which towers a stage has, which columns (x, y) a tower updates at each local
  * step, clipped to the grid. No CUDA and no memory: the CPU path (cpu_diamond.c), the window
  * plan (window.c) and the GPU kernel all follow these functions. The small per-row helpers are

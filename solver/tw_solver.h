@@ -270,11 +270,11 @@ int tw_bench_variant_count(const char *kernel);
 const char *tw_bench_variant_name(const char *kernel, int i);
 const char *tw_bench_variant_default(const char *kernel, int order);  /* NULL if none */
 
-/* The stepwise ceiling (DESIGN §6): a device-to-device cudaMemcpy of `bytes`, median of reps,
+/* The stepwise ceiling (docs/design.md §6): a device-to-device cudaMemcpy of `bytes`, median of reps,
  * in GB/s counting bytes read + written. TW_ENODEV without a GPU. */
 tw_status tw_bench_copy_gbps(size_t bytes, int reps, double *gbps, tw_error *err);
 
-/* The host's ceilings for the CPU kernels (DESIGN §6, measured in the same run): memory, a
+/* The host's ceilings for the CPU kernels (docs/design.md §6, measured in the same run): memory, a
  * stream that reads three arrays and writes one of them in place (what a stepwise update does
  * per cell: p^n, p^{n−1}, c²dt² in, p^{n+1} out), (bytes read + written) / s over three arrays
  * of `bytes` each (far above the L3), the best of `reps`; arithmetic, fp32 fused multiply-adds per second from

@@ -1,7 +1,7 @@
-/* tw_stencil.h — the one cell update of DESIGN §1, shared by every kernel (CPU and CUDA).
+/* tw_stencil.h — the one cell update of docs/design.md §1, shared by every kernel (CPU and CUDA).
  * Internal to solver/: no CUDA types, compiles as C11 and as CUDA C++.
  *
- * Contract (DESIGN §1):
+ * Contract (docs/design.md §1):
  *   L       = Σ_axis Σ_{m=1..r} C_m/d_axis² (p[+m] + p[−m] − 2 p[0])
  *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / (1 + a),   a = η dt / 2
  * Form used here (the one fixed order of summation every kernel shares): the pair form

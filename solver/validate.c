@@ -165,7 +165,7 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
     }
     double f = 0.0;
     if (!st && src->wavelet.type == TW_WAVELET_RICKER) {
-      f = 2.5 * src->wavelet.frequency; /* DESIGN §1; the spectral rule below gives the same */
+      f = 2.5 * src->wavelet.frequency; /* docs/design.md §1; the spectral rule below gives the same */
     } else if (!st) {
       f = tw_wavelet_fmax(s, n, job->dt);
       if (f < 0) st = tw_error_set(err, TW_ENOMEM, "%s: out of memory for a wavelet's spectrum", job->path);
@@ -350,7 +350,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
       int dts = 0, nt = 0;
       tw_error e2 = {0};
       if (!tw_schedule_params(job->order, job->dts, job->tower_height, &dts, &nt, &e2)) {
-        const double copy = 49.5e9 * nt / 12.0; /* DESIGN §3: the window keeps pace up to this rate */
+        const double copy = 49.5e9 * nt / 12.0; /* docs/design.md §3: the window keeps pace up to this rate */
         if (copy < rate) rate = copy;
         strncat(val->run_basis, "; the window's copies bound it", sizeof val->run_basis - strlen(val->run_basis) - 1);
       }

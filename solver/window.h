@@ -1,4 +1,4 @@
-/* window.h — the host-memory sliding window of DESIGN §3.
+/* window.h — the host-memory sliding window of docs/design.md §3.
  *
  * The full fields (both time levels and c²dt²) stay in host memory; the solver works on a ring
  * of W x-planes ("device" memory: a GPU buffer, or on the CPU path a second host buffer), plane

@@ -1,4 +1,4 @@
-/* reference.c — the analytic free-space reference of a homogeneous job (DESIGN §1):
+/* reference.c — the analytic free-space reference of a homogeneous job (docs/design.md §1):
  * p(x, t) = Σ_s s_s(t − r_s/c) / (4π r_s). With the source scaling S = w·s/(dx dy dz) the
  * discrete solution converges to exactly this, so a run of the same job can be compared with it
  * (`torrewave reference JOB -o ref.h5`, then `torrewave compare run.h5 ref.h5`).

@@ -1,5 +1,5 @@
 /* tw_sources.h — wavelets and the placement of sources and receivers on the padded grid
- * (DESIGN §1): nearest cell (weight 1) or trilinear weights over up to 8 cells, in a fixed order
+ * (docs/design.md §1): nearest cell (weight 1) or trilinear weights over up to 8 cells, in a fixed order
  * (i, then j, then k, low corner first), summing to 1. */
 #ifndef TW_SOURCES_H
 #define TW_SOURCES_H
@@ -60,7 +60,7 @@ void tw_wavelet_resample(const double *x, long n, double t0, double fdt, double 
 /* The highest frequency of a sampled wavelet s[0..n) (dt apart), in Hz: the frequency above which
  * its amplitude spectrum stays below TW_FMAX_FRACTION of its peak. The fraction is the Ricker
  * spectrum's value at 2.5 times its peak frequency, (2.5)² e^(1 − 2.5²) = 6.25 e^−5.25, so a
- * sampled Ricker gives back the 2.5 f of DESIGN §1's dispersion rule. 0 for an all-zero wavelet,
+ * sampled Ricker gives back the 2.5 f of docs/design.md §1's dispersion rule. 0 for an all-zero wavelet,
  * −1 when out of memory. */
 #define TW_FMAX_FRACTION 0.03279699
 double tw_wavelet_fmax(const float *s, long n, double dt);
@@ -71,7 +71,7 @@ double tw_wavelet_fmax(const float *s, long n, double dt);
 #endif
 
 /* ================================================================ analytic reference (reference.c)
- * The free-space solution of DESIGN §1 for a homogeneous job: p(x, t) = Σ_s s_s(t − r_s/c) /
+ * The free-space solution of docs/design.md §1 for a homogeneous job: p(x, t) = Σ_s s_s(t − r_s/c) /
  * (4π r_s), r_s = |x − x_s|, at the job's receivers, sampled like a run (sample j at
  * t = j · interval · dt). Positions are where the run puts them: a nearest-cell source or
  * receiver sits at its cell, a trilinear one at its true position (the weighted mean of its

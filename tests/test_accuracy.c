@@ -1,6 +1,6 @@
 /* test_accuracy — properties of the discrete solution that need no analytic formula:
  *
- * (c) Reciprocity. With the source scaling of DESIGN §1 the scheme is, per time step,
+ * (c) Reciprocity. With the source scaling of docs/design.md §1 the scheme is, per time step,
  *     M (p^{n+1} − 2p^n + p^{n−1})/dt² + damping = L p^n + S^n with M = diag(1/c²) and L the
  *     symmetric discrete Laplacian (the free surface's image method keeps it symmetric: the
  *     mirrored coefficient C_{k+j} couples k and j both ways). So the discrete Green's function

@@ -1,4 +1,4 @@
-/* The CPU reference against the analytic solution p = s(t − r/c) / (4π r) (DESIGN §1) in a
+/* The CPU reference against the analytic solution p = s(t − r/c) / (4π r) (docs/design.md §1) in a
  * homogeneous model with absorbing layers: relative L2 error of traces 10–30 cells from the
  * source, one bound per order. The measured errors are printed (ctest -V) and recorded in
  * docs/accuracy.md. Receivers sit on the grid (nearest cells), so r is exact. */

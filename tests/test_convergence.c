@@ -1,4 +1,4 @@
-/* test_convergence — the solver converges to the analytic free-space solution of DESIGN §1,
+/* test_convergence — the solver converges to the analytic free-space solution of docs/design.md §1,
  * p = s(t − r/c)/(4π r), at the rates the scheme promises. Every run goes through the public
  * path a user takes: tw_job_load_string → tw_run_job (cpu kernel) → HDF5 → tw_result_open, and
  * tw_reference_write → tw_compare (the `torrewave reference` / `compare` code).
@@ -43,7 +43,7 @@ static const char *const JOB =
 
 #define C_VP 2000.0
 
-/* Stable dt of order `order` on spacing d (DESIGN §1), times `courant`. */
+/* Stable dt of order `order` on spacing d (docs/design.md §1), times `courant`. */
 static double dt_at(int order, double d, double courant) {
   const double dd[3] = {d, d, d};
   return courant * tw_stable_dt(order, dd, C_VP);

@@ -257,7 +257,7 @@ static void matrix(void) {
 }
 
 /* ---------------------------------------------------------------- an independent reference
- * The cpu backend against a plain triple loop over an unpadded array that spells DESIGN §1 out:
+ * The cpu backend against a plain triple loop over an unpadded array that spells docs/design.md §1 out:
  * p = 0 outside the grid, the image −p(k') above a free surface, the terms of tw_stencil.h in
  * their one order, sources added to L. Bitwise: this holds the CPU layout (z padding shared
  * between columns, ghosts, halos), the vectorized runs and both variants of the hot code to the
@@ -325,8 +325,8 @@ static void reference(void) {
       free_problem(pb);
       cases++;
     }
-  printf("%d problems (orders 2..16) stepped by the cpu backend equal bitwise to a plain loop over DESIGN §1 (%d "
-         "differ)\n", cases, bad);
+  printf("%d problems (orders 2..16) stepped by the cpu backend equal bitwise to a plain loop over docs/design.md §1 "
+         "(%d differ)\n", cases, bad);
 }
 
 /* Caps: one byte below the smallest is refused with a message naming the smallest. */

@@ -1,4 +1,4 @@
-/* The float32 CPU kernel against a float64 solution of the same scheme (DESIGN §1): the same grid,
+/* The float32 CPU kernel against a float64 solution of the same scheme (docs/design.md §1): the same grid,
  * coefficients, time step, source injection and receivers, every value in double. What remains is
  * float32 rounding, about 1e-6 relative L2 over a few hundred steps. A systematic error in the
  * float weights shows here first: with a centre weight rounded apart from the pair weights, the

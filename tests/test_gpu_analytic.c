@@ -1,4 +1,4 @@
-/* The analytic check on the GPU (DESIGN §1): homogeneous medium, one grid-snapped Ricker source,
+/* The analytic check on the GPU (docs/design.md §1): homogeneous medium, one grid-snapped Ricker source,
  * p(r, t) = s(t − r/c) / (4π r). Receivers 10–30 cells from the source along the axes and the
  * diagonals; for each order the relative L2 error of every trace (over the whole record) must stay
  * under a per-order bound, which shrinks with the order (dispersion), and the kernel must agree

@@ -1,5 +1,5 @@
 /* test_gpu_diamond — gpu-diamond against gpu-stepwise, BITWISE (memcmp of receiver taps and of
- * snapshot boxes), and against the cpu reference within relative L2 1e-5 (DESIGN §1), over a
+ * snapshot boxes), and against the cpu reference within relative L2 1e-5 (docs/design.md §1), over a
  * randomized matrix of problems built directly as tw_problem (no job file): orders 2/4/6/8,
  * DTS 1–3, tower heights from 1 to more than the grid's x length, odd grid sizes, Nz from 1 to
  * more than one warp (and tall columns beyond a block of one thread per z cell), sources and

@@ -1,4 +1,4 @@
-/* gpu-stepwise against the CPU reference over a randomized matrix (DESIGN §1: between CPU and GPU
+/* gpu-stepwise against the CPU reference over a randomized matrix (docs/design.md §1: between CPU and GPU
  * only rounding differs, relative L2 ≤ 1e-5): orders 2–8, odd grid sizes, absorbing layers on
  * and off, free surface on and off, heterogeneous velocity, sources and receivers in corners, on
  * edges, on and just under the free surface, off-grid (trilinear), and random block lengths with

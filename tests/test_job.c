@@ -1,5 +1,5 @@
 /* test_job.c — the job file: a corpus of bad jobs (tests/bad_jobs, *.cfg, each naming the message
- * it must produce) and good jobs whose every value is checked: DESIGN §1b's example, defaults,
+ * it must produce) and good jobs whose every value is checked: docs/design.md §1b's example, defaults,
  * overrides, duration → steps, snapshot and receiver expansion, stability helpers. */
 #define _POSIX_C_SOURCE 200809L
 #include <ctype.h>

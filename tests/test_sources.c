@@ -1,4 +1,4 @@
-/* Sources and receivers (DESIGN §1): placement weights and their fixed order, edges, the free
+/* Sources and receivers (docs/design.md §1): placement weights and their fixed order, edges, the free
  * surface, Ricker values, and file wavelets resampled to dt. */
 #define _DEFAULT_SOURCE
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Stencil coefficients exact on polynomials up to the order, the float weights and the one
- * Laplacian on a polynomial field, and the stability bound of DESIGN §1: a run just below the
+ * Laplacian on a polynomial field, and the stability bound of docs/design.md §1: a run just below the
  * limit stays bounded, just above it blows up. */
 #include <math.h>
 #include <stdlib.h>

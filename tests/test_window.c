@@ -93,7 +93,7 @@ static void plan_case(int N0, int r, int dts, int nt, int prefetch, int extra) {
         prefetch, m.W, m.bad);
   CHECK(m.most == need, "N0 %d r %d dts %d nt %d prefetch %d: %d planes live at most, min_planes says %d", N0, r,
         dts, nt, prefetch, m.most, need);
-  const int model = (nt + 1) * r + 2 * r * dts + prefetch * r * dts; /* DESIGN §3, unclipped */
+  const int model = (nt + 1) * r + 2 * r * dts + prefetch * r * dts; /* docs/design.md §3, unclipped */
   /* clipped to the grid's planes, and the interval moves by R per stage, so it may miss by < R */
   const int cap = model < np ? model : np;
   CHECK(need <= cap && need > cap - r * dts, "N0 %d r %d dts %d nt %d prefetch %d: %d planes, model %d", N0, r,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The quick start end to end on the CPU: check, run, and the output's layout (DESIGN §5).
+# The quick start end to end on the CPU: check, run, and the output's layout (docs/design.md §5).
 set -euo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cfg="$TW_SOURCE_DIR/configs/quickstart.cfg"
