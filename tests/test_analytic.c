@@ -32,12 +32,8 @@ static double analytic_error(int order) {
   const char *sets[] = {o, "solver.kernel=cpu"};
   tw_job *job = NULL;
   tw_velocity *v = NULL;
-  tw_problem *pb = NULL;
+  tw_problem *pb = tw_test_job_problem(job_text, "analytic.cfg", sets, 2, &job, &v);
   tw_error err = {0};
-  REQUIRE(tw_job_load_string(job_text, "analytic.cfg", sets, 2, &job, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_velocity_load(job, &v, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_job_finalize(job, v->vmin, v->vmax, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_problem_create(job, v, &pb, &err) == TW_OK, "%s", err.msg);
   void *st = NULL;
   REQUIRE(tw_backend_cpu.create(pb, &st, &err) == TW_OK, "%s", err.msg);
   float *taps = malloc((size_t)pb->ntap * (size_t)pb->steps * sizeof(float));

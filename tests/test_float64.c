@@ -59,12 +59,8 @@ static double float64_gap(int order, const double d[3]) {
   const char *sets[] = {o, "solver.kernel=cpu"};
   tw_job *job = NULL;
   tw_velocity *v = NULL;
-  tw_problem *pb = NULL;
+  tw_problem *pb = tw_test_job_problem(text, "float64.cfg", sets, 2, &job, &v);
   tw_error err = {0};
-  REQUIRE(tw_job_load_string(text, "float64.cfg", sets, 2, &job, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_velocity_load(job, &v, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_job_finalize(job, v->vmin, v->vmax, &err) == TW_OK, "%s", err.msg);
-  REQUIRE(tw_problem_create(job, v, &pb, &err) == TW_OK, "%s", err.msg);
   REQUIRE(pb->ninj == 1 && pb->ntap == 4, "one source cell and four receiver cells (%d, %ld)", pb->ninj, pb->ntap);
   void *st = NULL;
   REQUIRE(tw_backend_cpu.create(pb, &st, &err) == TW_OK, "%s", err.msg);

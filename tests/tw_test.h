@@ -82,4 +82,19 @@ static inline long tw_test_uniq_cells(int (*c)[3], long n) {
   return u;
 }
 
+#ifdef TW_PROBLEM_H
+/* A problem from job text with --set overrides, as `run` builds it (job, model, finalize, problem);
+ * the caller destroys the three. For tests that drive a backend directly (problem.h first). */
+static inline tw_problem *tw_test_job_problem(const char *text, const char *name, const char *const *sets, int nsets,
+                                              tw_job **job, tw_velocity **v) {
+  tw_problem *pb = NULL;
+  tw_error err = {0};
+  REQUIRE(tw_job_load_string(text, name, sets, nsets, job, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_velocity_load(*job, v, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_job_finalize(*job, (*v)->vmin, (*v)->vmax, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_problem_create(*job, *v, &pb, &err) == TW_OK, "%s", err.msg);
+  return pb;
+}
+#endif
+
 #endif
