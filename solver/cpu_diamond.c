@@ -21,6 +21,7 @@
 typedef struct {
   const tw_problem *pb;
   int dts, nt;               /* resolved DiamondTorre parameters */
+  int nt_default;            /* the default height, where nt was lowered to fit the cap (else 0) */
   tw_cpu_fields host;        /* the full fields (what the solver updates without a window) */
   int windowed;
   tw_window win;
@@ -57,12 +58,30 @@ tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_erro
   return tw_schedule_params(pb->order, d, pb->tower_height ? pb->tower_height : TW_CPU_HEIGHT, dts, nt, err);
 }
 
+/* Whether the ring of tower height h fits the cap (tw_window_fit_height). */
+struct fit_ctx {
+  const tw_problem *pb;
+  int dts;
+};
+static int ring_fits(void *ctx, int h) {
+  const struct fit_ctx *c = ctx;
+  tw_window_need need;
+  tw_window_cpu_need(c->pb, c->dts, h, &need);
+  return need.min_bytes <= c->pb->device_memory;
+}
+
 static tw_status dia_create(const tw_problem *pb, void **state, tw_error *err) {
   dia_state *s = calloc(1, sizeof *s);
   if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
   s->pb = pb;
   int W = 0;
   tw_status st = tw_cpu_diamond_params(pb, &s->dts, &s->nt, err);
+  /* a cap too small for the default height's ring: the tallest height that fits */
+  struct fit_ctx fc = {pb, s->dts};
+  if (!st && !pb->tower_height && pb->device_memory && !ring_fits(&fc, s->nt)) {
+    const int h = tw_window_fit_height(s->nt, ring_fits, &fc);
+    s->nt_default = s->nt, s->nt = h ? h : 1; /* none fits: height 1, whose ring the error names */
+  }
   if (!st) st = tw_window_cpu_size(pb, s->dts, s->nt, pb->device_memory, &W, err);
   if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->host, err);
   if (!st && W) {
@@ -209,8 +228,10 @@ static void dia_report(void *state, tw_run_report *rep) {
   rep->bytes_out = s->win.bytes_out;
   char cap[32];
   tw_format_bytes((double)s->pb->device_memory, cap, sizeof cap);
+  char lowered[64] = "";
+  if (s->nt_default) snprintf(lowered, sizeof lowered, ", the default %d lowered to fit the cap", s->nt_default);
   snprintf(rep->note, sizeof rep->note, "sliding window of %d x-planes: the grid does not fit solver.device_memory "
-           "= %s (dts %d, tower height %d)", s->win.W, cap, s->dts, s->nt);
+           "= %s (dts %d, tower height %d%s)", s->win.W, cap, s->dts, s->nt, lowered);
 }
 
 const tw_backend_ops tw_backend_cpu_diamond = {

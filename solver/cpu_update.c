@@ -3,18 +3,20 @@
  *
  * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
  *  - The loop over k is a `#pragma omp simd` loop over one run of cells that are either all
- *    undamped (a = 0: tw_cell_update_undamped) or all damped (tw_cell_update_damped, a division
- *    per cell): the choice is made per run, outside the loop, so the interior loop has no branch.
- *    Both give the bits of tw_cell_update (tw_stencil.h: the damped formula is exact for a = 0,
- *    and its `num == 0` select is a blend), so which run a cell falls in changes no bit.
+ *    undamped (a = 0: tw_cell_update_undamped) or all damped (tw_cell_update_damped: a reciprocal
+ *    and a multiplication per cell): the choice is made per run, outside the loop, so the interior
+ *    loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h: the damped formula is
+ *    exact for a = 0), so which run a cell falls in changes no bit.
  *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
  *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
  *    64-byte ones: cpu_fields.c).
  *  - This file is built twice on x86-64 (solver/CMakeLists.txt): for the build's baseline and for
  *    x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4); cpu_fields.c picks one at run time.
- *    Both do the same IEEE operations in the same order — ISO C, no contraction into FMAs — so
- *    they give the same bits (test_cpu_diamond runs both).
+ *    Both do the same IEEE operations in the same order — tw_stencil.h's explicit fmaf (one
+ *    instruction in v3; libm's correctly rounded call in the baseline, where the loop stays
+ *    scalar), no other contraction — so they give the same bits (test_cpu_diamond runs both), and
+ *    the bits of the GPU kernels.
  *  - Sources and receiver taps are found once per row (the lists are sorted by (i, j, k)), not by
  *    a search per column. */
 #include "cpu_fields.h"
@@ -38,10 +40,10 @@ TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const f
 
 /* Cells [k0, k1) of one column, all damped or all undamped. The weights are copied to the
  * stack so that the compiler keeps them in registers (they cannot alias the stores). Blocks of
- * 16 cells compute k and k + 8 in one 8-wide vector iteration: the sum over the 3r terms of L is
- * one chain of dependent adds, and two independent chains per iteration keep the FP units busy
- * where one waits on latency (order 8: −9 % time in isolation; both use the same address
- * registers, a constant displacement apart). */
+ * 16 cells compute k and k + 8 in one 8-wide vector iteration: L of a cell is two chains of
+ * dependent fused multiply-adds (tw_stencil.h), and the second cell's two chains keep the FP
+ * units busy where one cell waits on latency (order 8, one unfused chain: −9 % time in isolation;
+ * both use the same address registers, a constant displacement apart). */
 TW_INLINE void cells(const tw_stencil *restrict st0, const int r, const int damped, const float *restrict cur,
                      float *restrict old, const float *restrict c2, long sx, long sy, float axy,
                      const float *restrict az, int k0, int k1) {

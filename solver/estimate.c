@@ -8,7 +8,8 @@
 /* The sliding window of a GPU kernel (docs/design.md §3): under solver.device_memory, or on its own when
  * the grid exceeds the GPU's free memory. The smallest window is that of the stepwise kernel's
  * slabs of r planes (every GPU kernel can run it: gpu-diamond's towers need more and fall back
- * to nothing smaller), for the job's tower height. */
+ * to nothing smaller), for the job's tower height; without one, for height 1: the kernels lower
+ * their default height to fit the cap (tw_window_fit_height). */
 static void gpu_window(const tw_job *job, tw_estimate *est) {
   const tw_grid *g = &est->grid;
   double cap = (double)job->device_memory;
@@ -26,6 +27,7 @@ static void gpu_window(const tw_job *job, tw_estimate *est) {
   int dts = 0, nt = 0;
   tw_error e = {0};
   if (tw_schedule_params(job->order, job->dts, job->tower_height, &dts, &nt, &e)) return;
+  if (!job->tower_height) nt = 1;
   if (job->steps > 0 && job->steps < nt) nt = (int)job->steps;
   tw_window_plan pl;
   tw_window_plan_slabs(g->N[0], job->order / 2, job->order / 2, nt, 0, 1, &pl);
@@ -65,13 +67,15 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
   if (tw_kernel_is_gpu(kernel) && est->window_planes && est->device_bytes < est->window_min_bytes) {
     if (est->window_auto)
       return tw_error_set(err, TW_ENOMEM, "%s: kernel %s: the grid does not fit the GPU's free memory (%s) and the "
-                          "smallest window, about %s, does not either; lower solver.tower_height", job->path, kernel,
+                          "smallest window, about %s, does not either%s", job->path, kernel,
                           tw_format_bytes(est->device_bytes, have, sizeof have),
-                          tw_format_bytes(est->window_min_bytes, need, sizeof need));
+                          tw_format_bytes(est->window_min_bytes, need, sizeof need),
+                          job->tower_height ? "; lower solver.tower_height" : "");
     return tw_error_set(err, TW_ERANGE, "%s: solver.device_memory = %s is below the smallest window the GPU kernels "
-                        "can run for this job, about %s; raise solver.device_memory or lower solver.tower_height",
-                        job->path, tw_format_bytes(est->device_bytes, have, sizeof have),
-                        tw_format_bytes(est->window_min_bytes, need, sizeof need));
+                        "can run for this job, about %s; raise solver.device_memory%s", job->path,
+                        tw_format_bytes(est->device_bytes, have, sizeof have),
+                        tw_format_bytes(est->window_min_bytes, need, sizeof need),
+                        job->tower_height ? " or lower solver.tower_height" : "");
   }
   return TW_OK;
 }

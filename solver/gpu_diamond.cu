@@ -185,7 +185,7 @@ struct dia_state {
   tw_gpu_window *win;
   int G, M;        // stages per launch, virtual planes on each side (the towers' reach past the grid)
   double win_s;    // host time inside windowed advance calls (the copy-wait share's denominator)
-  char win_why[200];
+  char win_why[256];
 };
 
 
@@ -258,8 +258,34 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     if (!W || planes(2, 1) > W) s->nt = nt0;
   }
   schedule();
+  const tw_gpu_plane_layout L0 = L;
   st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err);
   if (st) return st;
+  // Without a tower_height in the job, a cap too small for the default height's ring takes the
+  // tallest height that fits (tw_window_fit_height).
+  int nt_default = 0;
+  if (!W && !pb->tower_height) {
+    auto fits = [&](int h) {
+      const int keep = s->nt;
+      s->nt = h;
+      schedule();
+      tw_gpu_plane_layout L2 = L0;
+      int W2 = 0, q2 = 1, sp2 = 0;
+      uint64_t sm2 = 0;
+      tw_error e2 = {};
+      const bool ok =
+          tw_gpu_window_fit(&L2, cap, planes(1, 0), s->N0 + 2 * s->M, &W2, &q2, &sm2, &sp2, &e2) == TW_OK && W2 > 0;
+      s->nt = keep;
+      schedule();
+      return ok;
+    };
+    const int h = tw_window_fit_height(s->nt, [](void *c, int hh) { return (int)(*(decltype(fits) *)c)(hh); }, &fits);
+    {  // none fits: height 1, whose ring is the smallest the error names
+      nt_default = s->nt, s->nt = h ? h : 1, L = L0;
+      schedule();
+      if ((st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
+    }
+  }
   if (!W) {
     char params[64];
     snprintf(params, sizeof params, "dts %d, tower_height %d", s->dts, sc.nt);
@@ -276,10 +302,11 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   for (int G = 2; G <= 64; G++)
     if (planes(G, 1) <= W) s->G = G;
   if ((st = tw_gpu_window_create(pb, &L, W, &s->win, err))) return st;
-  char b1[32];
-  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch",
+  char b1[32], lowered[64] = "";
+  if (nt_default) snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit)", s->nt, nt_default);
+  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch%s",
            automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
-           tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G);
+           tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G, lowered);
   return TW_OK;
 }
 
@@ -830,7 +857,7 @@ void dd_report(void *state, tw_run_report *rep) {
     rep->planes_in = sub.planes_in, rep->planes_out = sub.planes_out;
     rep->bytes_in = sub.bytes_in, rep->bytes_out = sub.bytes_out;
     rep->copy_wait_frac = sub.copy_wait_frac;
-    snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.80s); %.150s", s->why, sub.note);
+    snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.80s); %.380s", s->why, sub.note);
     return;
   }
   if (s->mode == MODE_GENERIC) {
@@ -842,7 +869,7 @@ void dd_report(void *state, tw_run_report *rep) {
   }
   char lowered[200] = "";
   if (s->dts != s->dts_req) snprintf(lowered, sizeof lowered, " (dts %d asked: %s)", s->dts_req, s->why);
-  char win[240] = "";
+  char win[sizeof s->win_why + 2] = "";
   if (s->win) snprintf(win, sizeof win, "; %s", s->win_why);
   window_report(s, rep);
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d%s (R = %d), tower height %d, "

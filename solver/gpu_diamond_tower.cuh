@@ -320,16 +320,17 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     auto lap = [&](auto J, auto I) -> float {
       constexpr int i = I;
       const float p0x2 = 2.0f * fgetD(J, I);
-      float acc = 0.0f;
+      float chain[2] = {0.0f, 0.0f};
       sfor<1, r + 1>([&](auto M) {
         constexpr int m = M;
         constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
         constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
+        float &acc = chain[tw_lap_chain(m)];
         acc = tw_lap_term(acc, A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}), fget(J, std::integral_constant<int, xp>{}), p0x2);
         acc = tw_lap_term(acc, A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}), fget(J, std::integral_constant<int, yp>{}), p0x2);
         acc = tw_lap_term(acc, A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}), zget(J, I, std::integral_constant<int, m>{}), p0x2);
       });
-      return acc;
+      return tw_lap_sum(r, chain[0], chain[1]);
     };
     // a of cell (j, column i) in a step that touches an x or y layer: ax of its row, ay of its
     // column (the frame's tables in sd), az of its z
@@ -571,13 +572,15 @@ __global__ void generic_kernel(const dia_args A) {
         for (int kz = threadIdx.x; kz < A.N2; kz += blockDim.x) {
           const long long c = cb + kz;
           const float p0 = cur[c], p0x2 = 2.0f * p0;
-          float acc = 0.0f;
+          float chain[2] = {0.0f, 0.0f};
 #pragma unroll
           for (int m = 1; m <= r; m++) {
-            acc = tw_lap_term(acc, A.st.w[0][m], cur[c - m * A.SX], cur[c + m * A.SX], p0x2);
-            acc = tw_lap_term(acc, A.st.w[1][m], cur[c - m * A.NZp], cur[c + m * A.NZp], p0x2);
-            acc = tw_lap_term(acc, A.st.w[2][m], zval(A, cur, cb, kz - m), zval(A, cur, cb, kz + m), p0x2);
+            float &a = chain[tw_lap_chain(m)];
+            a = tw_lap_term(a, A.st.w[0][m], cur[c - m * A.SX], cur[c + m * A.SX], p0x2);
+            a = tw_lap_term(a, A.st.w[1][m], cur[c - m * A.NZp], cur[c + m * A.NZp], p0x2);
+            a = tw_lap_term(a, A.st.w[2][m], zval(A, cur, cb, kz - m), zval(A, cur, cb, kz + m), p0x2);
           }
+          float acc = tw_lap_sum(r, chain[0], chain[1]);
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
           const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));

@@ -349,7 +349,7 @@ struct gs_state {
   sweep_split slab;     // a full slab's launch (the edge slabs compute theirs)
   int *inj_at, *tap_at;  // host: first injection cell / tap with x ≥ i, i = 0 … N0
   double win_s;
-  char win_why[200];
+  char win_why[256];
 };
 
 void gs_free(gs_state *s) {
@@ -448,6 +448,53 @@ sweep_split make_split(const gs_state *s, int xlo, int nx) {
   return sp;
 }
 
+// The ring planes for slabs of SR planes and blocks of nt steps (overlap: copies both ways beside
+// the kernels, tw_window_plan_min_planes).
+int gs_ring_planes(int N0, int r, int SR, int nt, int overlap) {
+  tw_window_plan p;
+  tw_window_plan_slabs(N0, r, SR, nt, 0, 1, &p);
+  return tw_window_plan_min_planes(&p, overlap);
+}
+
+// The widest slab (r up to 256 planes) whose ring with copies overlapping both ways fits W planes,
+// else r (the smallest ring: in-copies may then wait for out-copies).
+int gs_slab_planes(int N0, int r, int nt, int W) {
+  int lo = r, hi = 256 < N0 ? 256 : N0;
+  if (hi < lo) hi = lo;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (gs_ring_planes(N0, r, mid, nt, 1) <= W) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// The tower height for a job without solver.tower_height whose default height's ring does not fit
+// the cap: the tallest height whose ring still holds slabs of 2r planes with the copies overlapping
+// both ways, else the tallest whose ring fits at all, else 0 (none fits). A taller block moves the
+// grid less often (12 B per cell in per block, docs/design.md §3) but leaves the ring less room for
+// slabs, and slabs of r planes launch a tiny kernel per step. Measured on an H200 (order 8, the
+// default height 64 too tall for the cap): 1024 x 1024 x 512 under 800 MB, height 29 with slabs
+// of 4 planes (the tallest that fits) 48 Gcell/s, height 25 with slabs of 8 (this rule) 87;
+// 3424 x 1024 x 268 under 1.41 GB (in core 159), the tallest that fits 57, this rule 109, heights
+// 38-40 112-116, 48 set by hand 128: not yet the best choice there (docs/performance.md).
+int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, const tw_gpu_plane_layout &WL0) {
+  const int r = pb->st.r, N0 = pb->g.N[0], nt0 = s->nt;
+  tw_gpu_plane_layout L = WL0;
+  int W = 0, q = 1, sp = 0;
+  uint64_t smallest = 0;
+  tw_error e = {};
+  // the ring the cap holds (its size does not depend on the height, only whether it is enough)
+  if (tw_gpu_window_fit(&L, cap, gs_ring_planes(N0, r, r, 1, 0), N0, &W, &q, &smallest, &sp, &e) || !W) return 0;
+  int tallest = 0, wide = 0;
+  for (int h = 1; h <= nt0; h++) {
+    if (gs_ring_planes(N0, r, r, h, 0) > W) break;  // taller rings only grow
+    tallest = h;
+    if (gs_ring_planes(N0, r, 2 * r, h, 1) <= W) wide = h;
+  }
+  return wide ? wide : tallest;
+}
+
 // The sliding window for the stepwise kernel: blocks of solver.tower_height steps (the copies move
 // 20 B per cell per block, docs/design.md §3) swept by slabs of SR planes; SR as wide as the ring allows
 // with copies overlapping both ways (wider slabs: fewer launches, less queue warm-up per plane),
@@ -458,15 +505,21 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   tw_status st = tw_schedule_params(pb->order, 0, pb->tower_height, &dts, &s->nt, err);
   if (st) return st;
   if (pb->steps < s->nt) s->nt = pb->steps > 0 ? (int)pb->steps : 1;
-  auto planes = [&](int SR, int overlap) {
-    tw_window_plan p;
-    tw_window_plan_slabs(N0, r, SR, s->nt, 0, 1, &p);
-    return tw_window_plan_min_planes(&p, overlap);
-  };
-  tw_gpu_plane_layout WL = {N0, pb->g.N[1], pb->g.N[2], s->L.Nyp, s->L.Nzp, TW_GPU_YPAD};
+  auto planes = [&](int SR, int overlap) { return gs_ring_planes(N0, r, SR, s->nt, overlap); };
+  const tw_gpu_plane_layout WL0 = {N0, pb->g.N[1], pb->g.N[2], s->L.Nyp, s->L.Nzp, TW_GPU_YPAD};
+  tw_gpu_plane_layout WL = WL0;
   int W = 0, q = 1, sp = 0;
   uint64_t smallest = 0;
   if ((st = tw_gpu_window_fit(&WL, cap, planes(r, 0), N0, &W, &q, &smallest, &sp, err))) return st;
+  // Without a tower_height in the job, a cap too small for the default height's ring takes a lower
+  // height (gs_window_height).
+  int nt_default = 0;
+  if (!W && !pb->tower_height) {
+    const int h = gs_window_height(s, pb, cap, WL0);
+    nt_default = s->nt, s->nt = h ? h : 1;  // none fits: height 1, whose ring the error names
+    WL = WL0;
+    if ((st = tw_gpu_window_fit(&WL, cap, planes(r, 0), N0, &W, &q, &smallest, &sp, err))) return st;
+  }
   if (!W) {
     char params[64];
     snprintf(params, sizeof params, "stepwise slabs of %d planes, tower_height %d", r, s->nt);
@@ -474,21 +527,16 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   }
   s->L.Nyp = WL.NYd;
   s->L.sx = (long long)s->L.Nyp * s->L.Nzp;
-  // The widest slab (up to 256 planes) whose ring, with copies overlapping both ways, fits; else r.
-  // Wider: fewer launches per step and less queue warm-up per plane (the ring grows by 3 planes per
-  // plane of SR: one being computed, one coming in, one going out).
-  int lo = r, hi = 256 < N0 ? 256 : N0;
-  if (hi < lo) hi = lo;
-  while (lo < hi) {
-    const int mid = (lo + hi + 1) / 2;
-    if (planes(mid, 1) <= W) lo = mid; else hi = mid - 1;
-  }
-  s->SR = lo;
+  // The widest slab whose ring, with copies overlapping both ways, fits. Wider: fewer launches per
+  // step and less queue warm-up per plane (the ring grows by 3 planes per plane of SR: one being
+  // computed, one coming in, one going out).
+  s->SR = gs_slab_planes(N0, r, s->nt, W);
   if ((st = tw_gpu_window_create(pb, &WL, W, &s->win, err))) return st;
-  char b[32];
-  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), blocks of %d steps in slabs of %d planes",
+  char b[32], lowered[48] = "";
+  if (nt_default) snprintf(lowered, sizeof lowered, " (the default %d lowered to fit)", nt_default);
+  snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), blocks of %d steps%s in slabs of %d planes",
            automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
-           tw_format_bytes((double)tw_gpu_window_bytes(&WL, W), b, sizeof b), s->nt, s->SR);
+           tw_format_bytes((double)tw_gpu_window_bytes(&WL, W), b, sizeof b), s->nt, lowered, s->SR);
   return TW_OK;
 }
 

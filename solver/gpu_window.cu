@@ -491,16 +491,19 @@ void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *
 tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,
                                   uint64_t bytes, const char *params) {
   char b1[32], b2[32];
+  // Without solver.tower_height the kernels already tried every height down to 1 (tw_window_fit_height).
+  const char *lower = pb->tower_height ? " or lower solver.tower_height" : "";
   if (automatic)
     return tw_error_set(err, TW_ENOMEM, "the grid does not fit the GPU's free memory (%s) and the smallest window, "
-                        "%d x-planes of %d x %d cells (%s), does not either; lower solver.tower_height",
-                        tw_format_bytes((double)cap, b1, sizeof b1), planes, pb->g.N[1], pb->g.N[2],
-                        tw_format_bytes((double)bytes, b2, sizeof b2));
+                        "%d x-planes of %d x %d cells (%s, %s), does not either; use a GPU with more memory%s, or "
+                        "kernel cpu-diamond", tw_format_bytes((double)cap, b1, sizeof b1), planes, pb->g.N[1],
+                        pb->g.N[2], tw_format_bytes((double)bytes, b2, sizeof b2), params, lower);
   return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap that "
                       "works is %llu bytes (%s: a window of %d x-planes of %d x %d cells, two levels and c²dt²) for "
-                      "order %d, %s; raise solver.device_memory or lower solver.tower_height",
+                      "order %d, %s; raise solver.device_memory%s",
                       tw_format_bytes((double)cap, b1, sizeof b1), (unsigned long long)bytes,
-                      tw_format_bytes((double)bytes, b2, sizeof b2), planes, pb->g.N[1], pb->g.N[2], pb->order, params);
+                      tw_format_bytes((double)bytes, b2, sizeof b2), planes, pb->g.N[1], pb->g.N[2], pb->order, params,
+                      lower);
 }
 
 tw_status tw_gpu_window_decide(const tw_problem *pb, double need, uint64_t *cap, int *automatic, tw_error *err) {

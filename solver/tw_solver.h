@@ -78,7 +78,7 @@ typedef struct tw_run_report {
   long planes_in, planes_out;
   double bytes_in, bytes_out;
   double copy_wait_frac;     /* share of kernel time spent waiting for copies */
-  char note[256];            /* e.g. "window used: grid does not fit the GPU" */
+  char note[512];            /* e.g. "window used: grid does not fit the GPU" */
   /* checkpoints (zero without a checkpoint group) */
   long resumed_from;         /* the step this run resumed at (0: it started from rest); the times and
                                 cell_updates above count this run's steps only */
@@ -256,7 +256,7 @@ typedef struct tw_bench_result {
   double gcells_cpu;         /* host clock: updates per CPU-second of the process, best repetition
                               * (less disturbed than the wall clock on a shared machine) */
   int dts, tower_height;     /* DiamondTorre kernels: the parameters that ran (defaults resolved) */
-  char note[256];            /* the backend's report note (variant, occupancy, split) */
+  char note[512];            /* the backend's report note (variant, occupancy, split) */
 } tw_bench_result;
 
 /* Time a kernel on the problem: a fresh backend, `warmup` untimed advance calls of `steps`

@@ -5,8 +5,12 @@
  *   L       = Σ_axis Σ_{m=1..r} C_m/d_axis² (p[+m] + p[−m] − 2 p[0])
  *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / (1 + a),   a = η dt / 2
  * Form used here (the one fixed order of summation every kernel shares): the pair form
- *   L = Σ_{m=1..r} [ wx_m ((x₋m + x₊m) − 2p0) + wy_m ((y₋m + y₊m) − 2p0) + wz_m ((z₋m + z₊m) − 2p0) ]
- *       accumulated from 0, m = 1..r, x then y then z (tw_lap_term);
+ *   T_m = wx_m ((x₋m + x₊m) − 2p0), then wy_m (…), then wz_m (…)   (three terms, tw_lap_term)
+ *   two chains, each accumulated from 0 in increasing m: chain 0 the terms of odd m, chain 1 those
+ *   of even m; L = chain 0 + chain 1 (r ≥ 2), L = chain 0 (r = 1) (tw_lap_chain, tw_lap_sum).
+ *   Two chains because L's terms are one dependent multiply-add each: one chain of 3r terms (12 at
+ *   order 8, 4 cycles apiece on a CPU) held the vectorized CPU update to its latency; two halve it
+ *   and cost one add (docs/performance.md, "CPU kernels", session 9);
  *   every bracket is exactly 0 on a constant field (x + x and 2x are exact), so L = 0 and the
  *   update leaves a constant field unchanged bit for bit at every order and spacing. (A centre
  *   weight wc = −2 Σ w rounded to float does not cancel the rounded pair weights: at order 8,
@@ -21,9 +25,12 @@
  * numerators (the tails ahead of a wavefront), so the damped cells cost the same on any field.
  * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, g = 1, x · 1 = x), so it
  * changes no bit; it only skips the damping arithmetic in the interior.
- * Multiply-adds: on the device TW_MADD is an explicit fused multiply-add and the CUDA sources are
- * built with -fmad=false, so every GPU kernel rounds identically; on the host it is a*b + c
- * (C11 without -ffp-contract=fast does not fuse). CPU and GPU therefore differ by rounding only. */
+ * Multiply-adds: TW_MADD is an explicit fused multiply-add everywhere — __fmaf_rn on the device
+ * (the CUDA sources are built with -fmad=false, so no other product is fused), fmaf on the host
+ * (ISO C without -ffp-contract=fast fuses nothing else; one instruction where the target has FMA,
+ * x86-64-v3 and aarch64, else libm's correctly rounded fmaf). CPU and GPU kernels do the same IEEE
+ * operations in the same order, and both flush subnormals to zero (the CPU kernels set FTZ and
+ * DAZ, the CUDA sources are built with -ftz=true). */
 #ifndef TW_STENCIL_H
 #define TW_STENCIL_H
 
@@ -39,8 +46,11 @@
 
 #if defined(__CUDA_ARCH__)
 #define TW_MADD(a, b, c) __fmaf_rn((a), (b), (c))
+#elif defined(__GNUC__)
+#define TW_MADD(a, b, c) __builtin_fmaf((a), (b), (c))
 #else
-#define TW_MADD(a, b, c) ((a) * (b) + (c))
+#include <math.h>
+#define TW_MADD(a, b, c) fmaf((a), (b), (c))
 #endif
 
 /* Largest stencil radius: order 16. GPU kernels instantiate r = 1..4 (orders 2..8). */
@@ -57,21 +67,32 @@ typedef struct tw_stencil {
  * right value: 0 outside the padded grid, −p[m−k] above a free surface (image method). */
 /* One pair term of L: acc + w·((p₋ + p₊) − 2p0), with p0x2 = 2·p0. Kernels that hold the
  * neighbours in their own addressing (gpu-diamond's register towers) call this in the order of
- * tw_laplacian: acc starts at 0, m = 1..r, x then y then z. */
+ * tw_laplacian: two accumulators from 0, m = 1..r, the terms of m (x, then y, then z) into chain
+ * tw_lap_chain(m), and L = tw_lap_sum(r, chain 0, chain 1). */
 TW_HD float tw_lap_term(float acc, float w, float pminus, float pplus, float p0x2) {
   return TW_MADD(w, (pminus + pplus) - p0x2, acc);
 }
 
+/* The chain that the terms of m go to: 0 for odd m, 1 for even m. */
+TW_HD int tw_lap_chain(int m) { return (m - 1) & 1; }
+
+/* L from its two chains (r = 1 has no even m: chain 0 alone, not chain 0 + 0, which would turn
+ * −0 into +0). */
+TW_HD float tw_lap_sum(int r, float chain0, float chain1) { return r >= 2 ? chain0 + chain1 : chain0; }
+
 TW_HD float tw_laplacian(int r, const tw_stencil *st, const float *px, long sx, const float *py, long sy,
                          const float *pz, long sz) {
   const float p0x2 = 2.0f * px[0];
-  float acc = 0.0f;
+  float c0 = 0.0f, c1 = 0.0f; /* chains 0 and 1: where r is a constant the selects fold away */
   for (int m = 1; m <= r; m++) {
+    float acc = tw_lap_chain(m) ? c1 : c0;
     acc = tw_lap_term(acc, st->w[0][m], px[-m * sx], px[m * sx], p0x2);
     acc = tw_lap_term(acc, st->w[1][m], py[-m * sy], py[m * sy], p0x2);
     acc = tw_lap_term(acc, st->w[2][m], pz[-m * sz], pz[m * sz], p0x2);
+    if (tw_lap_chain(m)) c1 = acc;
+    else c0 = acc;
   }
-  return acc;
+  return tw_lap_sum(r, c0, c1);
 }
 
 /* Time update of one cell: p0 = p^n, pm = p^{n−1}, lap = L (+ S in source cells),

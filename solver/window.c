@@ -122,6 +122,16 @@ int tw_window_plan_min_planes(const tw_window_plan *p, int overlap) {
   return most;
 }
 
+int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx) {
+  int lo = 1, hi = nt - 1, best = 0;
+  while (lo <= hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(ctx, mid)) best = mid, lo = mid + 1;
+    else hi = mid - 1;
+  }
+  return best;
+}
+
 /* ---------------------------------------------------------------- the CPU executor */
 
 uint64_t tw_window_cpu_ring_bytes(const tw_problem *pb, int W) {
@@ -161,8 +171,8 @@ tw_status tw_window_cpu_size(const tw_problem *pb, int dts, int nt, uint64_t cap
                "for this tower height would span all of it)", pb->g.N[0], pb->g.N[1], pb->g.N[2]);
     return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap "
                         "that works is %llu bytes (%s) for %s; order %d, dts %d, tower_height %d; raise "
-                        "solver.device_memory or lower solver.tower_height", have,
-                        (unsigned long long)need.min_bytes, want, what, pb->order, dts, nt);
+                        "solver.device_memory%s", have, (unsigned long long)need.min_bytes, want, what, pb->order,
+                        dts, nt, pb->tower_height ? " or lower solver.tower_height" : "");
   }
   const uint64_t per_plane = tw_window_cpu_ring_bytes(pb, 1) - tw_window_cpu_ring_bytes(pb, 0);
   const uint64_t fit = (cap - tw_window_cpu_ring_bytes(pb, 0)) / per_plane;

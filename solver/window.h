@@ -74,6 +74,19 @@ void tw_window_group_out(const tw_window_plan *p, int g, int *lo, int *hi);
  * ways overlap the kernel of g). */
 int tw_window_plan_min_planes(const tw_window_plan *p, int overlap);
 
+/* The tower height of a job without solver.tower_height whose default height's ring does not fit
+ * its cap: the tallest h in [1, nt) with fits(ctx, h), or 0 when none. Every height gives the same
+ * bits (a block boundary is only where the field is whole); a lower one moves the grid more often
+ * (20 B per cell per block, docs/design.md §3), which only the run's speed notices. `fits` must be
+ * monotone (a ring that holds height h holds every lower one): a bisection. */
+int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx);
+
+/* Host-to-device bandwidth the window's model assumes while the out-copies run beside (PCIe 5 x16
+ * on the H200 machines: 49.5 GB/s alone, docs/design.md §3; 36 GB/s in with 24 GB/s out at a 20 %
+ * copy wait on 3424 x 1024 x 268, order 8): with 12 B per cell in per block of h steps, the copies
+ * keep pace up to this·h/12 cell updates per second (`check`'s estimate of a windowed run). */
+#define TW_WINDOW_H2D_BYTES_PER_S 40e9
+
 /* GPU memory a kernel leaves free beside its fields (the CUDA context, receivers, flags, staging):
  * a grid above free − reserve runs through the window. Shared by the GPU kernels and `check`. */
 static inline double tw_gpu_reserve_bytes(double total) { return 512.0 * 1024 * 1024 + 0.02 * total; }

@@ -221,6 +221,15 @@ static inline int tg_sched_make(const tw_problem *pb, int maxlen, uint64_t seed,
   return 1;
 }
 
+/* First element where two float arrays differ in their bits (memcmp: −0 and +0 differ), or −1.
+ * Every kernel, CPU and GPU, computes the same bits (docs/design.md §1.7): results are compared
+ * with this, never within a tolerance. */
+static inline long tg_first_diff(const float *a, const float *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (memcmp(a + i, b + i, sizeof(float))) return (long)i;
+  return -1;
+}
+
 static inline void tg_run_free(tg_run *r) {
   free(r->traces), free(r->snaps), free(r->snap_off);
   memset(r, 0, sizeof *r);
