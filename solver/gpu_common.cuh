@@ -69,7 +69,7 @@ static tw_status tw_dev_ensure(T **buf, size_t *cap, size_t n, const char *what,
 typedef struct tw_dev_layout {
   int N[3];
   int Nyp, Nzp;
-  long long sx;   // floats per x plane = Nyp * Nzp
+  long long sx;   // floats per x plane: Nyp * Nzp, or more in a window's ring (its pitch)
   int fs;         // free surface at k = 0
 } tw_dev_layout;
 

@@ -292,7 +292,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
   }
   s->NYd = L.NYd;
-  s->SX = (long long)s->NYd * s->NZp;
+  s->SX = L.SX;  // the ring's plane pitch (tw_gpu_window_fit)
   if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
     return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
                         s->N1, s->N2);

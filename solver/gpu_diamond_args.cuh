@@ -33,7 +33,7 @@ constexpr int DIA_OFF_MAX = 16 * 17;
 struct dia_args {
   float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
   const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
-  long long SX;                  // floats per x plane (NYd·NZp)
+  long long SX;                  // floats per x plane (NYd·NZp, or a window ring's pitch)
   int NZp, N0, N1, N2, fs;
   tw_stencil st;
   long long t0;  // level at the start of the block

@@ -526,7 +526,7 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
     return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
   }
   s->L.Nyp = WL.NYd;
-  s->L.sx = (long long)s->L.Nyp * s->L.Nzp;
+  s->L.sx = WL.SX;  // the ring's plane pitch (tw_gpu_window_fit)
   // The widest slab whose ring, with copies overlapping both ways, fits. Wider: fewer launches per
   // step and less queue warm-up per plane (the ring grows by 3 planes per plane of SR: one being
   // computed, one coming in, one going out).

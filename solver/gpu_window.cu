@@ -154,7 +154,8 @@ tw_status wait_ref(tw_gpu_window *w, cudaStream_t s, const ev_ref &ref, tw_error
 }
 
 // Host rows of planes [x0, x0 + n) of array `host` ↔ their slots. Equal pitches (N2 = NZp): each
-// plane's N1 rows are one contiguous run on both sides, one 2D copy of n such runs.
+// plane's N1 rows are one contiguous run on both sides, one 2D copy of n such runs. Else a 3D copy
+// where the planes are whole rows apart (SX = NYd·NZp), a 2D copy per plane where the pitch is not.
 tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool in, cudaStream_t s, tw_error *err) {
   const tw_gpu_plane_layout &L = w->L;
   float *dev = (float *)w->va[a] + (long long)slot_of(w, x0) * w->SX + (long long)L.PY * L.NZp;
@@ -167,6 +168,17 @@ tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool 
     else
       TW_CUDA_TRY(err, cudaMemcpy2DAsync(hst, run, dev, (size_t)w->SX * sizeof(float), run, (size_t)n,
                                          cudaMemcpyDeviceToHost, s));
+    return TW_OK;
+  }
+  if (w->SX != (long long)L.NYd * L.NZp) {
+    const size_t zp = (size_t)L.NZp * sizeof(float), zh = (size_t)L.N2 * sizeof(float);
+    for (int i = 0; i < n; i++) {
+      float *d = dev + (long long)i * w->SX, *h = hst + (size_t)i * (size_t)L.N1 * (size_t)L.N2;
+      if (in)
+        TW_CUDA_TRY(err, cudaMemcpy2DAsync(d, zp, h, zh, zh, (size_t)L.N1, cudaMemcpyHostToDevice, s));
+      else
+        TW_CUDA_TRY(err, cudaMemcpy2DAsync(h, zh, d, zp, zh, (size_t)L.N1, cudaMemcpyDeviceToHost, s));
+    }
     return TW_OK;
   }
   cudaMemcpy3DParms cp;
@@ -196,27 +208,31 @@ tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int 
   // Every row count up to twice the plane's (a few thousand candidates, integer arithmetic):
   // the most planes under the cap; ties to fewer rows. E.g. 2184 rows of 256 floats need
   // 256-plane multiples, 2304 rows 8; 520 rows of 64 floats 1024, 768 rows 32.
-  int best_ny = L->NYd, best_w = 0, best_q = 1;
+  // Every pitch from the plane up to twice it (+ 64 rows), in steps of 32 floats (a few thousand
+  // candidates, integer arithmetic): the most planes under the cap; ties to the smaller pitch.
+  const long long base = (long long)L->NYd * L->NZp, top_sx = 2 * base + 64LL * L->NZp;
+  long long best_sx = base;
+  int best_w = 0, best_q = 1;
   *smallest = UINT64_MAX;
   *smallest_planes = 0;
-  for (int ny = L->NYd; ny <= 2 * L->NYd + 64; ny++) {
-    const uint64_t plane = 3ull * (uint64_t)ny * (uint64_t)L->NZp * sizeof(float);
+  for (long long sx = base; sx <= top_sx; sx += 32) {
+    const uint64_t plane = 3ull * (uint64_t)sx * sizeof(float);
     const int q = quantum_of(plane / 3, gran);
     uint64_t w = cap / plane / (uint64_t)q * (uint64_t)q;
     const int top = (most + q - 1) / q * q;
     if (w > (uint64_t)top) w = (uint64_t)top;
-    if ((int)w > best_w) best_w = (int)w, best_ny = ny, best_q = q;
+    if ((int)w > best_w) best_w = (int)w, best_sx = sx, best_q = q;
     const int np = (need + q - 1) / q * q;
     if ((uint64_t)np * plane < *smallest) *smallest = (uint64_t)np * plane, *smallest_planes = np;
   }
   *W = best_w >= need ? best_w : 0;
-  L->NYd = best_ny;
+  L->SX = best_sx;
   *quantum = best_q;
   return TW_OK;
 }
 
 uint64_t tw_gpu_window_bytes(const tw_gpu_plane_layout *L, int W) {
-  return 3ull * (uint64_t)W * (uint64_t)L->NYd * (uint64_t)L->NZp * sizeof(float);
+  return 3ull * (uint64_t)W * (uint64_t)L->SX * sizeof(float);
 }
 
 void tw_gpu_window_destroy(tw_gpu_window *w) {
@@ -245,7 +261,10 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   tw_status st = vmm_get(&w->api, err);
   if (st) return st;
   w->L = *L;
-  w->SX = (long long)L->NYd * L->NZp;
+  w->SX = L->SX;
+  if (w->SX < (long long)L->NYd * L->NZp || w->SX % 32)
+    return tw_error_set(err, TW_EINTERNAL, "window plane pitch %lld floats for planes of %d x %d", w->SX, L->NYd,
+                        L->NZp);
   TW_CUDA_TRY(err, cudaMalloc((void **)&w->nf, 2 * sizeof(unsigned long long)));
   if ((st = tw_gpu_nonfinite_reset(w->nf, 0, err))) return st;
   w->W = W;

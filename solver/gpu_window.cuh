@@ -26,10 +26,12 @@
 #include "window.h"
 
 // Plane layout on the device: a plane is NYd rows of NZp floats; the grid's rows [0, N1) start at
-// row PY and hold N2 cells each; everything else of the plane is zero and stays zero.
+// row PY and hold N2 cells each; everything else of the plane is zero and stays zero. Planes are SX
+// floats apart (SX ≥ NYd·NZp, a multiple of 32: the pitch tw_gpu_window_fit chooses; 0 before).
 struct tw_gpu_plane_layout {
   int N0, N1, N2;
   int NYd, NZp, PY;
+  long long SX;
 };
 
 struct tw_gpu_window_stats {
@@ -41,9 +43,11 @@ struct tw_gpu_window_stats {
 
 struct tw_gpu_window;
 
-// The ring for a cap: rows to pad a plane to (L->NYd grows: a ring must be a whole number of the
-// 2 MiB mapping granules, so padding trades bytes per plane for a finer ring quantum) so that the
-// most planes fit `cap` bytes, *W (a multiple of *quantum, at most `most`). When fewer than `need`
+// The ring for a cap: the plane pitch L->SX (floats; a ring must be a whole number of the 2 MiB
+// mapping granules, so padding a plane trades bytes per plane for a finer ring quantum) so that
+// the most planes fit `cap` bytes, *W (a multiple of *quantum, at most `most`). The pitch grows in
+// steps of 32 floats, not of whole rows: 3424 x 1024 x 268 (rows of 288 floats, 2^7·9 bytes) under
+// 1.41 GB got 256 planes with whole rows (1152 rows), 384 with a pitch 2 % above the plane. When fewer than `need`
 // planes fit, *W = 0 and *smallest = the smallest cap that holds `need` planes (any padding) and
 // *smallest_planes its planes. Needs a current device.
 tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
