@@ -13,6 +13,12 @@
 extern "C" {
 #endif
 
+/* The update's arithmetic, by name (docs/design.md §1.2–1.3). Every kernel computes the same bits
+ * under it; a result computed under another form differs in its last bits. A survey's job hash
+ * carries it, so that a restart reruns the shot files an older form computed. Change it with the
+ * form. */
+#define TW_UPDATE_FORM "pair form in two fused chains, g = RN(1/(1+a)), subnormals flushed (2026-11-25)"
+
 typedef struct tw_problem tw_problem;
 
 /* Everything a kernel needs, built from a finalized job and its velocity model. */

@@ -19,7 +19,8 @@ void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len) {
 
 void tw_survey_hash(const tw_job *job, const char *kernel, char out[24]) {
   uint64_t h = job->hash;
-  h = tw_hash_string(h, tw_kernel_is_gpu(kernel) ? "gpu" : "cpu");
+  (void)kernel; /* every kernel computes the same bits (docs/design.md §1.7): the hash does not name it */
+  h = tw_hash_string(h, TW_UPDATE_FORM);
   h = tw_hash_string(h, TW_VERSION);
   snprintf(out, 24, "%016llx", (unsigned long long)h);
 }

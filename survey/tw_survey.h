@@ -114,8 +114,9 @@ tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, t
 /* "<dir>/shot-00042.h5" (five digits at least, job order from 0). */
 void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
 /* The job hash the shot files carry, 16 hex digits: tw_job.hash (the job's settings that change a
- * shot's numbers), the kernel family ("cpu": cpu, cpu-diamond; "gpu": gpu-stepwise, gpu-diamond;
- * the kernels of a family agree bit for bit, the families only to rounding) and the version. */
+ * shot's numbers), the update's arithmetic (TW_UPDATE_FORM) and the version. Not the kernel: every
+ * kernel, CPU or GPU, computes the same bits, so a survey restarted on another kernel keeps the
+ * shots already done. */
 void tw_survey_hash(const tw_job *job, const char *kernel, char out[24]);
 
 /* Launched as one of several ranks (mpirun, srun: from the launcher's environment, without

@@ -59,7 +59,7 @@ static void test_hash(void) {
                          "receivers.points=([10.0, 10.0, 20.0])", "grid.origin=[0.0, 0.0, 1.0]"};
   for (size_t i = 0; i < sizeof other / sizeof other[0]; i++)
     CHECK(hash_of(HJOB, other[i]) != h0, "--set %s left the hash as it was", other[i]);
-  /* The kernel family and the format of what the files carry. */
+  /* Not the kernel (all four compute the same bits); the format of what the files carry. */
   tw_error err = {0};
   tw_job *job = NULL;
   REQUIRE(tw_job_load_string(HJOB, "hash.cfg", NULL, 0, &job, &err) == TW_OK, "%s", err.msg);
@@ -67,8 +67,8 @@ static void test_hash(void) {
   tw_survey_hash(job, "cpu", a);
   tw_survey_hash(job, "cpu-diamond", b);
   tw_survey_hash(job, "gpu-stepwise", c);
-  CHECK(!strcmp(a, b) && strcmp(a, c) && strlen(a) == 16 && strspn(a, "0123456789abcdef") == 16,
-        "hash: cpu %s, cpu-diamond %s, gpu %s", a, b, c);
+  CHECK(!strcmp(a, b) && !strcmp(a, c) && strlen(a) == 16 && strspn(a, "0123456789abcdef") == 16,
+        "hash: cpu %s, cpu-diamond %s, gpu-stepwise %s", a, b, c);
   tw_job_destroy(job);
 }
 
