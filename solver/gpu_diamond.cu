@@ -280,11 +280,9 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
       return ok;
     };
     const int h = tw_window_fit_height(s->nt, [](void *c, int hh) { return (int)(*(decltype(fits) *)c)(hh); }, &fits);
-    {  // none fits: height 1, whose ring is the smallest the error names
-      nt_default = s->nt, s->nt = h ? h : 1, L = L0;
-      schedule();
-      if ((st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
-    }
+    nt_default = s->nt, s->nt = h ? h : 1, L = L0;  // none fits: height 1, whose ring the error names
+    schedule();
+    if ((st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
   }
   if (!W) {
     char params[64];

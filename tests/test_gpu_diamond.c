@@ -341,7 +341,8 @@ static void matrix(const char *bitref, int ncases) {
   printf("%d cases\n", total);
 }
 
-/* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise; `want`: a piece of the report that must appear. Returns the number of
+/* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise;
+ * `want`: a piece of the report that must appear. Returns the number of
  * tiny values (0 < |p| < 2^-100) the cpu run's full snapshots hold inside the absorbing layers. */
 static long focused_case(const char *bitref, const char *what, const tw_problem *pb, const schedule *sc,
                          const char *mode, const char *want) {
