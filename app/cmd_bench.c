@@ -198,8 +198,8 @@ static int run_bench(int argc, char **argv) {
   if (any_cpu && ceiling) {
     if (tw_bench_host_ceilings(0, (size_t)64 << 20, 5, &hc, &err) != TW_OK) return tw_app_fail(&err);
     printf("host ceilings (%d threads): memory %.1f GB/s (read 3 arrays + write 1, as a stepwise update), fp32 "
-           "%s %.1f GFMA/s = %.1f Gflop/s\n", hc.threads, hc.mem_gbps, hc.fma_fused ? "FMA" : "multiply+add",
-           hc.fma_gfmas, 2 * hc.fma_gfmas);
+           "%s %.1f GFMA/s = %.1f Gflop/s; CPU kernels' code: the %s build\n", hc.threads, hc.mem_gbps,
+           hc.fma_fused ? "FMA" : "multiply+add", hc.fma_gfmas, 2 * hc.fma_gfmas, hc.variant);
   }
 
   tw_bench_result *res = calloc((size_t)nk * (size_t)no, sizeof *res);

@@ -329,6 +329,7 @@ tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ce
    * kernels' code, cpu_update.c), the best of reps */
   const tw_cpu_impl *impl = tw_cpu_impl_active();
   c->fma_fused = impl->fused;
+  c->variant = impl->name;
   const long n_it = 200000;
   best = 0;
   float sink = 0;

@@ -52,31 +52,59 @@ void tw_cpu_update_row_base(const tw_problem *pb, tw_cpu_fields *f, int i, int y
                             const tw_tap_sink *sink);
 float tw_cpu_fma_chains_base(long n, float a, float b);
 extern const int tw_cpu_fused_base;
+#define TW_CPU_VARIANT_DECL(v)                                                                        \
+  void tw_cpu_update_row_##v(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,        \
+                             const tw_tap_sink *sink);                                                   \
+  float tw_cpu_fma_chains_##v(long n, float a, float b);                                                 \
+  extern const int tw_cpu_fused_##v;
 #ifdef TW_HAVE_CPU_V3
-void tw_cpu_update_row_v3(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
-                          const tw_tap_sink *sink);
-float tw_cpu_fma_chains_v3(long n, float a, float b);
-extern const int tw_cpu_fused_v3;
+TW_CPU_VARIANT_DECL(v3)
+#endif
+#ifdef TW_HAVE_CPU_V4
+TW_CPU_VARIANT_DECL(v4)
 #endif
 
 static const tw_cpu_impl *impl_active;
 
-static const tw_cpu_impl *impl_find(const char *name) {
-  static tw_cpu_impl base, v3;
+/* The variants of this build, best first, each with whether this CPU runs it. */
+static int impl_list(const tw_cpu_impl **list, int *runs) {
+  /* filled once at run time: the `fused` flags are constants of other translation units */
+  static tw_cpu_impl base;
   if (!base.name) base = (tw_cpu_impl){"base", tw_cpu_update_row_base, tw_cpu_fma_chains_base, tw_cpu_fused_base};
-#ifdef TW_HAVE_CPU_V3
-  if (!v3.name) v3 = (tw_cpu_impl){"v3", tw_cpu_update_row_v3, tw_cpu_fma_chains_v3, tw_cpu_fused_v3};
+  int n = 0;
+#if defined(TW_HAVE_CPU_V3) || defined(TW_HAVE_CPU_V4)
   __builtin_cpu_init();
-  const int has_v3 = __builtin_cpu_supports("x86-64-v3");
-  if ((!name || strcmp(name, "v3") == 0) && has_v3) return &v3;
-#else
-  (void)v3;
 #endif
-  return !name || strcmp(name, "base") == 0 ? &base : NULL;
+#ifdef TW_HAVE_CPU_V4
+  static tw_cpu_impl v4;
+  if (!v4.name) v4 = (tw_cpu_impl){"v4", tw_cpu_update_row_v4, tw_cpu_fma_chains_v4, tw_cpu_fused_v4};
+  list[n] = &v4, runs[n++] = __builtin_cpu_supports("x86-64-v4");
+#endif
+#ifdef TW_HAVE_CPU_V3
+  static tw_cpu_impl v3;
+  if (!v3.name) v3 = (tw_cpu_impl){"v3", tw_cpu_update_row_v3, tw_cpu_fma_chains_v3, tw_cpu_fused_v3};
+  list[n] = &v3, runs[n++] = __builtin_cpu_supports("x86-64-v3");
+#endif
+  list[n] = &base, runs[n++] = 1;
+  return n;
+}
+
+/* The named variant (NULL: the best this CPU runs), or NULL when this build or CPU lacks it. */
+static const tw_cpu_impl *impl_find(const char *name) {
+  const tw_cpu_impl *list[3];
+  int runs[3];
+  const int n = impl_list(list, runs);
+  for (int i = 0; i < n; i++)
+    if (runs[i] && (!name || strcmp(name, list[i]->name) == 0)) return list[i];
+  return NULL;
 }
 
 const tw_cpu_impl *tw_cpu_impl_active(void) {
-  if (!impl_active) impl_active = impl_find(NULL);
+  if (!impl_active) { /* TW_CPU_VARIANT=base|v3|v4 forces one (A/B timings); one this CPU lacks is ignored */
+    const char *v = getenv("TW_CPU_VARIANT");
+    impl_active = v && *v ? impl_find(v) : NULL;
+    if (!impl_active) impl_active = impl_find(NULL);
+  }
   return impl_active;
 }
 

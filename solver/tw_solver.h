@@ -291,6 +291,7 @@ typedef struct tw_host_ceilings {
   double mem_gbps;
   double fma_gfmas;          /* 1e9 FMA/s (an FMA is 2 flops) */
   int fma_fused;
+  const char *variant;       /* the build of the CPU kernels' hot code this CPU runs: base, v3, v4 */
 } tw_host_ceilings;
 tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ceilings *c, tw_error *err);
 /* The CPU kernels' models for those ceilings: floating-point operations of one cell update as

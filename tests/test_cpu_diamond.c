@@ -100,11 +100,22 @@ typedef struct {
   int window_planes;
 } run_counts;
 
-/* Variants of the CPU kernels' hot code (cpu_fields.h): where this build and CPU have two, the
- * matrix runs cpu with one and cpu-diamond with the other (alternating), so the bitwise
- * comparison also holds the variants to the same bits. */
+/* Variants of the CPU kernels' hot code (cpu_fields.h): where this build and CPU have two or
+ * more, the matrix runs cpu with one and cpu-diamond with another (every pair in turn), so the
+ * bitwise comparison also holds the variants to the same bits. */
 static const char *variant_ref, *variant_dia;
 static int variant_cases;
+static const char *variants[3];
+static int nvariants;
+
+/* The variants this build and CPU run (tw_cpu_impl_select accepts them), then the default again. */
+static void find_variants(void) {
+  static const char *const names[3] = {"base", "v3", "v4"};
+  nvariants = 0;
+  for (int i = 0; i < 3; i++)
+    if (tw_cpu_impl_select(names[i])) variants[nvariants++] = names[i];
+  tw_cpu_impl_select(NULL);
+}
 
 static void use_variant(const char *name) {
   if (name) REQUIRE(tw_cpu_impl_select(name), "variant %s", name);
@@ -204,6 +215,7 @@ static void random_spec(spec *sp, int order) {
  * window caps (none, smallest, between, whole grid). */
 static void matrix(void) {
   int cases = 0, windowed = 0;
+  find_variants();
   for (int order = 2; order <= 8; order += 2)
     for (int dts = 1; dts <= 3; dts++)
       for (int hcase = 0; hcase < 4; hcase++)
@@ -233,8 +245,8 @@ static void matrix(void) {
                    sp.interval, sp.trilinear, (unsigned long long)pb->device_memory,
                    (unsigned long long)need.min_bytes, (unsigned long long)need.whole_bytes, pb->threads);
           run_counts rc = {0};
-          if (tw_cpu_impl_select("v3")) { /* two variants: cross them */
-            variant_ref = cases % 2 ? "v3" : "base", variant_dia = cases % 2 ? "base" : "v3";
+          if (nvariants > 1) { /* cross them: pairs (0, 1), (1, 2), …, (n − 1, 0) */
+            variant_ref = variants[cases % nvariants], variant_dia = variants[(cases + 1) % nvariants];
             variant_cases++;
           }
           compare_run(pb, what, &rc);
@@ -252,8 +264,11 @@ static void matrix(void) {
           cases++;
           free_problem(pb);
         }
+  char names[64] = "";
+  for (int i = 0; i < nvariants; i++)
+    snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? " " : "", variants[i]);
   printf("%d randomized cases compared bitwise (%d through a sliding window; %d with cpu and cpu-diamond on "
-         "different variants of the hot code, base and x86-64-v3)\n", cases, windowed, variant_cases);
+         "different variants of the hot code, of %s)\n", cases, windowed, variant_cases, names);
 }
 
 /* ---------------------------------------------------------------- an independent reference
