@@ -12,15 +12,15 @@
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
  *    64-byte ones: cpu_fields.c).
  *  - This file is built three times on x86-64 (solver/CMakeLists.txt): for the build's baseline,
- *    for x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4) and for x86-64-v4 (the same 8-float
- *    vectors with AVX-512VL's 32 registers: at order 8 the 12 weights, two chains per cell, two
- *    cells and the neighbour pointers outgrow 16, and v3 reloads them from the stack: 42 of the
- *    138 instructions of its 16-cell loop touch the stack, 9 in v4, on the load ports that bound
- *    it; docs/performance.md, session 10);
- *    cpu_fields.c picks the best at run time. All do the same IEEE operations in the same order —
- *    tw_stencil.h's explicit fmaf (one instruction in v3 and v4; libm's correctly rounded call in
- *    the baseline, where the loop stays scalar), no other contraction — so they give the same bits
- *    (test_cpu_diamond crosses them), and the bits of the GPU kernels.
+ *    for x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4) and for x86-64-v4 (the same
+ *    8-float vectors with AVX-512VL's 32 registers: at order 8 the 12 weights, two chains per
+ *    cell, two cells and the neighbour pointers outgrow 16, and v3 reloads them from the stack —
+ *    42 of the 138 instructions of its 16-cell loop touch the stack, 9 in v4, on the load ports
+ *    that bound it; docs/performance.md, session 10). cpu_fields.c picks the best at run time.
+ *    All do the same IEEE operations in the same order — tw_stencil.h's explicit fmaf (one
+ *    instruction in v3 and v4; libm's correctly rounded call in the baseline, where the loop stays
+ *    scalar), no other contraction — so they give the same bits (test_cpu_diamond crosses them),
+ *    and the bits of the GPU kernels.
  *  - Sources and receiver taps are found once per row (the lists are sorted by (i, j, k)), not by
  *    a search per column. */
 #include "cpu_fields.h"

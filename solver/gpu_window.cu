@@ -205,9 +205,6 @@ tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int 
   const CUmemAllocationProp prop = device_prop(dev);
   size_t gran = 0;
   TW_CU_TRY(err, api, api.granularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-  // Every row count up to twice the plane's (a few thousand candidates, integer arithmetic):
-  // the most planes under the cap; ties to fewer rows. E.g. 2184 rows of 256 floats need
-  // 256-plane multiples, 2304 rows 8; 520 rows of 64 floats 1024, 768 rows 32.
   // Every pitch from the plane up to twice it (+ 64 rows), in steps of 32 floats (a few thousand
   // candidates, integer arithmetic): the most planes under the cap; ties to the smaller pitch.
   const long long base = (long long)L->NYd * L->NZp, top_sx = 2 * base + 64LL * L->NZp;

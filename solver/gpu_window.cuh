@@ -47,9 +47,9 @@ struct tw_gpu_window;
 // mapping granules, so padding a plane trades bytes per plane for a finer ring quantum) so that
 // the most planes fit `cap` bytes, *W (a multiple of *quantum, at most `most`). The pitch grows in
 // steps of 32 floats, not of whole rows: 3424 x 1024 x 268 (rows of 288 floats, 2^7·9 bytes) under
-// 1.41 GB got 256 planes with whole rows (1152 rows), 384 with a pitch 2 % above the plane. When fewer than `need`
-// planes fit, *W = 0 and *smallest = the smallest cap that holds `need` planes (any padding) and
-// *smallest_planes its planes. Needs a current device.
+// 1.41 GB got 256 planes with whole rows (1152 rows), 384 with a pitch 2 % above the plane. When
+// fewer than `need` planes fit, *W = 0 and *smallest = the smallest cap that holds `need` planes
+// (any padding) and *smallest_planes its planes. Needs a current device.
 tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
                             uint64_t *smallest, int *smallest_planes, tw_error *err);
 // Whether a grid whose fields need `need` bytes on the device runs in core (*cap = 0) or through a
