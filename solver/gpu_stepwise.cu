@@ -1,7 +1,9 @@
 // gpu_stepwise.cu — kernel "gpu-stepwise": one time step per launch, the classic 2.5D design
-// (Micikevicius): 2D thread blocks over (y, z) with z fastest (one warp = 32 consecutive z cells of
-// one row: 128 B coalesced), the slowest axis x looped inside the block, the x-neighbours of each
-// cell in a register queue, the (y, z) plane tile with its halo in shared memory.
+// (Micikevicius): 2D thread blocks over (y, z) with z fastest, the slowest axis x looped inside the
+// block, the x-neighbours of each cell in a register queue, the (y, z) plane tile with its halo in
+// shared memory. Two thread layouts: zrun_kernel (gpu_stepwise_zrun.cuh, the default: four z
+// cells per thread) and stepwise_kernel below (one z cell per thread in NY rows: one warp = 32
+// consecutive z cells of one row, 128 B coalesced).
 //
 // What must hold (docs/design.md §1):
 //  * every cell is computed with tw_laplacian / tw_damping / tw_cell_update of tw_stencil.h, with
@@ -68,6 +70,8 @@ __device__ __forceinline__ void split_block(const sweep_split &sp, int b, int *t
   *xb = sp.xlo + c * w;
   *xe = sp.xlo + min((c + 1) * w, sp.nx);
 }
+
+#include "gpu_stepwise_zrun.cuh"
 
 // One launch advances its planes one step: p^{n+1} = update(p^n, p^{n−1}) into pio (which holds
 // p^{n−1} on entry). Block (TY × 32 threads) = a tile of BY = TY·NY rows × 32 z cells; each
@@ -270,49 +274,57 @@ typedef void (*kernel_fn)(const float *, float *, const float *, const float *, 
 
 struct variant {
   const char *name;
-  int ty, ny, d, minb, ah;
+  int tx, ty;  // block: threads along z, along y
+  int bz, by;  // tile: z cells, rows
   kernel_fn fn[TW_GPU_RMAX];  // radius 1..4
 };
 
 #define TW_SW_VARIANT(NAME, TY, NY, D, MINB, AH)                                                      \
   {                                                                                                 \
-    NAME, TY, NY, D, MINB, AH, {                                                                    \
+    NAME, BZ, TY, BZ, (TY) * (NY), {                                                                \
       stepwise_kernel<1, TY, NY, D, MINB, AH>, stepwise_kernel<2, TY, NY, D, MINB, AH>,             \
           stepwise_kernel<3, TY, NY, D, MINB, AH>, stepwise_kernel<4, TY, NY, D, MINB, AH>          \
     }                                                                                               \
   }
+// zrun_kernel (gpu_stepwise_zrun.cuh): ZT threads × 4 z cells along z, TY rows.
+#define TW_ZR_VARIANT(NAME, ZT, TY, MINB)                                                                      \
+  {                                                                                                          \
+    NAME, ZT, TY, 4 * (ZT), TY, {                                                                            \
+      zrun_kernel<1, ZT, TY, MINB>, zrun_kernel<2, ZT, TY, MINB>, zrun_kernel<3, ZT, TY, MINB>,   \
+          zrun_kernel<4, ZT, TY, MINB>                                                                  \
+    }                                                                                                        \
+  }
 
 // Names: tTY = threads in y, nNY = rows per thread, dD = prefetch distance (planes), bMINB =
-// blocks per SM the register budget is set for (65536 / (32·TY·MINB)), a = async halos (AH).
-// Measured on an H200, 1024 x 1024 x 512 (2 GiB per level), % of the copy ceiling (263.3 Gcell/s;
-// docs/performance.md):     order 2   4     8
-//   t4n4d1b4a (default)           88.0  84.3  75.1   (80-118 registers, no spill)
-//   t8n4d1b2a                     88.6  77.5  72.0
-//   t8n4d2b2a                     79.5  77.4  70.0
-//   t8n2d1b4a                     81.2  79.4  65.6
-//   t16n2d1b2a                    78.0  76.9  66.0   (order 8: 20 B spilled)
-//   t8n2d1b4                      76.9  77.7  60.4   (order 8: 52 B spilled)
-//   t16n2d1b2                     73.2  75.8  59.1
-//   t8n2d1b3a                     71.1  68.7  64.7
-//   t8n2d2b3a                     71.6  68.2  61.9
-//   t8n1d1b4a                     64.4  59.1  55.5
-//   t16n1d1b2                     61.9  54.5  55.5
-// Four rows per thread pay most: 4 independent loads per array in flight per thread and 4-8 warps
-// per barrier, at 16 warps per SM and up to 128 registers (no spill at order 8, where two rows in
-// 64 registers spill). Halos by cp.async (no registers held for them) pay everywhere;
-// a second plane of prefetch does not. Staged loads (lead, p^{n−1} and c²dt² by 4-byte cp.async
-// into shared memory, no prefetch registers) measured 7-10 % below these: removed.
+// blocks per SM the register budget is set for (65536 / (threads·MINB)), a = async halos (AH);
+// zZT·yTY: zrun_kernel, ZT threads of 4 z cells each along z, TY rows.
+// Measured on an H200 in one run, 1024 x 1024 x 512 (2 GiB per level), 20 steps x 3, Gcell/s
+// (copy ceiling 261; docs/performance.md, session 11):   order 2     4      8
+//   z16y8b4 (default)                                      257.9  232.5  201.3   (<= 128 registers; 4 B spill at 8)
+//   z16y16b2                                               257.6  212.7  197.7
+//   z32y8b2                                                258.0  212.5  195.4
+//   z8y16b4                                                243.1  220.4  196.3
+//   t4n4d1b4a (the default before)                         236.8  224.1  195.0   (80-118 registers)
+// Earlier (% of the copy ceiling):   order 2   4     8
+//   t4n4d1b4a                           88.0  84.3  75.1
+//   t8n4d1b2a                           88.6  77.5  72.0
+//   t8n2d1b4a                           81.2  79.4  65.6
+//   t16n2d1b2a, t8n2d1b4, t16n2d1b2, t8n2d1b3a, t8n2d2b3a, t8n1d1b4a, t16n1d1b2, t8n4d2b2a: all
+//   below these at every order, removed.
+// Four z cells per thread pay most: each y and z neighbour load brings four cells (LDS.128), and
+// a warp's global accesses are 16-byte (88 instead of 104 thread instructions per update at
+// order 8). At order 8 the L2 runs at 91 % of its throughput (y halos of 2r rows per 8-row tile
+// come through it): larger tiles or a second plane of prefetch did not pay there. Among the
+// one-cell-per-thread variants, four rows per thread paid most; halos by cp.async everywhere.
 const variant variants[] = {
-    TW_SW_VARIANT("t8n2d1b4a", 8, 2, 1, 4, true),     TW_SW_VARIANT("t16n2d1b2a", 16, 2, 1, 2, true),
-    TW_SW_VARIANT("t8n2d1b4", 8, 2, 1, 4, false),     TW_SW_VARIANT("t16n2d1b2", 16, 2, 1, 2, false),
-    TW_SW_VARIANT("t8n1d1b4a", 8, 1, 1, 4, true),     TW_SW_VARIANT("t16n1d1b2", 16, 1, 1, 2, false),
-    TW_SW_VARIANT("t8n2d1b3a", 8, 2, 1, 3, true),     TW_SW_VARIANT("t8n2d2b3a", 8, 2, 2, 3, true),
-    TW_SW_VARIANT("t8n4d1b2a", 8, 4, 1, 2, true),     TW_SW_VARIANT("t8n4d2b2a", 8, 4, 2, 2, true),
-    TW_SW_VARIANT("t4n4d1b4a", 4, 4, 1, 4, true),
+    TW_ZR_VARIANT("z16y8b4", 16, 8, 4),             TW_ZR_VARIANT("z16y16b2", 16, 16, 2),
+    TW_ZR_VARIANT("z32y8b2", 32, 8, 2),             TW_ZR_VARIANT("z8y16b4", 8, 16, 4),
+    TW_SW_VARIANT("t4n4d1b4a", 4, 4, 1, 4, true),   TW_SW_VARIANT("t8n4d1b2a", 8, 4, 1, 2, true),
+    TW_SW_VARIANT("t8n2d1b4a", 8, 2, 1, 4, true),
 };
 constexpr int NVARIANT = (int)(sizeof variants / sizeof variants[0]);
 // The default variant per radius 1..4 (orders 2..8): the fastest measured (docs/performance.md).
-const char *const default_variant[TW_GPU_RMAX] = {"t4n4d1b4a", "t4n4d1b4a", "t4n4d1b4a", "t4n4d1b4a"};
+const char *const default_variant[TW_GPU_RMAX] = {"z16y8b4", "z16y8b4", "z16y8b4", "z16y8b4"};
 
 struct gs_state {
   const tw_problem *pb;
@@ -620,13 +632,13 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   if ((st = gs_tables(s, TW_RESET_SOURCES | TW_RESET_RECEIVERS, err))) return st;
   tw_phases_add(pb->phases, "backend: damping, tables", tw_wall_seconds() - t);
 
-  const int threads = BZ * var->ty;
+  const int threads = var->tx * var->ty;
   TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)s->fn, threads, 0));
   if (s->blocks_per_sm < 1)
     return tw_error_set(err, TW_EINTERNAL, "kernel variant %s (order %d) cannot be resident on GPU %d", var->name,
                         pb->order, dev);
-  const int by = var->ty * var->ny;
-  const long tz = s->L.Nzp / BZ, tyy = (g->N[1] + by - 1) / by;
+  const int by = var->by;
+  const long tz = (s->L.Nzp + var->bz - 1) / var->bz, tyy = (g->N[1] + by - 1) / by;
   if (tz * tyy * 64 > 0x7fffffffL)  // blocks of one launch: tiles × at most 64 chunks
     return tw_error_set(err, TW_EUNSUPPORTED, "a plane of %d x %d cells has too many tiles for one launch", g->N[1],
                         g->N[2]);
@@ -638,7 +650,7 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   if (e && atol(e) > 0) s->slots = atol(e);
   s->in_core = make_split(s, 0, g->N[0]);
   if (s->win) s->slab = make_split(s, 0, s->SR);
-  s->block = dim3(BZ, (unsigned)var->ty, 1);
+  s->block = dim3((unsigned)var->tx, (unsigned)var->ty, 1);
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
   s->level = 0;
   return TW_OK;
