@@ -114,7 +114,8 @@ constexpr double model_bpu() {
 // gpu-stepwise moves 16 B per update (read p^n, p^{n−1}, c²dt², write p^{n+1}): a register tower
 // that cannot beat it by this margin in the model (the DTS-1 towers of orders 4–8 move 19 B) is
 // not used by default; gpu-diamond then runs the stepwise kernel (docs/performance.md).
-// With absorbing layers on the z faces a tower must move at most 0.62 of that (see dia_init).
+// With absorbing layers on the z faces a tower must move at most 0.62 of that, and only order 2's do
+// (see dia_init).
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
 #define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
@@ -438,15 +439,17 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warp on the damped path and the step barrier paces the whole tower by it. Measured on an H200
   // (docs/performance.md, session 6, the branch-free range check and the tiny numerators' path):
   // order 2, dts 3: 1.85x gpu-stepwise; order 4, dts 2 (9.75 B): 1.10x from rest, 1.15x on a
-  // wavefield (session 4: 0.99x). Such grids run a register tower only where its model moves at
-  // most 0.62 of gpu-stepwise's bytes (DTS 1 of any order does not).
+  // wavefield (session 4: 0.99x) — but 0.99x against session 11's faster stepwise kernel (242.3
+  // against 245.8 Gcell/s on 1024 x 2048 x 256 with layers of 20; 1.04x without z layers). Such
+  // grids run a register tower only at order 2 and where its model moves at most 0.62 of
+  // gpu-stepwise's bytes (DTS 1 does not).
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
-  const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
+  const double margin = z_damped ? (s->r == 1 ? Z_DAMPED_MARGIN : 0.0) : MODEL_MARGIN;
   if (!(me && *me) && (!s->fn || s->bpu > margin * STEPWISE_BPU)) {
     char why[sizeof s->why];
     if (s->fn && z_damped)
-      snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower (%.1f B/update) is not faster there",
-               pb->g.lo[2], pb->g.hi[2], s->dts, s->bpu);
+      snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower of order %d (%.1f B/update) is not faster "
+               "there", pb->g.lo[2], pb->g.hi[2], s->dts, pb->order, s->bpu);
     else if (s->fn)
       snprintf(why, sizeof why, "the register tower of order %d with dts %d moves %.1f B per update in the model, "
                "gpu-stepwise 16", pb->order, s->dts, s->bpu);

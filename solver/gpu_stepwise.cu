@@ -323,8 +323,29 @@ const variant variants[] = {
     TW_SW_VARIANT("t8n2d1b4a", 8, 2, 1, 4, true),
 };
 constexpr int NVARIANT = (int)(sizeof variants / sizeof variants[0]);
-// The default variant per radius 1..4 (orders 2..8): the fastest measured (docs/performance.md).
-const char *const default_variant[TW_GPU_RMAX] = {"z16y8b4", "z16y8b4", "z16y8b4", "z16y8b4"};
+// The default variant: of the two zrun tiles, the one with the higher rate per padded z cell. A z
+// pitch Nzp (a multiple of 32) that is not a multiple of the tile's 64 cells leaves idle threads in
+// the last z tile (Nz 268: 10 %, Nz 96: 25 %), where the 32-cell tile is faster. rel = the rate
+// of each on a grid both fill (1024 x 1024 x 512), per radius; on an H200 (docs/performance.md,
+// session 11) the rule picked the faster one on 1024² x {300, 512, 544}, 3424 x 1024 x 268 and
+// 2048² x 96 at orders 2 and 8, or one within 1 % (order 2, Nz 268).
+struct zdefault {
+  const char *name;
+  int bz;
+  double rel[TW_GPU_RMAX];
+};
+const zdefault zdefaults[] = {{"z16y8b4", 64, {1.0, 1.0, 1.0, 1.0}}, {"z8y16b4", 32, {0.94, 0.95, 0.95, 0.975}}};
+
+const char *default_variant(int r, int Nzp) {
+  const char *best = zdefaults[0].name;
+  double best_rate = 0;
+  for (const zdefault &d : zdefaults) {
+    const long cover = (long)(Nzp + d.bz - 1) / d.bz * d.bz;  // z cells the tiles span
+    const double rate = d.rel[(r >= 1 && r <= TW_GPU_RMAX ? r : 1) - 1] * Nzp / (double)cover;
+    if (rate > best_rate * (1 + 1e-9)) best = d.name, best_rate = rate;
+  }
+  return best;
+}
 
 struct gs_state {
   const tw_problem *pb;
@@ -767,9 +788,8 @@ tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int de
                          out, err);
 }
 
-const variant *find_variant(const char *name, int r) {
-  if (!name || !*name || strcmp(name, "default") == 0)
-    name = default_variant[(r >= 1 && r <= TW_GPU_RMAX ? r : 1) - 1];
+const variant *find_variant(const char *name, int r, int Nzp) {
+  if (!name || !*name || strcmp(name, "default") == 0) name = default_variant(r, Nzp);
   for (int i = 0; i < NVARIANT; i++)
     if (strcmp(variants[i].name, name) == 0) return &variants[i];
   return NULL;
@@ -867,12 +887,12 @@ extern "C" {
 
 int tw_gpu_stepwise_variant_count(void) { return NVARIANT; }
 const char *tw_gpu_stepwise_default_variant(int order) {
-  return order >= 2 && order <= 2 * TW_GPU_RMAX ? default_variant[order / 2 - 1] : NULL;
+  return order >= 2 && order <= 2 * TW_GPU_RMAX ? "z16y8b4, or z8y16b4 where Nz leaves its tiles idler" : NULL;
 }
 const char *tw_gpu_stepwise_variant_name(int i) { return i >= 0 && i < NVARIANT ? variants[i].name : NULL; }
 
 tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *variant_name, void **state, tw_error *err) {
-  const variant *v = find_variant(variant_name, pb->st.r);
+  const variant *v = find_variant(variant_name, pb->st.r, tw_dev_layout_make(&pb->g, 32, pb->free_surface).Nzp);
   if (!v) {
     char list[256] = "";
     for (int i = 0; i < NVARIANT; i++) {
