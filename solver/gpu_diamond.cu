@@ -114,9 +114,10 @@ constexpr double model_bpu() {
 // gpu-stepwise moves 16 B per update (read p^n, p^{n−1}, c²dt², write p^{n+1}): a register tower
 // that cannot beat it by this margin in the model (the DTS-1 towers of orders 4–8 move 19 B) is
 // not used by default; gpu-diamond then runs the stepwise kernel (docs/performance.md).
-// With absorbing layers on the z faces a tower must move at most 0.62 of that, and only order 2's do
-// (see dia_init).
+// With absorbing layers on the z faces a tower must move at most 0.62 of that. Only order 2's towers
+// on columns of at least MIN_TOWER_NZ cells run by default (see dia_init).
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
+constexpr int MIN_TOWER_NZ = 128;
 
 #define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
 
@@ -436,20 +437,30 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // same numbers bitwise, at the better speed; report() says so. The generic tower is slower
   // than either (docs/performance.md) and runs only on request.
   // Absorbing layers on the z faces put damped cells in every column, so every tower carries a
-  // warp on the damped path and the step barrier paces the whole tower by it. Measured on an H200
-  // (docs/performance.md, session 6, the branch-free range check and the tiny numerators' path):
-  // order 2, dts 3: 1.85x gpu-stepwise; order 4, dts 2 (9.75 B): 1.10x from rest, 1.15x on a
-  // wavefield (session 4: 0.99x) — but 0.99x against session 11's faster stepwise kernel (242.3
-  // against 245.8 Gcell/s on 1024 x 2048 x 256 with layers of 20; 1.04x without z layers). Such
-  // grids run a register tower only at order 2 and where its model moves at most 0.62 of
-  // gpu-stepwise's bytes (DTS 1 does not).
+  // warp on the damped path and the step barrier paces the whole tower by it: there a tower must
+  // move at most 0.62 of gpu-stepwise's bytes (order 2, dts 3: 1.85x, session 6).
+  // Against the stepwise kernel of session 11 (four z cells per thread; H200, 2048 x 2048 x Nz,
+  // docs/performance.md) only order 2's towers still win, and only on columns of Nz >= 128:
+  //   order 2, layers of 20 on the z faces:  Nz 64 0.60x, 96 0.87x, 128 1.13x, 160–256 1.5–1.8x;
+  //   order 2, no z layers:                  Nz 64 0.77x, 96 1.09x, 128 1.42x;
+  //   order 4, dts 2, no z layers:           Nz 64 0.70x, 96 1.02x, 128 1.07x, 160 0.86x,
+  //                                          192 0.98x, 224 1.09x, 256 1.04x; with z layers 0.99x.
+  // (A tower of Nz < 128 is one or two warps per block; order 4's, at 212 registers, is one block
+  // of up to 8 warps per SM, latency-bound.) So the default runs a register tower at order 2 with
+  // Nz >= 128 only; TW_DIAMOND_MODE still runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
-  const double margin = z_damped ? (s->r == 1 ? Z_DAMPED_MARGIN : 0.0) : MODEL_MARGIN;
-  if (!(me && *me) && (!s->fn || s->bpu > margin * STEPWISE_BPU)) {
+  const int tower_pays = s->r == 1 && g->N[2] >= MIN_TOWER_NZ;
+  const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
+  if (!(me && *me) && (!s->fn || !tower_pays || s->bpu > margin * STEPWISE_BPU)) {
     char why[sizeof s->why];
-    if (s->fn && z_damped)
-      snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower of order %d (%.1f B/update) is not faster "
-               "there", pb->g.lo[2], pb->g.hi[2], s->dts, pb->order, s->bpu);
+    if (s->fn && s->r > 1)
+      snprintf(why, sizeof why, "the register tower of order %d (dts %d) measured 0.70-1.09x the stepwise kernel",
+               pb->order, s->dts);
+    else if (s->fn && !tower_pays)
+      snprintf(why, sizeof why, "Nz = %d: towers of fewer than %d z cells are slower", g->N[2], MIN_TOWER_NZ);
+    else if (s->fn && z_damped)
+      snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower (%.1f B/update) is not faster there",
+               pb->g.lo[2], pb->g.hi[2], s->dts, s->bpu);
     else if (s->fn)
       snprintf(why, sizeof why, "the register tower of order %d with dts %d moves %.1f B per update in the model, "
                "gpu-stepwise 16", pb->order, s->dts, s->bpu);

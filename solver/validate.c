@@ -324,9 +324,9 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
 /* ---------------------------------------------------------------- run time (check) */
 
 /* gpu-stepwise and gpu-diamond on an H200, orders 2, 4, 6, 8, with absorbing layers and a free
- * surface (`torrewave bench`, docs/performance.md): Gcell/s. Scaled by the GPU's memory bandwidth
- * against the H200's 4.8 TB/s: both kernels are bound by memory. */
-static const double gpu_rates[2][4] = {{230, 225, 205, 200}, {360, 230, 205, 200}};
+ * surface (`torrewave bench`, docs/performance.md, session 11): Gcell/s. Scaled by the GPU's memory
+ * bandwidth against the H200's 4.8 TB/s: both kernels are bound by memory (order 8 by the L2). */
+static const double gpu_rates[2][4] = {{260, 240, 210, 200}, {385, 240, 210, 200}};
 #define H200_BYTES_PER_S 4.8e12
 
 /* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256

@@ -2,7 +2,7 @@
  * runs the shots of a survey one after another and every shot's file equals a fresh single-shot
  * run of it, bit for bit (survey_check.h), for
  *   - gpu-stepwise in core and through its sliding window,
- *   - gpu-diamond's register towers (persistent launch by default, and one launch per stage), its
+ *   - gpu-diamond's register towers (the persistent launch, and one launch per stage), its
  *     generic tower, its stepwise fallback, and its towers through the window,
  * with fixed and moving spreads, nearest and trilinear receivers and sources. This is what the
  * backends' reset must give: both levels zeroed (device or the window's host levels), the source
@@ -60,7 +60,7 @@ int main(void) {
   } cases[] = {
       {{4, 0, "nearest", "nearest", "solver = { kernel = \"gpu-stepwise\"; };", NULL, 0}, "gpu-stepwise", NULL},
       {{8, 1, "trilinear", "trilinear", "solver = { kernel = \"gpu-stepwise\"; };", NULL, 0}, "gpu-stepwise", NULL},
-      {{2, 1, "nearest", "trilinear", "solver = { kernel = \"gpu-diamond\"; };", NULL, 0}, "gpu-diamond", NULL},
+      {{2, 1, "nearest", "trilinear", "solver = { kernel = \"gpu-diamond\"; };", NULL, 0}, "gpu-diamond", "persistent"},
       {{2, 0, "trilinear", "nearest", "solver = { kernel = \"gpu-diamond\"; tower_height = 12; };", NULL, 0}, "gpu-diamond",
        "stage"},
       {{4, 1, "trilinear", "trilinear", "solver = { kernel = \"gpu-diamond\"; dts = 2; tower_height = 8; };", NULL, 0},
