@@ -8,8 +8,6 @@
 
 #include <cuda_runtime.h>
 
-#include <type_traits>
-
 #include "problem.h"
 
 // ---------------------------------------------------------------------------------- errors
@@ -87,16 +85,6 @@ static inline tw_dev_layout tw_dev_layout_make(const tw_grid *g, int yround, int
 
 __host__ __device__ static inline long long tw_dev_off(const tw_dev_layout &L, int i, int j, int k) {
   return (long long)i * L.sx + (long long)j * L.Nzp + k;
-}
-
-// Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
-// are constant expressions and register arrays are only ever indexed by constants.
-template <int B, int E, typename Fn>
-__host__ __device__ __forceinline__ void sfor(Fn &&f) {
-  if constexpr (B < E) {
-    f(std::integral_constant<int, B>{});
-    sfor<B + 1, E>(f);
-  }
 }
 
 // ---------------------------------------------------------------------------------- device side

@@ -6,8 +6,6 @@
 
 #include <cuda_runtime.h>
 
-#include "gpu_common.cuh"  // sfor
-
 #include <type_traits>
 #include <utility>
 
@@ -78,6 +76,15 @@ __device__ __forceinline__ T *at(T *base, int off) {
 }
 #endif
 
+// Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
+// are constant expressions and register arrays are only ever indexed by constants.
+template <int B, int E, typename Fn>
+__host__ __device__ __forceinline__ void sfor(Fn &&f) {
+  if constexpr (B < E) {
+    f(std::integral_constant<int, B>{});
+    sfor<B + 1, E>(f);
+  }
+}
 
 constexpr int odd_up(int n) { return n | 1; }
 

@@ -71,6 +71,10 @@ __device__ __forceinline__ void split_block(const sweep_split &sp, int b, int *t
   *xe = sp.xlo + min((c + 1) * w, sp.nx);
 }
 
+// Device rows are padded to a multiple of ROW_ROUND (tw_dev_layout_make): tiles of BY | ROW_ROUND
+// rows, with their y halos (≤ TW_GPU_YPAD), never read past the padded plane.
+constexpr int ROW_ROUND = 32;
+
 #include "gpu_stepwise_zrun.cuh"
 
 // One launch advances its planes one step: p^{n+1} = update(p^n, p^{n−1}) into pio (which holds
@@ -287,12 +291,12 @@ struct variant {
     }                                                                                               \
   }
 // zrun_kernel (gpu_stepwise_zrun.cuh): ZT threads × 4 z cells along z, TY rows.
-#define TW_ZR_VARIANT(NAME, ZT, TY, MINB)                                                                      \
-  {                                                                                                          \
-    NAME, ZT, TY, 4 * (ZT), TY, {                                                                            \
-      zrun_kernel<1, ZT, TY, MINB>, zrun_kernel<2, ZT, TY, MINB>, zrun_kernel<3, ZT, TY, MINB>,   \
-          zrun_kernel<4, ZT, TY, MINB>                                                                  \
-    }                                                                                                        \
+#define TW_ZR_VARIANT(NAME, ZT, TY, MINB)                                                              \
+  {                                                                                                 \
+    NAME, ZT, TY, 4 * (ZT), TY, {                                                                   \
+      zrun_kernel<1, ZT, TY, MINB>, zrun_kernel<2, ZT, TY, MINB>, zrun_kernel<3, ZT, TY, MINB>,     \
+          zrun_kernel<4, ZT, TY, MINB>                                                              \
+    }                                                                                               \
   }
 
 // Names: tTY = threads in y, nNY = rows per thread, dD = prefetch distance (planes), bMINB =
@@ -331,16 +335,22 @@ constexpr int NVARIANT = (int)(sizeof variants / sizeof variants[0]);
 // 2048² x 96 at orders 2 and 8, or one within 1 % (order 2, Nz 268).
 struct zdefault {
   const char *name;
-  int bz;
   double rel[TW_GPU_RMAX];
 };
-const zdefault zdefaults[] = {{"z16y8b4", 64, {1.0, 1.0, 1.0, 1.0}}, {"z8y16b4", 32, {0.94, 0.95, 0.95, 0.975}}};
+const zdefault zdefaults[] = {{"z16y8b4", {1.0, 1.0, 1.0, 1.0}}, {"z8y16b4", {0.94, 0.95, 0.95, 0.975}}};
+
+const variant *variant_named(const char *name) {
+  for (int i = 0; i < NVARIANT; i++)
+    if (strcmp(variants[i].name, name) == 0) return &variants[i];
+  return NULL;
+}
 
 const char *default_variant(int r, int Nzp) {
   const char *best = zdefaults[0].name;
   double best_rate = 0;
   for (const zdefault &d : zdefaults) {
-    const long cover = (long)(Nzp + d.bz - 1) / d.bz * d.bz;  // z cells the tiles span
+    const int bz = variant_named(d.name)->bz;
+    const long cover = (long)(Nzp + bz - 1) / bz * bz;  // z cells the tiles span
     const double rate = d.rel[(r >= 1 && r <= TW_GPU_RMAX ? r : 1) - 1] * Nzp / (double)cover;
     if (rate > best_rate * (1 + 1e-9)) best = d.name, best_rate = rate;
   }
@@ -582,7 +592,7 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
     return tw_error_set(err, TW_EUNSUPPORTED, "order %d is not supported (orders 2, 4, 6, 8; use kernel \"cpu\")",
                         pb->order);
   s->fn = var->fn[R - 1];
-  s->L = tw_dev_layout_make(g, 32, pb->free_surface);
+  s->L = tw_dev_layout_make(g, ROW_ROUND, pb->free_surface);
   if (s->L.sx > 0x7fffffffLL)  // the kernel indexes inside a plane with 32-bit offsets
     return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large (at most 2^31 cells with "
                         "padding)", g->N[1], g->N[2]);
@@ -790,9 +800,7 @@ tw_status gs_extract_impl(gs_state *s, const int lo[3], const int cnt[3], int de
 
 const variant *find_variant(const char *name, int r, int Nzp) {
   if (!name || !*name || strcmp(name, "default") == 0) name = default_variant(r, Nzp);
-  for (int i = 0; i < NVARIANT; i++)
-    if (strcmp(variants[i].name, name) == 0) return &variants[i];
-  return NULL;
+  return variant_named(name);
 }
 
 // ------------------------------------------------------------------ backend interface
@@ -892,7 +900,7 @@ const char *tw_gpu_stepwise_default_variant(int order) {
 const char *tw_gpu_stepwise_variant_name(int i) { return i >= 0 && i < NVARIANT ? variants[i].name : NULL; }
 
 tw_status tw_gpu_stepwise_create_variant(const tw_problem *pb, const char *variant_name, void **state, tw_error *err) {
-  const variant *v = find_variant(variant_name, pb->st.r, tw_dev_layout_make(&pb->g, 32, pb->free_surface).Nzp);
+  const variant *v = find_variant(variant_name, pb->st.r, tw_dev_layout_make(&pb->g, ROW_ROUND, pb->free_surface).Nzp);
   if (!v) {
     char list[256] = "";
     for (int i = 0; i < NVARIANT; i++) {

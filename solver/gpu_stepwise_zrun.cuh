@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
   constexpr int SW = HZ + BZ + HZ, SH = BY + 2 * R;
   static_assert(R <= HZ, "the z halo is one float4 on each side");
   static_assert(TY >= 2 * R, "the y halo (2R rows of ZT runs) is loaded by one run per thread");
-  static_assert(32 % BY == 0, "tiles must not pass the rows padded to a multiple of 32 (tw_dev_layout_make)");
+  static_assert(ROW_ROUND % BY == 0, "tiles must not pass the padded rows (tw_dev_layout_make)");
   __shared__ __align__(16) float sm[2][SH][SW];
 
   const int tx = threadIdx.x, ty = threadIdx.y, lin = ty * ZT + tx;
@@ -58,7 +58,7 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
 
   // y halo: thread lin < 2R·ZT copies run hc of halo row hr: rows j0 − R + hr (shared row hr) for
   // hr < R, else j0 + BY + hr − R (shared row BY + hr). Those rows exist in memory (YPAD ≥ R zero
-  // rows, N1 rounded up to 32); runs past Nzp are zeroed once.
+  // rows, N1 rounded up to ROW_ROUND); runs past Nzp are zeroed once.
   const bool yh = lin < 2 * R * ZT;
   const int hr = lin / ZT, hc = lin % ZT;
   const int ysrow = hr < R ? hr : BY + hr, yjrow = hr < R ? j0 - R + hr : j0 + BY + hr - R;
@@ -79,15 +79,15 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
     __pipeline_commit();
   };
   // Slots no copy ever writes hold 0 in both buffers.
+  const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll
   for (int b = 0; b < 2; b++) {
-    if (yh && !yhin) *(float4 *)&sm[b][ysrow][HZ + V * hc] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (yh && !yhin) *(float4 *)&sm[b][ysrow][HZ + V * hc] = zero4;
     if (zlo && !zlo_copy)
       for (int m = fs_n + 1; m <= HZ; m++) sm[b][R + ty][HZ - m] = 0.0f;
-    if (zhi && !zhi_copy) *(float4 *)&sm[b][R + ty][HZ + BZ] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (zhi && !zhi_copy) *(float4 *)&sm[b][R + ty][HZ + BZ] = zero4;
   }
 
-  const float4 zero4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   struct pre {
     float4 lead, pm, c2;  // p^n at plane x + R (enters the queue at x), p^{n−1} and c²dt² at x
     float ax;
