@@ -325,7 +325,10 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
 
 /* gpu-stepwise and gpu-diamond on an H200, orders 2, 4, 6, 8, with absorbing layers and a free
  * surface (`torrewave bench`, docs/performance.md, session 11): Gcell/s. Scaled by the GPU's memory
- * bandwidth against the H200's 4.8 TB/s: both kernels are bound by memory (order 8 by the L2). */
+ * bandwidth against the H200's 4.8 TB/s: the stepwise kernel is bound by memory (order 8 by the L2);
+ * gpu-diamond's order-2 towers by the SMs, so their rate scales by the bandwidth's 0.3th power (the
+ * tower/stepwise ratio goes as its −0.7th, gpu_diamond.cu: tower_ratio; H100: 385 -> 346, measured
+ * 348, session 12). */
 static const double gpu_rates[2][4] = {{260, 240, 210, 200}, {385, 240, 210, 200}};
 #define H200_BYTES_PER_S 4.8e12
 
@@ -343,6 +346,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
     double scale = 1.0;
     if (tw_gpu_props_get(0, &p, &e) == TW_OK && p.mem_clock_khz > 0 && p.bus_bits > 0)
       scale = 2.0 * p.mem_clock_khz * 1e3 * p.bus_bits / 8.0 / H200_BYTES_PER_S;
+    if (row == 1 && o == 0) scale = pow(scale, 0.3); /* the register towers */
     rate *= scale;
     snprintf(val->run_basis, sizeof val->run_basis, "from %s's H200 bench rate (%.0f Gcell/s at order %d, "
              "docs/performance.md) x %.2f for this GPU's memory bandwidth", val->kernel, gpu_rates[row][o], job->order,
