@@ -1,4 +1,6 @@
-/* Memory estimates for `torrewave check`, without allocating the fields. */
+/* Memory estimates for `torrewave check`, without allocating the fields; the predicted gain of
+ * gpu-diamond's register towers, shared by the kernel's choice and `check`. */
+#include <math.h>
 #include <string.h>
 
 #include "problem.h"
@@ -78,4 +80,42 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
                         job->tower_height ? " or lower solver.tower_height" : "");
   }
   return TW_OK;
+}
+
+/* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured
+ * (docs/performance.md, session 12): the forced tower's rate over gpu-stepwise's on an H200,
+ * 1024 x 2048 x Nz, layers of 20 cells (the bottom one included) under a free surface, the default
+ * DTS (order 2: 3, order 4: 2), 64 steps; linear in Nz between the points, constant outside them.
+ * The towers are held by the SMs and the stepwise kernel by memory, so on a GPU with less DRAM
+ * bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s,
+ * the same SMs and clock): there the 20 points measured 1.21–1.40 times the H200 ratio (the model:
+ * 1.31), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or
+ * within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at
+ * 1.755 GHz) the towers would gain less than this predicts — not measured. */
+static const struct {
+  int nz;
+  float r1, r2; /* order 2 (r = 1), order 4 (r = 2) */
+} tower_ratio[] = {{48, .561f, .364f},   {64, .577f, .336f},   {80, .841f, .483f},   {96, .832f, .499f},
+                   {112, 1.055f, .575f}, {128, 1.082f, .592f}, {160, 1.422f, .818f}, {192, 1.629f, .928f},
+                   {224, 1.642f, .988f}, {256, 1.768f, 1.013f}};
+#define H200_DRAM_BYTES_PER_S 4.917e12 /* 6144 bits at 3201 MHz, double data rate */
+#define TOWER_BW_EXPONENT 0.7
+
+static double tower_point(int r, int i) { return r == 1 ? tower_ratio[i].r1 : tower_ratio[i].r2; }
+
+double tw_gpu_tower_gain(int r, int nz, double bw) {
+  const int n = (int)(sizeof tower_ratio / sizeof tower_ratio[0]);
+  if (r < 1 || r > 2) return 0.0;
+  double q = tower_point(r, n - 1);
+  if (nz <= tower_ratio[0].nz) q = tower_point(r, 0);
+  for (int i = 1; i < n; i++)
+    if (nz > tower_ratio[i - 1].nz && nz <= tower_ratio[i].nz) {
+      const double f = (double)(nz - tower_ratio[i - 1].nz) / (tower_ratio[i].nz - tower_ratio[i - 1].nz);
+      q = tower_point(r, i - 1) + f * (tower_point(r, i) - tower_point(r, i - 1));
+    }
+  return q * (bw > 0 ? pow(H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
+}
+
+double tw_gpu_dram_bytes_per_s(int mem_clock_khz, int bus_bits) {
+  return mem_clock_khz > 0 && bus_bits > 0 ? 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0 : 0.0;
 }

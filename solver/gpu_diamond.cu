@@ -75,7 +75,6 @@
 #include <string.h>
 
 #include <algorithm>
-#include <cmath>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -118,42 +117,6 @@ constexpr double model_bpu() {
 // With absorbing layers on the z faces a tower must move at most 0.62 of that.
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
-// Where the register towers that pass the model beat the stepwise kernel, measured (session 12,
-// docs/performance.md): the forced tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz,
-// layers of 20 cells (the bottom one included) under a free surface, the default DTS (order 2: 3,
-// order 4: 2), 64 steps; linear in Nz between the points, constant outside them. The towers are
-// held by the SMs and the stepwise kernel by memory, so on a GPU with less DRAM bandwidth B the
-// towers gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs
-// and clock): there the 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.31), and
-// the choice below is the faster kernel at every one of the 40 points on both GPUs, or within 2 %.
-struct tower_point {
-  int nz;
-  float r1, r2;  // order 2 (r = 1), order 4 (r = 2)
-};
-constexpr tower_point TOWER_RATIO[] = {{48, .561f, .364f},   {64, .577f, .336f},   {80, .841f, .483f},
-                                       {96, .832f, .499f},   {112, 1.055f, .575f}, {128, 1.082f, .592f},
-                                       {160, 1.422f, .818f}, {192, 1.629f, .928f}, {224, 1.642f, .988f},
-                                       {256, 1.768f, 1.013f}};
-constexpr double H200_DRAM_BYTES_PER_S = 4.917e12;  // 6144 bits at 3201 MHz, double data rate
-constexpr double TOWER_BW_EXPONENT = 0.7, TOWER_MIN_GAIN = 1.03;
-
-// The tower's predicted rate over gpu-stepwise's for radius r on columns of nz cells on a GPU of
-// DRAM bandwidth bw (bytes/s; 0: unknown, taken as the H200's); 0 where nothing was measured
-// (orders 6 and 8: their towers move more than the stepwise kernel in the model).
-double tower_ratio(int r, int nz, double bw) {
-  constexpr int n = (int)(sizeof TOWER_RATIO / sizeof TOWER_RATIO[0]);
-  if (r > 2) return 0.0;
-  auto at = [&](int i) { return (double)(r == 1 ? TOWER_RATIO[i].r1 : TOWER_RATIO[i].r2); };
-  double q = at(n - 1);
-  if (nz <= TOWER_RATIO[0].nz) q = at(0);
-  for (int i = 1; i < n; i++)
-    if (nz <= TOWER_RATIO[i].nz && nz > TOWER_RATIO[i - 1].nz) {
-      const double f = (double)(nz - TOWER_RATIO[i - 1].nz) / (TOWER_RATIO[i].nz - TOWER_RATIO[i - 1].nz);
-      q = at(i - 1) + f * (at(i) - at(i - 1));
-    }
-  return q * (bw > 0 ? std::pow(H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
-}
-
 #define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
@@ -179,7 +142,7 @@ struct dia_state {
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
   double bpu;     // the chosen register tower's model bytes per update
-  double gain;    // its predicted rate over the stepwise kernel's on this GPU (tower_ratio; 0: none)
+  double gain;    // its predicted rate over the stepwise kernel's on this GPU (tw_gpu_tower_gain; 0: none)
   void *sw;       // delegate: the stepwise kernel's state, when DiamondTorre cannot win here
   kernel_fn fn;
   size_t smem;
@@ -476,7 +439,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warp on the damped path and the step barrier paces the whole tower by it: there a tower must
   // move at most 0.62 of gpu-stepwise's bytes (order 2, dts 3: 1.85x, session 6).
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
-  // columns, and by how much depends on the GPU's memory (tower_ratio: a tower of Nz < 128 is one
+  // columns, and by how much depends on the GPU's memory (tw_gpu_tower_gain, estimate.c: a tower of Nz < 128 is one
   // or two warps per block; order 4's, at 212 registers, one block of up to 8 warps per SM): on an
   // H200 order 2 from Nz 112 (1.06x) and order 4 nowhere (at most 1.01x), on an H100 order 2 from
   // Nz 80 (1.15x) and order 4 from Nz 160 (1.09–1.31x). TW_DIAMOND_MODE runs any tower on request.
@@ -484,11 +447,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   int mem_khz = 0, bus_bits = 0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
       cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess)
-    mem_khz = bus_bits = 0;  // unknown: the H200's figures
+    mem_khz = bus_bits = 0;  // unknown: predicted as on an H200
   cudaGetLastError();
-  const double bw = 2.0 * mem_khz * 1e3 * bus_bits / 8.0;
-  s->gain = s->fn ? tower_ratio(s->r, g->N[2], bw) : 0.0;
-  const int tower_pays = s->gain >= TOWER_MIN_GAIN;
+  const double bw = tw_gpu_dram_bytes_per_s(mem_khz, bus_bits);
+  s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) : 0.0;
+  const int tower_pays = s->gain >= TW_TOWER_MIN_GAIN;
   const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
   if (!(me && *me) && (!s->fn || !tower_pays || s->bpu > margin * STEPWISE_BPU)) {
     char why[sizeof s->why];
@@ -496,7 +459,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       snprintf(why, sizeof why, "no register tower of order %d is faster than the stepwise kernel", pb->order);
     else if (s->fn && !tower_pays)
       snprintf(why, sizeof why, "Nz = %d: order %d's tower (dts %d) predicted at %.2fx the stepwise kernel on this "
-               "GPU, %.2f TB/s", g->N[2], pb->order, s->dts, s->gain, (bw > 0 ? bw : H200_DRAM_BYTES_PER_S) / 1e12);
+               "GPU (%.2f TB/s%s)", g->N[2], pb->order, s->dts, s->gain, bw / 1e12, bw > 0 ? "" : ": unknown, as an H200");
     else if (s->fn && z_damped)
       snprintf(why, sizeof why, "z layers (%d/%d cells): a dts-%d tower (%.1f B/update) is not faster there",
                pb->g.lo[2], pb->g.hi[2], s->dts, s->bpu);

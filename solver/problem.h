@@ -141,6 +141,17 @@ int tw_stencil_setup(int order, const double d[3], tw_stencil *st);
 /* GPUs visible to this process (0 without CUDA or without a device). */
 int tw_gpu_count(void);
 
+/* gpu-diamond's register tower against the stepwise kernel (estimate.c: measured on an H200 per Nz,
+ * scaled for the GPU's DRAM bandwidth in bytes/s, 0: unknown): the predicted ratio of their rates at
+ * radius r (orders 2 and 4; 0 for orders whose towers never win) on columns of nz cells. gpu-diamond
+ * runs the tower where the ratio is at least TW_TOWER_MIN_GAIN (gpu_diamond.cu: dia_init), and
+ * `check` estimates its rate with it (validate.c). */
+#define TW_TOWER_MIN_GAIN 1.03
+double tw_gpu_tower_gain(int r, int nz, double dram_bytes_per_s);
+/* A GPU's DRAM bandwidth from its memory clock (kHz) and bus width (bits), double data rate; 0 when
+ * either is unknown. */
+double tw_gpu_dram_bytes_per_s(int mem_clock_khz, int bus_bits);
+
 /* Backends. */
 extern const tw_backend_ops tw_backend_cpu;
 #ifdef __cplusplus

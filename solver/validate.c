@@ -323,13 +323,15 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
 
 /* ---------------------------------------------------------------- run time (check) */
 
-/* gpu-stepwise and gpu-diamond on an H200, orders 2, 4, 6, 8, with absorbing layers and a free
- * surface (`torrewave bench`, docs/performance.md, session 11): Gcell/s. Scaled by the GPU's memory
- * bandwidth against the H200's 4.8 TB/s: the stepwise kernel is bound by memory (order 8 by the L2);
- * gpu-diamond's order-2 towers by the SMs, so their rate scales by the bandwidth's 0.3th power (the
- * tower/stepwise ratio goes as its −0.7th, gpu_diamond.cu: tower_ratio; H100: 385 -> 346, measured
- * 348, session 12). */
-static const double gpu_rates[2][4] = {{260, 240, 210, 200}, {385, 240, 210, 200}};
+/* gpu-stepwise on an H200, orders 2, 4, 6, 8, with absorbing layers and a free surface (`torrewave
+ * bench`, docs/performance.md, session 11): Gcell/s, scaled by the GPU's memory bandwidth against the
+ * H200's 4.8 TB/s (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
+ * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain,
+ * the kernel's own choice): then that prediction times the stepwise rate. The towers exist for
+ * columns of up to ~768 cells at order 2 and ~288 at order 4 (one block of Nz / Z threads must
+ * fit: gpu_diamond.cu, reg_kernels); the realistic job on an H100: 419 Gcell/s estimated, 398
+ * measured (session 12). */
+static const double gpu_rates[4] = {260, 240, 210, 200};
 #define H200_BYTES_PER_S 4.8e12
 
 /* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256
@@ -338,19 +340,22 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
   const double work = (double)tw_grid_cells(&val->est.grid) * (double)job->steps;
   double rate = 0.0;
   if (tw_kernel_is_gpu(val->kernel)) {
-    const int row = strcmp(val->kernel, "gpu-diamond") == 0, o = job->order / 2 - 1;
+    const int o = job->order / 2 - 1;
     if (o < 0 || o > 3) return;
-    rate = gpu_rates[row][o] * 1e9;
     tw_gpu_props p;
     tw_error e = {0};
-    double scale = 1.0;
-    if (tw_gpu_props_get(0, &p, &e) == TW_OK && p.mem_clock_khz > 0 && p.bus_bits > 0)
-      scale = 2.0 * p.mem_clock_khz * 1e3 * p.bus_bits / 8.0 / H200_BYTES_PER_S;
-    if (row == 1 && o == 0) scale = pow(scale, 0.3); /* the register towers */
-    rate *= scale;
-    snprintf(val->run_basis, sizeof val->run_basis, "from %s's H200 bench rate (%.0f Gcell/s at order %d, "
-             "docs/performance.md) x %.2f for this GPU's memory bandwidth", val->kernel, gpu_rates[row][o], job->order,
-             scale);
+    const double bw = tw_gpu_props_get(0, &p, &e) == TW_OK ? tw_gpu_dram_bytes_per_s(p.mem_clock_khz, p.bus_bits) : 0;
+    const double scale = bw > 0 ? bw / H200_BYTES_PER_S : 1.0;
+    rate = gpu_rates[o] * 1e9 * scale;
+    snprintf(val->run_basis, sizeof val->run_basis, "from gpu-stepwise's H200 bench rate (%.0f Gcell/s at order %d, "
+             "docs/performance.md) x %.2f for this GPU's memory bandwidth", gpu_rates[o], job->order, scale);
+    const int nz = val->est.grid.N[2], r = job->order / 2;
+    const double gain = tw_gpu_tower_gain(r, nz, bw);
+    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 288)) {
+      rate *= gain;
+      const size_t l = strlen(val->run_basis);
+      snprintf(val->run_basis + l, sizeof val->run_basis - l, " x %.2f for gpu-diamond's register tower", gain);
+    }
     if (val->est.window_planes) {
       int dts = 0, nt = 0;
       tw_error e2 = {0};
