@@ -439,10 +439,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warp on the damped path and the step barrier paces the whole tower by it: there a tower must
   // move at most 0.62 of gpu-stepwise's bytes (order 2, dts 3: 1.85x, session 6).
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
-  // columns, and by how much depends on the GPU's memory (tw_gpu_tower_gain, estimate.c: a tower of Nz < 128 is one
-  // or two warps per block; order 4's, at 212 registers, one block of up to 8 warps per SM): on an
-  // H200 order 2 from Nz 112 (1.06x) and order 4 nowhere (at most 1.01x), on an H100 order 2 from
-  // Nz 80 (1.15x) and order 4 from Nz 160 (1.09–1.31x). TW_DIAMOND_MODE runs any tower on request.
+  // columns, and by how much depends on the GPU's memory (estimate.c: tw_gpu_tower_gain; a tower of
+  // Nz < 128 is one or two warps per block, order 4's, at 212 registers, one block of up to 8 warps
+  // per SM): on an H200 order 2 from Nz 112 (1.06x) and order 4 nowhere (at most 1.01x), on an H100
+  // order 2 from Nz 80 (1.15x) and order 4 from Nz 160 (1.09–1.31x). TW_DIAMOND_MODE runs any tower
+  // on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   int mem_khz = 0, bus_bits = 0;
   if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
