@@ -89,7 +89,7 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
  * The towers are held by the SMs and the stepwise kernel by memory, so on a GPU with less DRAM
  * bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s,
  * the same SMs and clock): there the 20 points measured 1.21–1.40 times the H200 ratio (the model:
- * 1.31), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or
+ * 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or
  * within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at
  * 1.755 GHz) the towers would gain less than this predicts — not measured. */
 static const struct {
@@ -98,7 +98,6 @@ static const struct {
 } tower_ratio[] = {{48, .561f, .364f},   {64, .577f, .336f},   {80, .841f, .483f},   {96, .832f, .499f},
                    {112, 1.055f, .575f}, {128, 1.082f, .592f}, {160, 1.422f, .818f}, {192, 1.629f, .928f},
                    {224, 1.642f, .988f}, {256, 1.768f, 1.013f}};
-#define H200_DRAM_BYTES_PER_S 4.917e12 /* 6144 bits at 3201 MHz, double data rate */
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_point(int r, int i) { return r == 1 ? tower_ratio[i].r1 : tower_ratio[i].r2; }
@@ -113,7 +112,7 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
       const double f = (double)(nz - tower_ratio[i - 1].nz) / (tower_ratio[i].nz - tower_ratio[i - 1].nz);
       q = tower_point(r, i - 1) + f * (tower_point(r, i) - tower_point(r, i - 1));
     }
-  return q * (bw > 0 ? pow(H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
+  return q * (bw > 0 ? pow(TW_H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
 }
 
 double tw_gpu_dram_bytes_per_s(int mem_clock_khz, int bus_bits) {

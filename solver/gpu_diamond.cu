@@ -445,12 +445,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // order 2 from Nz 80 (1.15x) and order 4 from Nz 160 (1.09–1.31x). TW_DIAMOND_MODE runs any tower
   // on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
-  int mem_khz = 0, bus_bits = 0;
-  if (cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, dev) != cudaSuccess)
-    mem_khz = bus_bits = 0;  // unknown: predicted as on an H200
-  cudaGetLastError();
-  const double bw = tw_gpu_dram_bytes_per_s(mem_khz, bus_bits);
+  tw_gpu_props gp;
+  tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)
+  const double bw =
+      tw_gpu_props_get(dev, &gp, &gerr) == TW_OK ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits) : 0.0;
   s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) : 0.0;
   const int tower_pays = s->gain >= TW_TOWER_MIN_GAIN;
   const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;

@@ -325,14 +325,13 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
 
 /* gpu-stepwise on an H200, orders 2, 4, 6, 8, with absorbing layers and a free surface (`torrewave
  * bench`, docs/performance.md, session 11): Gcell/s, scaled by the GPU's memory bandwidth against the
- * H200's 4.8 TB/s (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
+ * H200's (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
  * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain,
  * the kernel's own choice): then that prediction times the stepwise rate. The towers exist for
  * columns of up to ~768 cells at order 2 and ~288 at order 4 (one block of Nz / Z threads must
  * fit: gpu_diamond.cu, reg_kernels); the realistic job on an H100: 419 Gcell/s estimated, 398
  * measured (session 12). */
 static const double gpu_rates[4] = {260, 240, 210, 200};
-#define H200_BYTES_PER_S 4.8e12
 
 /* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256
  * cells: one warm-up call and three timed calls of 4 steps (a few tens of ms on 2 cores). */
@@ -345,7 +344,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
     tw_gpu_props p;
     tw_error e = {0};
     const double bw = tw_gpu_props_get(0, &p, &e) == TW_OK ? tw_gpu_dram_bytes_per_s(p.mem_clock_khz, p.bus_bits) : 0;
-    const double scale = bw > 0 ? bw / H200_BYTES_PER_S : 1.0;
+    const double scale = bw > 0 ? bw / TW_H200_DRAM_BYTES_PER_S : 1.0;
     rate = gpu_rates[o] * 1e9 * scale;
     snprintf(val->run_basis, sizeof val->run_basis, "from gpu-stepwise's H200 bench rate (%.0f Gcell/s at order %d, "
              "docs/performance.md) x %.2f for this GPU's memory bandwidth", gpu_rates[o], job->order, scale);
