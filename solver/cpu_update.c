@@ -2,11 +2,12 @@
  * columns advanced one step with tw_stencil.h's update, vectorized along z.
  *
  * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
- *  - The loop over k is a `#pragma omp simd` loop over one run of cells that are either all
+ *  - The loop over k is a `#pragma omp simd` loop over one block of 16 cells that are either all
  *    undamped (a = 0: tw_cell_update_undamped) or all damped (tw_cell_update_damped: a reciprocal
- *    and a multiplication per cell): the choice is made per run, outside the loop, so the interior
- *    loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h: the damped formula is
- *    exact for a = 0), so which run a cell falls in changes no bit.
+ *    and a multiplication per cell): the choice is made per block, outside the loop, so the
+ *    interior loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h: the damped
+ *    formula is exact for a = 0), so which kind of block a cell falls in changes no bit, and a
+ *    column's last partial block can overlap the one before (run()): no remainder loops.
  *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
  *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
@@ -33,53 +34,73 @@
 #define TW_CPU_FN(name) TW_CAT(name, TW_CPU_VARIANT)
 #define TW_INLINE static inline __attribute__((always_inline))
 
-/* Cell k of a column (pointers at its cell k = 0), damped or not. */
+/* Cell k of a column (pointers at its cell k = 0), damped or not; stored only where k >= from
+ * when masked (the overlapped last block of a run, below). */
 TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
                     float *restrict old, const float *restrict c2, long sx, long sy, float axy,
-                    const float *restrict az, int k) {
+                    const float *restrict az, int k, const int masked, int from) {
   const float lap = tw_laplacian(r, st, cur + k, sx, cur + k, sy, cur + k, 1);
-  old[k] = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
-                  : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
+  const float v = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
+                         : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
+  if (!masked || k >= from) old[k] = v;
 }
 
-/* Cells [k0, k1) of one column, all damped or all undamped. The weights are copied to the
- * stack so that the compiler keeps them in registers (they cannot alias the stores). Blocks of
- * 16 cells compute k and k + 8 in one 8-wide vector iteration: L of a cell is two chains of
- * dependent fused multiply-adds (tw_stencil.h), and the second cell's two chains keep the FP
- * units busy where one cell waits on latency (order 8, one unfused chain: −9 % time in isolation;
- * both use the same address registers, a constant displacement apart). */
-TW_INLINE void cells(const tw_stencil *restrict st0, const int r, const int damped, const float *restrict cur,
+/* Cells [kb, kb + 16) of one column in one 8-wide vector loop that computes k and k + 8 per
+ * iteration: L of a cell is two chains of dependent fused multiply-adds (tw_stencil.h), and the
+ * second cell's two chains keep the FP units busy where one cell waits on latency (order 8, one
+ * unfused chain: −9 % time in isolation; both use the same address registers, a constant
+ * displacement apart). Masked: only cells k >= from are stored (AVX-512VL: a masked store). */
+TW_INLINE void block(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
                      float *restrict old, const float *restrict c2, long sx, long sy, float axy,
-                     const float *restrict az, int k0, int k1) {
-  const tw_stencil st = *st0;
-  int kb = k0;
-  for (; kb + 16 <= k1; kb += 16) {
+                     const float *restrict az, int kb, const int masked, int from) {
 #pragma omp simd
-    for (int k = kb; k < kb + 8; k++) {
-      cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k);
-      cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k + 8);
-    }
+  for (int k = kb; k < kb + 8; k++) {
+    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k, masked, from);
+    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + 8, masked, from);
   }
-#pragma omp simd
-  for (int k = kb; k < k1; k++) cell(&st, r, damped, cur, old, c2, sx, sy, axy, az, k);
 }
 
-/* Cells [k0, k1) without sources. In a column with ax = ay = 0, the model's own z range
- * [lo, hi) has a = (0 + 0) + 0 = 0 exactly: those cells take the undamped loop. */
+/* Cells [k0, k1) of a column without sources, in blocks of 16 from k0. A block is undamped where
+ * the column is (ax = ay = 0) and the block lies in the model's own z range [lo, hi), where
+ * a = (0 + 0) + 0 = 0 exactly; every other block takes the damped formula, which is exact for
+ * a = 0 too (tw_stencil.h: the same bits), so a block that straddles a layer's edge needs no
+ * split. The last partial block is the 16 cells ending at k1, which overlap the block before:
+ * its lanes below the new cells read p^{n+1} where p^{n−1} was (already updated) and are not
+ * stored. So every cell goes through full vectors: the scalar and 4-wide remainder loops of
+ * three runs per column took ~20 % of the time for ~6 % of the cells (256³ with layers of 20,
+ * perf, session 13). A run shorter than 16 cells (a column split by sources, Nz < 16) goes cell
+ * by cell. The weights are copied to the stack so that the compiler keeps them in registers
+ * (they cannot alias the stores). */
 TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *old, const float *c2, long sx, long sy,
                    float axy, int undamped_col, int k0, int k1) {
-  const tw_stencil *st = &pb->st;
+  const tw_stencil st = pb->st;
   const float *az = pb->a[2];
-  int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
-  if (!undamped_col || lo >= k1 || hi <= k0) {
-    cells(st, r, 1, cur, old, c2, sx, sy, axy, az, k0, k1);
+  const int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
+  if (k1 - k0 < 16) {
+#pragma omp simd
+    for (int k = k0; k < k1; k++) cell(&st, r, 1, cur, old, c2, sx, sy, axy, az, k, 0, 0);
     return;
   }
-  if (lo < k0) lo = k0;
-  if (hi > k1) hi = k1;
-  cells(st, r, 1, cur, old, c2, sx, sy, axy, az, k0, lo);
-  cells(st, r, 0, cur, old, c2, sx, sy, axy, az, lo, hi);
-  cells(st, r, 1, cur, old, c2, sx, sy, axy, az, hi, k1);
+  /* full blocks [0, nb); blocks [u0, u1) lie in [lo, hi) of an undamped column. Three plain loops,
+   * not a test per block: with both paths in one loop the compiler spilled twice as many address
+   * registers (25 stack accesses per 16 cells instead of 11: order 8, 9 % slower). */
+  const int nb = (k1 - k0) / 16;
+  int u0 = 0, u1 = 0;
+  if (undamped_col && hi - lo >= 16) {
+    u0 = lo > k0 ? (lo - k0 + 15) / 16 : 0;
+    u1 = hi < k1 ? (hi - k0) / 16 : nb;
+    if (u0 > nb) u0 = nb;
+    if (u1 < u0) u1 = u0;
+  }
+  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
+  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
+  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
+  const int kb = k0 + 16 * nb; /* the last partial block: the 16 cells ending at k1 */
+  if (kb < k1) {
+    const int b = k1 - 16;
+    if (undamped_col && b >= lo && k1 <= hi) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, 1, kb);
+    else block(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, 1, kb);
+  }
 }
 
 /* First entry of a (i, j, k)-sorted cell list at or after column (i, j). */
