@@ -130,6 +130,10 @@ static int report(const tw_job *job, const tw_validation *val, const char *out, 
   printf("padded grid  %d x %d x %d = %.3g cells (absorbing %d/%d/%d%s)\n", g->N[0], g->N[1], g->N[2],
          (double)tw_grid_cells(g), job->absorb[0], job->absorb[1], job->absorb[2],
          job->free_surface ? ", free surface on top" : "");
+  tw_grid kg;
+  if (tw_grid_oriented(job, &kg))
+    printf("sweep        along y, the longer horizontal axis: the kernels see x and y exchanged (results in the "
+           "job's axes)\n");
   printf("time         %ld steps of dt = %.6g s (%.4g s), order %d\n", job->steps, job->dt, job->steps * job->dt,
          job->order);
   double dmin = g->d[0];

@@ -53,14 +53,14 @@ static inline float c2dt2_of(float vp, double dt) {
 
 /* Planes in parallel: each thread writes its own planes, and a value does not depend on the order
  * (the fresh array's pages are also faulted in by many threads at once: most of the time here). */
-void tw_extend_c2dt2(const tw_grid *g, const float *vp, double dt, float *c2dt2) {
+void tw_extend_c2dt2(const tw_grid *g, const float *vp, int swap_xy, double dt, float *c2dt2) {
 #pragma omp parallel for schedule(static)
   for (int I = 0; I < g->N[0]; I++) {
     const int i = clamp_model(I, g->lo[0], g->n[0]);
     float *o = c2dt2 + (size_t)I * (size_t)g->N[1] * (size_t)g->N[2];
     for (int J = 0; J < g->N[1]; J++) {
       const int j = clamp_model(J, g->lo[1], g->n[1]);
-      const float *col = vp + ((size_t)i * g->n[1] + j) * g->n[2];
+      const float *col = vp + (swap_xy ? (size_t)j * g->n[0] + i : (size_t)i * g->n[1] + j) * g->n[2];
       for (int K = 0; K < g->N[2]; K++) *o++ = c2dt2_of(col[clamp_model(K, g->lo[2], g->n[2])], dt);
     }
   }

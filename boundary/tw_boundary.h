@@ -25,8 +25,9 @@ double tw_eta_max(int width, double d, double vmax);
 void tw_damping_profile(const tw_grid *g, int axis, double vmax, double dt, float *a);
 
 /* c²·dt² on the padded grid [N0][N1][N2] from the model velocity [n0][n1][n2], edge values
- * extended into the layers. The product is formed in double and rounded once. */
-void tw_extend_c2dt2(const tw_grid *g, const float *vp, double dt, float *c2dt2);
+ * extended into the layers. The product is formed in double and rounded once. With swap_xy the
+ * grid's x and y are the model's y and x: vp is [n1][n0][n2] in the grid's terms. */
+void tw_extend_c2dt2(const tw_grid *g, const float *vp, int swap_xy, double dt, float *c2dt2);
 /* The same for a model that is one depth profile[n2] in every column (tw_velocity_load_compact):
  * the same value per cell, bit for bit, without an nx·ny·nz velocity array. */
 void tw_extend_c2dt2_profile(const tw_grid *g, const float *profile, double dt, float *c2dt2);

@@ -13,7 +13,9 @@
  * to nothing smaller), for the job's tower height; without one, for height 1: the kernels lower
  * their default height to fit the cap (tw_window_fit_height). */
 static void gpu_window(const tw_job *job, tw_estimate *est) {
-  const tw_grid *g = &est->grid;
+  tw_grid kg; /* the window slides along the kernels' x: the longer horizontal axis */
+  tw_grid_oriented(job, &kg);
+  const tw_grid *g = &kg;
   double cap = (double)job->device_memory;
   if (!job->device_memory && tw_gpu_count() > 0) {
     tw_gpu_props p;

@@ -76,8 +76,9 @@ tw_status tw_finite_check(tw_finite_watch *w, const tw_backend_ops *be, void *st
   const tw_grid *g = &pb->g;
   const long long cells = (long long)tw_grid_cells(g);
   if (count > cells) count = cells; /* the CPU layout's free-surface ghosts count too */
-  int m[3], inside = 1;
-  for (int a = 0; a < 3; a++) m[a] = cell[a] - g->lo[a], inside &= m[a] >= 0 && m[a] < g->n[a];
+  int k[3], m[3], inside = 1; /* model cell in the kernels' axes, then the job's */
+  for (int a = 0; a < 3; a++) k[a] = cell[a] - g->lo[a], inside &= k[a] >= 0 && k[a] < g->n[a];
+  tw_xy_cell(pb->swap_xy, k, m);
   return tw_error_set(err, TW_ERANGE, "%s: the wavefield became non-finite (inf or NaN: float32 overflowed) between "
                       "step %ld (finite) and step %ld: %lld of %lld cells, e.g. model cell (%d, %d, %d)%s; nothing "
                       "was written. A source far too strong, or values growing without bound: check the wavelets' "

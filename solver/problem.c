@@ -71,7 +71,9 @@ static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (
   for (int s = 0; s < job->nsources && !st; s++) {
     const tw_source_spec *src = &job->sources[s];
     tw_taps t;
-    st = tw_place(&pb->g, pos[s], src->interp, pb->free_surface, &t, err);
+    double at[3];
+    tw_xy_point(pb->swap_xy, pos[s], at);
+    st = tw_place(&pb->g, at, src->interp, pb->free_surface, &t, err);
     if (st) {
       tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
       break;
@@ -123,7 +125,9 @@ static tw_status build_receivers(tw_problem *pb, const tw_job *job, const double
   tw_status st = TW_OK;
   for (long r = 0; r < nrec && !st; r++) {
     tw_taps t;
-    const double at[3] = {job->rec[r][0] + offset[0], job->rec[r][1] + offset[1], job->rec[r][2] + offset[2]};
+    const double ju[3] = {job->rec[r][0] + offset[0], job->rec[r][1] + offset[1], job->rec[r][2] + offset[2]};
+    double at[3];
+    tw_xy_point(pb->swap_xy, ju, at);
     st = tw_place(&pb->g, at, job->rec_interp, 0, &t, err);
     if (st) {
       tw_error_prefix(err, "%s: receiver %ld", job->path, r);
@@ -156,10 +160,19 @@ static void free_receivers(tw_problem *pb) {
   pb->ntap = 0, pb->nrec = 0;
 }
 
+int tw_grid_oriented(const tw_job *job, tw_grid *g) {
+  tw_grid_setup(g, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  if (g->N[1] <= g->N[0]) return 0;
+  const int n[3] = {job->n[1], job->n[0], job->n[2]}, ab[3] = {job->absorb[1], job->absorb[0], job->absorb[2]};
+  const double d[3] = {job->d[1], job->d[0], job->d[2]}, o[3] = {job->origin[1], job->origin[0], job->origin[2]};
+  tw_grid_setup(g, n, d, o, ab, job->free_surface);
+  return 1;
+}
+
 tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
   tw_problem *pb = calloc(1, sizeof *pb);
   if (!pb) return tw_error_set(err, TW_ENOMEM, "out of memory");
-  tw_grid_setup(&pb->g, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  pb->swap_xy = tw_grid_oriented(job, &pb->g);
   pb->order = job->order;
   pb->dt = job->dt;
   pb->steps = job->steps;
@@ -171,7 +184,7 @@ tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_p
   pb->interval = job->rec_interval > 0 ? job->rec_interval : 1;
   pb->nsamples = pb->steps / pb->interval + 1;
   tw_status st = TW_OK;
-  if (!tw_stencil_setup(job->order, job->d, &pb->st))
+  if (!tw_stencil_setup(job->order, pb->g.d, &pb->st))
     st = tw_error_set(err, TW_EINVAL, "%s: scheme.order: %d is not supported (2, 4, ..., 16)", job->path, job->order);
   const size_t cells = tw_grid_cells(&pb->g);
   if (!st) {
@@ -183,7 +196,7 @@ tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_p
   }
   if (!st) {
     if (v->profile) tw_extend_c2dt2_profile(&pb->g, v->profile, pb->dt, pb->c2dt2);
-    else tw_extend_c2dt2(&pb->g, v->vp, pb->dt, pb->c2dt2);
+    else tw_extend_c2dt2(&pb->g, v->vp, pb->swap_xy, pb->dt, pb->c2dt2);
     for (int a = 0; a < 3; a++) tw_damping_profile(&pb->g, a, v->vmax, pb->dt, pb->a[a]);
     st = sample_wavelets(pb, job, err);
   }

@@ -17,7 +17,8 @@ extern "C" {
  * changes, and the shot tables (sources: inj, S; receivers: tap, rec_*), which a survey rebuilds
  * per shot (tw_problem_set_sources / _set_receivers) before it resets the backend. */
 struct tw_problem {
-  tw_grid g;                 /* padded grid */
+  tw_grid g;                 /* padded grid, as the kernels see it (tw_grid_oriented) */
+  int swap_xy;               /* the kernels' x is the job's y and their y the job's x */
   int order;
   tw_stencil st;
   double dt;
@@ -56,6 +57,16 @@ struct tw_problem {
   int borrowed;              /* c2dt2, a[] and wavelets belong to another problem (the medium) */
   tw_phases *phases;         /* during a backend's create (may be NULL): where it times its parts */
 };
+
+/* A point or cell in the job's axes from the kernels' (and back: the swap is its own inverse). */
+static inline void tw_xy_point(int swap, const double in[3], double out[3]) {
+  const double a = in[0], b = in[1];
+  out[0] = swap ? b : a, out[1] = swap ? a : b, out[2] = in[2];
+}
+static inline void tw_xy_cell(int swap, const int in[3], int out[3]) {
+  const int a = in[0], b = in[1];
+  out[0] = swap ? b : a, out[1] = swap ? a : b, out[2] = in[2];
+}
 
 /* The medium alone (no sources, no receivers), from a finalized job and its velocity model
  * (whole or compact). */

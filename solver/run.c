@@ -24,6 +24,7 @@
 
 #include "problem.h"
 #include "run_ckpt.h"
+#include "tw_boundary.h"
 
 /* ---------------------------------------------------------------- phases */
 
@@ -124,8 +125,8 @@ struct tw_session {
   int rec_ready;             /* pb and the backend hold the fixed receivers (a survey's shots share them) */
   double (*src)[3];          /* [nsources]: the current shot's source positions */
   double (*rec)[3];          /* [nrec]: its receiver positions (the output's coordinates) */
-  float *taps, *traces, *snap;
-  size_t taps_cap, traces_cap, snap_cap;  /* floats */
+  float *taps, *traces, *snap, *snap_k;  /* snap_k: a snapshot in the kernels' axes (swap_xy) */
+  size_t taps_cap, traces_cap, snap_cap, snap_k_cap;  /* floats */
   double wall_origin;        /* tw_run_job: the run's start (the file's wall_time counts the set-up) */
   int broken;                /* the backend failed (reset, advance, snapshot): do not trust it again */
   tw_run_ckpt *ck;           /* tw_run_job with checkpoints: taken over by the shot (NULL otherwise) */
@@ -140,7 +141,7 @@ void tw_session_destroy(tw_session *s) {
   if (s->bst) s->be->destroy(s->bst);
   tw_problem_destroy(s->pb);
   free(s->src), free(s->rec);
-  free(s->taps), free(s->traces), free(s->snap);
+  free(s->taps), free(s->traces), free(s->snap), free(s->snap_k);
   free(s);
 }
 
@@ -206,11 +207,28 @@ static void combine_traces(const tw_problem *pb, const float *taps, long count, 
   }
 }
 
+/* The snapshot box (the job's axes) from the backend (the kernels' axes: with swap_xy the box is
+ * extracted with x and y exchanged, then transposed back). */
+static tw_status extract_snapshot(run_ctx *c, tw_error *err) {
+  const tw_problem *pb = c->pb;
+  const int *n = c->snap_cnt;
+  int lo[3], klo[3], kn[3];
+  tw_xy_cell(pb->swap_xy, c->snap_lo, lo);
+  for (int a = 0; a < 3; a++) klo[a] = pb->g.lo[a] + lo[a];
+  tw_xy_cell(pb->swap_xy, n, kn);
+  if (!pb->swap_xy) return c->be->extract(c->bst, klo, kn, c->job->snap_decimate, c->s->snap, err);
+  tw_status st = c->be->extract(c->bst, klo, kn, c->job->snap_decimate, c->s->snap_k, err);
+  if (st) return st;
+  const size_t nz = (size_t)n[2];
+#pragma omp parallel for schedule(static)
+  for (int x = 0; x < n[0]; x++)
+    for (int y = 0; y < n[1]; y++)
+      memcpy(c->s->snap + ((size_t)x * n[1] + y) * nz, c->s->snap_k + ((size_t)y * n[0] + x) * nz, nz * sizeof(float));
+  return TW_OK;
+}
+
 static tw_status write_snapshot(run_ctx *c, int isnap, long step, tw_error *err) {
-  const tw_grid *g = &c->pb->g;
-  int lo[3];
-  for (int a = 0; a < 3; a++) lo[a] = g->lo[a] + c->snap_lo[a];
-  tw_status st = c->be->extract(c->bst, lo, c->snap_cnt, c->job->snap_decimate, c->s->snap, err);
+  tw_status st = extract_snapshot(c, err);
   if (st) c->s->broken = 1;
   if (!st) st = tw_output_write_snapshot(c->out, isnap, step, c->s->snap, err);
   if (!st && c->ck)
@@ -263,8 +281,10 @@ static tw_status open_output(run_ctx *c, const char *path, const tw_shot *shot, 
   d.snap_dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
   /* where the sources and receivers act (this shot's), beside their requested coordinates */
   tw_points_at src_at = {0}, rec_at = {0};
-  tw_status st = tw_points_at_compute_at(job, &c->pb->g, 0, (const double (*)[3])c->s->src, &src_at, err);
-  if (!st) st = tw_points_at_compute_at(job, &c->pb->g, 1, (const double (*)[3])c->s->rec, &rec_at, err);
+  tw_grid ug; /* the job's axes (the problem's grid is the kernels': tw_grid_oriented) */
+  tw_grid_setup(&ug, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_status st = tw_points_at_compute_at(job, &ug, 0, (const double (*)[3])c->s->src, &src_at, err);
+  if (!st) st = tw_points_at_compute_at(job, &ug, 1, (const double (*)[3])c->s->rec, &rec_at, err);
   d.src_at = &src_at;
   d.rec_at = &rec_at;
   if (!st) st = tw_output_create(&d, &c->out, err);
@@ -356,7 +376,8 @@ static tw_status alloc_buffers(run_ctx *c, tw_error *err) {
   const size_t snap = (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2];
   if (!ensure(&s->taps, &s->taps_cap, (size_t)c->max_chunk_samples * (size_t)(pb->ntap + 1)) ||
       !ensure(&s->traces, &s->traces_cap, (size_t)c->max_chunk_samples * (size_t)(pb->nrec + 1)) ||
-      !ensure(&s->snap, &s->snap_cap, c->job->nsnap ? snap : 1))
+      !ensure(&s->snap, &s->snap_cap, c->job->nsnap ? snap : 1) ||
+      (pb->swap_xy && !ensure(&s->snap_k, &s->snap_k_cap, c->job->nsnap ? snap : 1)))
     return tw_error_set(err, TW_ENOMEM, "out of memory for output buffers");
   return TW_OK;
 }
@@ -427,6 +448,11 @@ tw_status tw_session_run(tw_session *s, const tw_shot *shot, const char *output_
   rep->cell_updates = (double)tw_grid_cells(&s->pb->g) * (double)(job->steps - c.t0);
   rep->gcells_per_s = rep->compute_s > 0 ? rep->cell_updates / rep->compute_s / 1e9 : 0;
   if (s->be->report) s->be->report(s->bst, rep);
+  if (s->pb->swap_xy) { /* the report's grid words (x-planes, ...) are the kernels' */
+    const size_t l = strlen(rep->note);
+    snprintf(rep->note + l, sizeof rep->note - l, "%sthe kernels sweep the job's y axis (longer than x) as their x",
+             l ? "; " : "");
+  }
   if (!st) {
     rep->wall_s = tw_wall_seconds() - wall0;
     st = tw_output_set_attr_double(c.out, "wall_time", rep->wall_s, err);

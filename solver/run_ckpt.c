@@ -110,10 +110,15 @@ tw_status tw_run_ckpt_ident(tw_run_ckpt *c, const tw_job *job, const tw_velocity
   tw_ckpt_ident_make(job, v->vp, pb->wavelets, &c->id);
   if (!c->resume) return TW_OK;
   tw_status st = tw_ckpt_match(c->path, &c->found, &c->id, err);
-  if (!st && memcmp(c->found.N, pb->g.N, sizeof c->found.N))
+  int uN[3]; /* the grid in the job's axes: a checkpoint from before the kernels' axes (tw_grid_oriented) */
+  tw_xy_cell(pb->swap_xy, pb->g.N, uN);
+  if (!st && pb->swap_xy && !memcmp(c->found.N, uN, sizeof uN))
+    st = tw_error_set(err, TW_EMISMATCH, "checkpoint '%s' holds the fields in the job's axes, as torrewave wrote them "
+                      "before its kernels swept the longer horizontal axis (here y: they hold x and y exchanged); it "
+                      "cannot continue this run: remove it and its journal to start over", c->path);
+  else if (!st && memcmp(c->found.N, pb->g.N, sizeof c->found.N))
     st = tw_error_set(err, TW_EMISMATCH, "checkpoint '%s' holds a padded grid of %d x %d x %d cells, this job's is %d "
-                      "x %d x %d", c->path, c->found.N[0], c->found.N[1], c->found.N[2], pb->g.N[0], pb->g.N[1],
-                      pb->g.N[2]);
+                      "x %d x %d", c->path, c->found.N[0], c->found.N[1], c->found.N[2], pb->g.N[0], pb->g.N[1], pb->g.N[2]);
   return st ? tw_error_prefix(err, "--resume") : TW_OK;
 }
 

@@ -17,7 +17,9 @@ extern "C" {
  * under it; a result computed under another form differs in its last bits. A survey's job hash
  * carries it, so that a restart reruns the shot files an older form computed. Change it with the
  * form. */
-#define TW_UPDATE_FORM "pair form in two fused chains, g = RN(1/(1+a)), subnormals flushed (2026-11-25)"
+#define TW_UPDATE_FORM                                                                                 \
+  "pair form in two fused chains, g = RN(1/(1+a)), subnormals flushed, x the longer horizontal axis "  \
+  "(2026-11-25)"
 
 typedef struct tw_problem tw_problem;
 
@@ -221,6 +223,13 @@ void tw_validation_free(tw_validation *val);
  * temporaries it removed (run). */
 void tw_validation_tell(const tw_validation *val, const tw_run_hooks *hooks);
 
+/* The job's padded grid as every kernel sees it: x and y swapped where the padded y is longer than
+ * the padded x (returns 1 then, else 0), so that the kernels sweep, and the sliding window slides
+ * along, the longer horizontal axis. A rule on the shape alone: every kernel gets the same problem,
+ * so all compute the same bits, and a job and its mirror image (x and y exchanged in the grid, the
+ * model, sources and receivers) compute the same bits too (docs/design.md §1.7). Everything the
+ * user sees (snapshots, traces, reported cells, the output) stays in the job's axes. */
+int tw_grid_oriented(const tw_job *job, tw_grid *g);
 /* The snapshot region of a job in model cells: first cell lo[] and cells kept cnt[] per axis. */
 void tw_snapshot_box(const tw_job *job, int lo[3], int cnt[3]);
 /* Where the job's sources (receivers = 0) or receivers act on the padded grid g, as the output
