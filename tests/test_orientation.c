@@ -11,7 +11,7 @@
  *    are added in a fixed order, and the spacings differ).
  *  - every kernel of the build computes the same bits on the swapped job: cpu-diamond in core and
  *    through its sliding window, and with --gpu (test_gpu_orientation) gpu-stepwise and gpu-diamond.
- *  - the run summary says that the kernels sweep the job's y. */
+ *  - the run summary says that the kernels sweep the job's y; an error in the kernels' axes says so. */
 #define _POSIX_C_SOURCE 200809L
 #include <unistd.h>
 
@@ -180,6 +180,22 @@ int main(int argc, char **argv) {
     const int bad = same(a, r, 0, name);
     printf("%s on the swapped job: %s to cpu (%s)\n", name, bad ? "NOT equal" : "bitwise equal", rk.note);
     done(r);
+  }
+  if (!gpu) { /* a kernel's message in its own axes says which they are */
+    char text[4096];
+    job_text(0, text, sizeof text);
+    const char *sets[1] = {"solver={kernel=\"cpu-diamond\"; dts=1; tower_height=4; device_memory=\"100K\";}"};
+    tw_error err = {0};
+    tw_job *job = NULL;
+    tw_run_report rr;
+    char path[512];
+    snprintf(path, sizeof path, "%s/tests/orientation-cap.h5", TW_BINARY_DIR);
+    REQUIRE(tw_job_load_string(text, "cap", sets, 1, &job, &err) == TW_OK, "cap: %s", err.msg);
+    const tw_status st = tw_run_job(job, path, NULL, &rr, &err);
+    CHECK(st != TW_OK && strstr(err.msg, "x-planes") && strstr(err.msg, "planes of constant y"),
+          "a cap too small on the swapped job: %s", err.msg);
+    printf("a cap too small: %s\n", err.msg);
+    tw_job_destroy(job);
   }
   done(a);
   unlink(model_a), unlink(model_b);
