@@ -164,7 +164,7 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
   memset(res, 0, sizeof *res);
   snprintf(res->kernel, sizeof res->kernel, "%s", kernel);
   res->order = pb->order;
-  memcpy(res->N, pb->g.N, sizeof res->N);
+  tw_xy_cell(pb->swap_xy, pb->g.N, res->N); /* the grid as asked (the kernels may sweep its y) */
   res->steps = steps;
   res->reps = reps;
   if (steps < 1 || reps < 1 || warmup < 0)
