@@ -691,8 +691,9 @@ struct win_group {
   const tw_window_plan *p;
   const dia_args *A;
 };
-tw_status win_group_launch(void *ctx, int g, int lo, tw_error *err) {
+tw_status win_group_launch(void *ctx, int g, int lo, cudaStream_t stream, tw_error *err) {
   const win_group &c = *(const win_group *)ctx;
+  (void)stream;  // one stream: s->stream (dia_advance_impl)
   dia_args A = *c.A;
   A.p0 = tw_gpu_window_origin(c.s->win, 0, lo);
   A.p1 = tw_gpu_window_origin(c.s->win, 1, lo);
@@ -746,7 +747,7 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
       tw_window_plan p;
       tw_window_plan_diamond(&sc, s->M, s->G, &p);
       win_group ctx = {s, &sc, &p, &A};
-      if ((st = tw_gpu_window_run_plan(s->win, s->stream, &p, win_group_launch, &ctx, err))) return st;
+      if ((st = tw_gpu_window_run_plan(s->win, &s->stream, 1, &p, win_group_launch, &ctx, err))) return st;
     } else if ((st = launch_stages(s, sc, A, sc.s_hi, sc.s_lo, err))) {
       return st;
     }

@@ -390,6 +390,12 @@ struct gs_state {
   tw_gpu_window *win;
   int nt, SR;
   sweep_split slab;     // a full slab's launch (the edge slabs compute theirs)
+  // Consecutive stages overlap on two streams (stream, stream2): stage s − 1's step τ waits only for
+  // stage s's step τ − 1 (step_ev[g % 2][τ − 1] of the group before), so one stage's launch tails
+  // fill with the other's blocks (slab_group_run).
+  cudaStream_t stream2;
+  cudaEvent_t *step_ev[2];  // [nt] each (host arrays: gs_state is calloc'ed)
+  int nstep_ev;
   int *inj_at, *tap_at;  // host: first injection cell / tap with x ≥ i, i = 0 … N0
   double win_s;
   char win_why[256];
@@ -403,6 +409,12 @@ void gs_free(gs_state *s) {
   cudaFree(s->inj), cudaFree(s->S), cudaFree(s->save);
   cudaFree(s->tap), cudaFree(s->taps), cudaFree(s->stage), cudaFree(s->nf);
   if (s->stream) cudaStreamDestroy(s->stream);
+  if (s->stream2) cudaStreamDestroy(s->stream2);
+  for (int a = 0; a < 2; a++) {
+    for (int i = 0; s->step_ev[a] && i < s->nstep_ev; i++)
+      if (s->step_ev[a][i]) cudaEventDestroy(s->step_ev[a][i]);
+    free(s->step_ev[a]);
+  }
   tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
   free(s->inj_at), free(s->tap_at);
@@ -575,6 +587,14 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   // computed, one coming in, one going out).
   s->SR = gs_slab_planes(N0, r, s->nt, W);
   if ((st = tw_gpu_window_create(pb, &WL, W, &s->win, err))) return st;
+  // Blocking, as s->stream (gs_init): ordered with the legacy default stream too.
+  TW_CUDA_TRY(err, cudaStreamCreate(&s->stream2));
+  for (int a = 0; a < 2; a++)
+    if (!(s->step_ev[a] = (cudaEvent_t *)calloc((size_t)s->nt, sizeof(cudaEvent_t))))
+      return tw_error_set(err, TW_ENOMEM, "out of memory");
+  s->nstep_ev = s->nt;
+  for (int a = 0; a < 2; a++)
+    for (int i = 0; i < s->nt; i++) TW_CUDA_TRY(err, cudaEventCreateWithFlags(&s->step_ev[a][i], cudaEventDisableTiming));
   char b[32], lowered[48] = "";
   if (nt_default) snprintf(lowered, sizeof lowered, " (the default %d lowered to fit)", nt_default);
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), blocks of %d steps%s in slabs of %d planes",
@@ -691,10 +711,10 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
 // cur and nxt): the stepwise kernel, then the step's source cells and, at a sample level, the
 // taps of those planes (sources and taps are sorted by x: one index range each).
 tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, const sweep_split &sp, long m,
-                    long first, tw_error *err) {
+                    long first, cudaStream_t stream, tw_error *err) {
   const tw_problem *pb = s->pb;
   const int xa = sp.xlo, xb = sp.xlo + sp.nx;
-  s->fn<<<(unsigned)sp.blocks, s->block, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, sp, pb->st);
+  s->fn<<<(unsigned)sp.blocks, s->block, 0, stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, sp, pb->st);
   TW_CUDA_LAUNCHED(err, "stepwise_kernel");
   const int i0 = s->inj_at[xa], ni = s->inj_at[xb] - i0;
   if (ni) {
@@ -703,7 +723,7 @@ tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, 
     const float *S = s->S + (size_t)i0 * (size_t)pb->steps;
     float *save = s->save + i0;
     switch (pb->st.r) {
-#define TW_INJECT(R_)                                                                                               tw_dev_inject_kernel<R_><<<b, 128, 0, s->stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, pb->st, inj, ni, S,                                                      pb->steps, m, save)
+#define TW_INJECT(R_)                                                                                               tw_dev_inject_kernel<R_><<<b, 128, 0, stream>>>(cur, nxt, c2, s->ax, s->ay, s->az, s->L, pb->st, inj, ni, S,                                                      pb->steps, m, save)
       case 1: TW_INJECT(1); break;
       case 2: TW_INJECT(2); break;
       case 3: TW_INJECT(3); break;
@@ -715,7 +735,7 @@ tw_status slab_step(gs_state *s, const float *cur, float *nxt, const float *c2, 
   const int t0 = s->tap_at[xa], nt = s->tap_at[xb] - t0;
   if (nt && (m + 1) % pb->interval == 0) {
     float *row = s->taps + (size_t)((m + 1) / pb->interval - first) * (size_t)pb->ntap + t0;
-    tw_dev_taps_kernel<<<(unsigned)((nt + 255) / 256), 256, 0, s->stream>>>(nxt, s->L, s->tap + 3 * t0, nt, row);
+    tw_dev_taps_kernel<<<(unsigned)((nt + 255) / 256), 256, 0, stream>>>(nxt, s->L, s->tap + 3 * t0, nt, row);
     TW_CUDA_LAUNCHED(err, "tw_dev_taps_kernel");
   }
   return TW_OK;
@@ -727,23 +747,38 @@ struct slab_group {
   const tw_window_plan *p;
   long tb, first;
 };
-tw_status slab_group_run(void *ctx, int g, int lo, tw_error *err) {
+// Why two stages may overlap (the plan: stage s at step τ computes planes [R·s + τ·r, + R), level
+// τ + 1 into the array of level τ − 1): stage s − 1 at step τ reads level τ on planes below
+// R·s + (τ + 1)·r, which stage s wrote at step τ − 1 (hence the wait) and overwrites only from its
+// step τ + 1 on, from plane R·s + (τ + 1)·r up; it writes below R·s + τ·r, where stage s reads level τ
+// (the other array) from step τ on, never level τ − 1. Source cells and taps of a plane are updated
+// by one stage per step, in step order through the same waits. Stage s − 2 runs on stage s's
+// stream, after it. Measured (H200, order 8, 1600 x 3072 x 320 at 8x over the cap): 187.1 Gcell/s
+// against 166.6 with one stream, 92.9 % of in-core (docs/performance.md, session 13).
+tw_status slab_group_run(void *ctx, int g, int lo, cudaStream_t stream, tw_error *err) {
   const slab_group &c = *(const slab_group *)ctx;
   gs_state *s = c.s;
   const int stage = c.p->s_hi - g, N0 = s->L.N[0];
   float *o[2] = {tw_gpu_window_origin(s->win, 0, lo), tw_gpu_window_origin(s->win, 1, lo)};
   const float *c2 = tw_gpu_window_origin(s->win, 2, lo);
+  cudaEvent_t *mine = s->step_ev[g % 2], *before = s->step_ev[(g + 1) % 2];
   for (int tau = 0; tau < c.p->nt; tau++) {
+    if (g > 0 && tau > 0) TW_CUDA_TRY(err, cudaStreamWaitEvent(stream, before[(size_t)tau - 1], 0));
     const int X0 = c.p->R * stage + tau * c.p->r;
     const int xa = X0 > 0 ? X0 : 0, xb = X0 + c.p->R < N0 ? X0 + c.p->R : N0;
-    if (xa >= xb) continue;
-    const long m = c.tb + tau;
-    sweep_split sp = s->slab;
-    if (xb - xa != sp.nx) sp = make_split(s, xa, xb - xa);  // an edge slab
-    sp.xlo = xa;
-    tw_status st = slab_step(s, o[m % 2], o[(m + 1) % 2], c2, sp, m, c.first, err);
-    if (st) return st;
+    if (xa < xb) {
+      const long m = c.tb + tau;
+      sweep_split sp = s->slab;
+      if (xb - xa != sp.nx) sp = make_split(s, xa, xb - xa);  // an edge slab
+      sp.xlo = xa;
+      tw_status st = slab_step(s, o[m % 2], o[(m + 1) % 2], c2, sp, m, c.first, stream, err);
+      if (st) return st;
+    }
+    TW_CUDA_TRY(err, cudaEventRecord(mine[(size_t)tau], stream));  // (also where this stage skips τ)
   }
+  // The planes this group sends back (run_plan, after fn) include the r planes that stage s + 1
+  // wrote at its last step (this stage read them at its own): the out-copies wait for that step.
+  if (g > 0) TW_CUDA_TRY(err, cudaStreamWaitEvent(stream, before[(size_t)c.p->nt - 1], 0));
   return TW_OK;
 }
 
@@ -759,7 +794,14 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
       tw_window_plan p;
       tw_window_plan_slabs(s->L.N[0], pb->st.r, s->SR, h, 0, 1, &p);
       slab_group ctx = {s, &p, t0 + done, first};
-      if ((st = tw_gpu_window_run_plan(s->win, s->stream, &p, slab_group_run, &ctx, err))) return st;
+      const cudaStream_t streams[2] = {s->stream, s->stream2};
+      // the block's start: the second stream after everything before it on s->stream
+      TW_CUDA_TRY(err, cudaEventRecord(s->step_ev[0][0], s->stream));
+      TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream2, s->step_ev[0][0], 0));
+      if ((st = tw_gpu_window_run_plan(s->win, streams, 2, &p, slab_group_run, &ctx, err))) return st;
+      // the block's end on s->stream: the second stream's work before everything that follows
+      TW_CUDA_TRY(err, cudaEventRecord(s->step_ev[1][0], s->stream2));
+      TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream, s->step_ev[1][0], 0));
       done += h;
       if (done < n && (st = tw_gpu_samples_mark(&s->samples, pb, s->stream, t0 + done, err))) return st;
     }
@@ -767,7 +809,7 @@ tw_status gs_advance_impl(gs_state *s, long t0, long n, float *taps, tw_error *e
     // a mark every SAMPLE_MARK steps: the samples before it go to the host while the rest compute
     constexpr long SAMPLE_MARK = 32;
     for (long m = t0; m < t0 + n; m++) {
-      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, s->in_core, m, first, err))) return st;
+      if ((st = slab_step(s, s->p[m % 2], s->p[(m + 1) % 2], s->c2, s->in_core, m, first, s->stream, err))) return st;
       if ((m + 1 - t0) % SAMPLE_MARK == 0 && m + 1 < t0 + n &&
           (st = tw_gpu_samples_mark(&s->samples, pb, s->stream, m + 1, err)))
         return st;

@@ -119,7 +119,6 @@ struct tw_gpu_window {
   std::vector<long> pool_serial;
   long serial;
   ev_ref last_in;
-  int in_since_wait;
   unsigned long long *nf;  // the non-finite scan of the planes that went back (tw_gpu_nonfinite_scan)
   // slots: the plane in each, and the event that releases it (an invalid ref: not yet released)
   std::vector<int> occupant;
@@ -374,13 +373,11 @@ tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err) {
     w->st.planes_in += g1 - g0;
     w->st.bytes_in += 12.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
   }
-  w->in_since_wait = 1;
   return record(w, w->s_in, &w->last_in, err);
 }
 
-tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *err) {
-  if (!w->in_since_wait) return TW_OK;
-  w->in_since_wait = 0;
+// `stream` waits for the in-copies up to `ref`, timed (the copy wait of the stats).
+static tw_status wait_in(tw_gpu_window *w, cudaStream_t stream, const ev_ref &ref, tw_error *err) {
   if (w->ntev + 2 > w->tev.size()) {
     cudaEvent_t e[2];
     for (auto &x : e) TW_CUDA_TRY(err, cudaEventCreate(&x));
@@ -388,12 +385,13 @@ tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *er
     w->tev.push_back(e[1]);
   }
   TW_CUDA_TRY(err, cudaEventRecord(w->tev[w->ntev], stream));
-  tw_status st = wait_ref(w, stream, w->last_in, err);
+  tw_status st = wait_ref(w, stream, ref, err);
   if (st) return st;
   TW_CUDA_TRY(err, cudaEventRecord(w->tev[w->ntev + 1], stream));
   w->ntev += 2;
   return TW_OK;
 }
+
 
 tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err) {
   if (hi <= lo) return TW_OK;
@@ -431,18 +429,24 @@ tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int h
   return TW_OK;
 }
 
-tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw_window_plan *p,
-                                 tw_gpu_window_group_fn fn, void *ctx, tw_error *err) {
+tw_status tw_gpu_window_run_plan(tw_gpu_window *w, const cudaStream_t *streams, int nstreams,
+                                 const tw_window_plan *p, tw_gpu_window_group_fn fn, void *ctx, tw_error *err) {
   tw_status st;
+  ev_ref in_of[2];  // after the in-copies of group k: in_of[k % 2]
+  w->st.nstreams = nstreams;
   for (int g = 0; g < p->ngroups; g++) {
+    const cudaStream_t stream = streams[g % nstreams];
     int lo, hi;
     for (int k = g ? g + 1 : 0; k <= g + 1 && k < p->ngroups; k++) {
       tw_window_group_in(p, k, &lo, &hi);
       if ((st = tw_gpu_window_in(w, lo, hi, err))) return st;
+      in_of[k % 2] = w->last_in;
     }
-    if ((st = tw_gpu_window_wait(w, stream, err))) return st;
+    // Group g waits for its own planes (issued at g − 1, or just now for g = 0) and every copy
+    // before them (one in-stream).
+    if ((st = wait_in(w, stream, in_of[g % 2], err))) return st;
     tw_window_group_touched(p, g, &lo, &hi);
-    if ((st = fn(ctx, g, lo, err))) return st;
+    if ((st = fn(ctx, g, lo, stream, err))) return st;
     tw_window_group_out(p, g, &lo, &hi);
     if ((st = tw_gpu_window_out(w, stream, lo, hi, err))) return st;
   }
@@ -501,7 +505,8 @@ void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *
   rep->window_planes = w->st.W;
   rep->planes_in = w->st.planes_in, rep->planes_out = w->st.planes_out;
   rep->bytes_in = w->st.bytes_in, rep->bytes_out = w->st.bytes_out;
-  rep->copy_wait_frac = host_s > 0 ? w->st.wait_s / host_s : 0.0;
+  const int ns = w->st.nstreams > 0 ? w->st.nstreams : 1;
+  rep->copy_wait_frac = host_s > 0 ? w->st.wait_s / (host_s * ns) : 0.0;
 }
 
 tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,

@@ -11,7 +11,7 @@
 // Copies run on two streams of their own, in (host → ring: 12 B per cell, or zeros for the
 // virtual planes outside the grid) and out (ring → host: 8 B per cell), ordered against the
 // compute stream by events only:
-//   - a kernel waits for the in-copies issued before it (tw_gpu_window_wait);
+//   - a group's kernels wait for the in-copies of its planes (tw_gpu_window_run_plan);
 //   - out-copies wait for the kernels issued before them (tw_gpu_window_out);
 //   - an in-copy into a slot waits for the release of the slot's previous plane: its out-copy (a
 //     grid plane) or the last kernel that touched it (a virtual plane).
@@ -38,7 +38,8 @@ struct tw_gpu_window_stats {
   int W;                    // ring planes
   long planes_in, planes_out;  // grid planes moved (virtual planes are zeroed, not counted)
   double bytes_in, bytes_out;  // payload bytes (12 and 8 per cell)
-  double wait_s;               // time the compute stream stood waiting for in-copies (CUDA events)
+  double wait_s;               // time the compute streams stood waiting for in-copies (CUDA events), summed
+  int nstreams;                // compute streams of the last plan (wait_s / nstreams: the share of each)
 };
 
 struct tw_gpu_window;
@@ -71,17 +72,19 @@ void tw_gpu_window_destroy(tw_gpu_window *w);
 float *tw_gpu_window_origin(const tw_gpu_window *w, int a, int lo);
 // Issue the in-copies of planes [lo, hi) (grid planes copied, others zeroed).
 tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err);
-// Make `stream` wait for every in-copy issued so far (timed: the wait counts in the stats).
-tw_status tw_gpu_window_wait(tw_gpu_window *w, cudaStream_t stream, tw_error *err);
 // Issue the out-copies of planes [lo, hi) after everything issued on `stream` so far, and release
 // their slots.
 tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err);
 // One block of a plan: for each group g, the planes of g + 1 come in (those of g came before), the
-// compute stream waits for them, fn(ctx, g, lo, err) issues the group's kernels on `stream` (lo:
-// the group's first plane, for tw_gpu_window_origin), then the planes g finished go back.
-typedef tw_status (*tw_gpu_window_group_fn)(void *ctx, int g, int lo, tw_error *err);
-tw_status tw_gpu_window_run_plan(tw_gpu_window *w, cudaStream_t stream, const tw_window_plan *p,
-                                 tw_gpu_window_group_fn fn, void *ctx, tw_error *err);
+// group's compute stream waits for the in-copies of g's own planes (not g + 1's: waiting for those
+// too put a copy on the critical path as soon as two groups computed at once), fn(ctx, g, lo,
+// stream, err) issues the group's kernels on that stream (lo: the group's first plane, for
+// tw_gpu_window_origin), then the planes g finished go back. Group g computes on
+// streams[g % nstreams]: with two, consecutive groups overlap, and fn orders what must be ordered
+// between them (gpu_stepwise.cu: slab_group_run).
+typedef tw_status (*tw_gpu_window_group_fn)(void *ctx, int g, int lo, cudaStream_t stream, tw_error *err);
+tw_status tw_gpu_window_run_plan(tw_gpu_window *w, const cudaStream_t *streams, int nstreams,
+                                 const tw_window_plan *p, tw_gpu_window_group_fn fn, void *ctx, tw_error *err);
 // A new shot (at a block boundary: every plane went back): the host levels to zero, the stats to
 // zero. The ring is left as it is: every in-copy writes a plane's grid cells before they are read.
 tw_status tw_gpu_window_reset(tw_gpu_window *w, tw_error *err);

@@ -85,7 +85,7 @@ typedef struct tw_run_report {
   int window_planes;         /* x-planes in the window ring, 0 = whole grid */
   long planes_in, planes_out;
   double bytes_in, bytes_out;
-  double copy_wait_frac;     /* share of kernel time spent waiting for copies */
+  double copy_wait_frac;     /* share of kernel time spent waiting for copies (per compute stream) */
   char note[512];            /* e.g. "window used: grid does not fit the GPU" */
   /* checkpoints (zero without a checkpoint group) */
   long resumed_from;         /* the step this run resumed at (0: it started from rest); the times and
