@@ -32,7 +32,9 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   char *path = tw_checkpoint_path(job, out);
   if (!path) return tw_error_set(err, TW_ENOMEM, "out of memory");
   tw_ckpt_plan plan;
-  tw_checkpoint_plan(&est->grid, est->host_bytes, 0.0, &plan);
+  tw_grid kg; /* the file holds the kernels' planes (x the longer horizontal axis) */
+  tw_grid_oriented(job, &kg);
+  tw_checkpoint_plan(&kg, est->host_bytes, 0.0, &plan);
   double rate = 0.0;
   tw_status st = tw_disk_write_rate(path, 64u << 20, &rate, err);
   if (st) {

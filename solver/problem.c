@@ -57,6 +57,16 @@ static tw_status sample_wavelets(tw_problem *pb, const tw_job *job, tw_error *er
   return TW_OK;
 }
 
+/* A placement the kernels' grid refused, placed again on the job's grid: its message then names
+ * the job's axes and ranges (the parser's checks make this unreachable today). */
+static void place_error_in_job_axes(const tw_job *job, const double pos[3], tw_interp interp, int fs, tw_error *err) {
+  tw_grid ug;
+  tw_grid_setup(&ug, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_taps t;
+  tw_error e = {0};
+  if (tw_place(&ug, pos, interp, fs, &t, &e)) *err = e;
+}
+
 /* Injection cells and S of the sources at pos[s] (the job's positions, or a survey shot's). */
 static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err) {
   const long steps = pb->steps;
@@ -74,6 +84,7 @@ static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (
     double at[3];
     tw_xy_point(pb->swap_xy, pos[s], at);
     st = tw_place(&pb->g, at, src->interp, pb->free_surface, &t, err);
+    if (st && pb->swap_xy) place_error_in_job_axes(job, pos[s], src->interp, pb->free_surface, err);
     if (st) {
       tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
       break;
@@ -129,6 +140,7 @@ static tw_status build_receivers(tw_problem *pb, const tw_job *job, const double
     double at[3];
     tw_xy_point(pb->swap_xy, ju, at);
     st = tw_place(&pb->g, at, job->rec_interp, 0, &t, err);
+    if (st && pb->swap_xy) place_error_in_job_axes(job, ju, job->rec_interp, 0, err);
     if (st) {
       tw_error_prefix(err, "%s: receiver %ld", job->path, r);
       break;

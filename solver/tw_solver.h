@@ -26,6 +26,7 @@ typedef struct tw_problem tw_problem;
 /* Everything a kernel needs, built from a finalized job and its velocity model. */
 tw_status tw_problem_create(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err);
 void tw_problem_destroy(tw_problem *pb);
+/* The grid as the kernels see it: x and y exchanged where the job's y is longer (tw_grid_oriented). */
 const tw_grid *tw_problem_grid(const tw_problem *pb);
 
 /* Kernels this build knows; usable ones depend on the machine (a GPU for gpu-*). */
