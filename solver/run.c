@@ -172,10 +172,10 @@ tw_status tw_session_create(const tw_medium *m, const char *kernel, int device, 
     s->pb->phases = NULL;
     if (st) s->bst = NULL;
     /* A kernel's message speaks of its own axes (x-planes, N0 x N1 x N2): say which they are. */
-    if (st && s->pb->swap_xy && strstr(err->msg, "x-plane")) {
+    if (st && s->pb->swap_xy) {
       const size_t l = strlen(err->msg);
-      snprintf(err->msg + l, sizeof err->msg - l, " (this job is swept along its longer axis, y: the x-planes "
-               "here are its planes of constant y)");
+      snprintf(err->msg + l, sizeof err->msg - l, " (this job is swept along its longer axis, y: the kernels' "
+               "x-planes are its planes of constant y)");
     }
   }
   tw_phases_add(ph, "backend", lap(&t));
