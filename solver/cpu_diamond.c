@@ -37,20 +37,31 @@ static void dia_destroy(void *state) {
   free(s);
 }
 
-/* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers). Measured on
- * a 2-core Zen 3 (docs/performance.md, "CPU kernels"), 256³ with absorbing layers: tiles of
- * R = r·dts ≈ 16 cells were fastest at orders 2 and 8 (R = 8 towers, whose 2R² columns of three
- * arrays fit the 512 KiB L2 at Nz = 256, ran 9 % slower at both orders: they fetch 5× less from
- * beyond the L2 but spend more on short rows, tips and stage barriers; R = 32 leaves a stage 4–5
- * towers for 2 threads). R = 16 keeps a tower's 2R²·Nz·12 B ≈ 1.6 MiB in the L3 and its DRAM
- * traffic near 20·r/R ≈ 1.25 B per update (cachegrind: 0.9 at order 2, 3.8 at order 8), far
- * below the 16 B of the stepwise kernel. Height: 32 and 64 measured alike; 32 keeps the window
- * (when solver.device_memory caps it) small. */
-#define TW_CPU_TILE 16
+/* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers): the tile
+ * R = r·dts, in cells, by the rule measured on a 2-core Zen 4 (docs/performance.md, session 14):
+ *   R = N1 / (4·threads), clamped to [16, 32], with N1 the kernels' y length.
+ * Larger towers do less per-row work (rows are 1 … 2R − 1 columns wide) and fetch less from beyond
+ * the caches (DRAM traffic ~20·r/R B per update), but a stage has only ~N1 / 2R towers, and the
+ * threads need about two each to stay busy (the towers run as tasks, run_towers). On 256³ with 2
+ * threads R = 32 runs 1.12× (order 8) and 1.15× (order 2) faster than R = 16; where N1 / 4T is
+ * lower (a 128- or 96-column y axis), R = 16 was the fastest of 16 / 24 / 32 but once (order 8 on
+ * 128 × 128 × 512: 24). A tower's 2R²·Nz·12 B (6.3 MiB at R = 32, Nz = 256) lives in the L3.
+ * Through the window (solver.device_memory below the grid) R = 16, the tile its ring was sized
+ * and measured with (it runs stage by stage: copies go with stages). Height: 32 and 64 measured
+ * alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
+#define TW_CPU_TILE_MIN 16
+#define TW_CPU_TILE_MAX 32
 #define TW_CPU_HEIGHT 32
 static int cpu_default_dts(const tw_problem *pb) {
   const int r = pb->st.r;
-  return TW_CPU_TILE / r > 1 ? TW_CPU_TILE / r : 1;
+  int R = pb->g.N[1] / (4 * tw_cpu_threads(pb));
+  R = R < TW_CPU_TILE_MIN ? TW_CPU_TILE_MIN : R > TW_CPU_TILE_MAX ? TW_CPU_TILE_MAX : R;
+  if (pb->device_memory) {
+    tw_window_need need;
+    tw_window_cpu_need(pb, 1, TW_CPU_HEIGHT, &need);
+    if (pb->device_memory < need.whole_bytes) R = TW_CPU_TILE_MIN;
+  }
+  return R / r > 1 ? R / r : 1;
 }
 
 tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err) {
@@ -135,17 +146,49 @@ static void run_stages(const tw_problem *pb, tw_cpu_fields *f, tw_window *w, con
   }
 }
 
-/* One block of height sc->nt from level t0, in one parallel region. */
+/* The towers of one block in core, each an OpenMP task that starts once its parents
+ * (tw_tower_preds) are done, instead of stage by stage: a thread that finishes its share of a
+ * stage takes towers of the next ones instead of waiting at the stage's barrier (a stage has
+ * ~N1 / 2R towers, clipped ones at its ends: with two threads and barriers 12 % of the CPU time
+ * was spent waiting, order 8, 256³; docs/performance.md, session 14). One dependence token per
+ * tower; a parent the block does not have is `none`, which no task writes. Created in stage
+ * order by one thread, so the order without OpenMP is the stage order. */
+static void run_towers(const tw_problem *pb, tw_cpu_fields *f, const tw_schedule *sc, long t0,
+                       const tw_tap_sink *sink, char *tok) {
+  const int nk = sc->kmax + 1;
+  char none = 0;
+  (void)none;
+#pragma omp single
+  for (int s = sc->s_hi; s >= sc->s_lo; s--)
+    for (int i = 0; i < tw_stage_towers(sc, s); i++) {
+      const int k = tw_stage_tower_k(sc, s, i);
+      int ps[2], pk[2];
+      const int np = tw_tower_preds(sc, s, k, ps, pk);
+      char *me = tok + (size_t)(s - sc->s_lo) * nk + k;
+      char *a = np > 0 ? tok + (size_t)(ps[0] - sc->s_lo) * nk + pk[0] : &none;
+      char *b = np > 1 ? tok + (size_t)(ps[1] - sc->s_lo) * nk + pk[1] : &none;
+      (void)a, (void)b, (void)me;
+#pragma omp task default(shared) firstprivate(s, k) depend(in : *a, *b) depend(out : *me)
+      run_tower(pb, f, sc, s, k, t0, sink);
+    }
+}
+
+/* One block of height sc->nt from level t0, in one parallel region: stage by stage through the
+ * window (its copies are per stage), else as tasks (run_towers; stage by stage when the token
+ * array cannot be had). */
 static void run_block(dia_state *st, const tw_schedule *sc, long t0, const tw_tap_sink *sink) {
   const tw_problem *pb = st->pb;
   tw_window *w = st->windowed ? &st->win : NULL;
   tw_cpu_fields *f = w ? &w->ring : &st->host;
+  char *tok = w ? NULL : calloc((size_t)(sc->s_hi - sc->s_lo + 1) * (sc->kmax + 1), 1);
   tw_cpu_flush_denormals(); /* the calling thread too, when OpenMP is off */
 #pragma omp parallel num_threads(tw_cpu_threads(pb))
   {
     tw_cpu_flush_denormals(); /* in every thread, as the cpu backend does: both must flush alike */
-    run_stages(pb, f, w, sc, t0, sink);
+    if (tok) run_towers(pb, f, sc, t0, sink, tok);
+    else run_stages(pb, f, w, sc, t0, sink);
   }
+  free(tok);
 }
 
 static tw_status dia_advance(void *state, long t0, long n, float *taps, tw_error *err) {

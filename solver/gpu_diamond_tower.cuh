@@ -501,16 +501,15 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
     decode_ticket(A, t, &s, &kk);
     // (trace: stored at once, so that nothing extra stays live across run_tower)
     if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t] = dia_clock_ns();
-    if (threadIdx.x == 0 && s + 1 <= A.s_hi) {
-      if (kk + 1 <= A.kmax)
-        while (ld_acquire(&A.done[flag_index(A, s + 1, kk + 1)]) < A.epoch) dia_nanosleep(100);
-      if (kk - 1 >= 0)
-        while (ld_acquire(&A.done[flag_index(A, s + 1, kk - 1)]) < A.epoch) dia_nanosleep(100);
-      // Everything up-right of T(p, q) in the (p, q) lattice must be done; the two parents cover
-      // it through their own waits whenever one of them exists. With a single tower column
-      // (kmax = 0: only k = 0, on even stages) neither exists: wait for (s + 2, 0) instead.
-      if (A.kmax == 0 && s + 2 <= A.s_hi)
-        while (ld_acquire(&A.done[flag_index(A, s + 2, 0)]) < A.epoch) dia_nanosleep(100);
+    if (threadIdx.x == 0) {
+      // Everything up-right of T(p, q) in the (p, q) lattice must be done: its parents
+      // (schedule.h, tw_tower_preds, the rule cpu-diamond's tasks follow too) cover it.
+      tw_schedule sc;
+      sc.s_hi = A.s_hi, sc.kmax = A.kmax;
+      int ps[2], pk[2];
+      const int np = tw_tower_preds(&sc, s, kk, ps, pk);
+      for (int j = 0; j < np; j++)
+        while (ld_acquire(&A.done[flag_index(A, ps[j], pk[j])]) < A.epoch) dia_nanosleep(100);
       __threadfence();
     }
     if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();

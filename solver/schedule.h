@@ -97,6 +97,28 @@ TW_SCHED_HD int tw_stage_tower_k(const tw_schedule *sc, int s, int i) {
   return ((s % 2) + 2) % 2 + 2 * i;
 }
 
+/* The towers that T(s, k) must wait for when towers run as soon as they can (cpu-diamond's
+ * tasks, gpu-diamond's persistent grid) instead of stage by stage: its parents T(p + 1, q) and
+ * T(p, q + 1), i.e. (s + 1, k + 1) and (s + 1, k − 1), those of them the block has. Through their
+ * own parents they cover everything up-right of T(p, q) in the (p, q) lattice — every tower that
+ * writes what T(p, q) reads before it (the dependencies above), and every tower that reads what
+ * T(p, q) overwrites: a tower with p' ≥ p, q' ≥ q, (p', q') ≠ (p, q) —, and a lattice path between two
+ * towers of the block can keep its k between theirs, so it never leaves [0, kmax]. Except with one
+ * tower column (kmax = 0: k = 0 on even stages only), where neither parent exists: then (s + 2, 0).
+ * Writes up to two (stage, k) pairs and returns how many (test_schedule replays random orders
+ * that respect them, and runs of towers that they leave unordered, with a race check). */
+TW_SCHED_HD int tw_tower_preds(const tw_schedule *sc, int s, int k, int ps[2], int pk[2]) {
+  int n = 0;
+  if (sc->kmax == 0) {
+    if (s + 2 <= sc->s_hi) ps[n] = s + 2, pk[n] = 0, n++;
+    return n;
+  }
+  if (s + 1 > sc->s_hi) return 0;
+  if (k + 1 <= sc->kmax) ps[n] = s + 1, pk[n] = k + 1, n++;
+  if (k - 1 >= 0) ps[n] = s + 1, pk[n] = k - 1, n++;
+  return n;
+}
+
 /* First row of stage s at step τ, unclipped: the diamond spans x ∈ [X0, X0 + 2R). */
 TW_SCHED_HD int tw_tower_x0(const tw_schedule *sc, int s, int tau) { return sc->R * s + tau * sc->r; }
 

@@ -8,8 +8,15 @@
  *   - no two towers of one stage touch one (cell, array) where one of them writes (they run
  *     concurrently);
  *   - the stage and tower ranges are tight (the stage/tower just outside has no cell);
- *   - negative controls: stages in increasing s, or a tower's steps in the wrong order, are caught.
- * The replay walks the schedule exactly as cpu_diamond.c does (stages, towers, τ, rows x, y). */
+ *   - towers run as soon as their parents are done (tw_tower_preds: cpu-diamond's tasks,
+ *     gpu-diamond's persistent grid): a random order that respects the parents gives the same
+ *     levels, and two towers that the parents leave unordered (neither an ancestor of the other)
+ *     never touch one (cell, array) where one of them writes — they may run at the same time;
+ *   - negative controls: stages in increasing s, a tower's steps in the wrong order, two stages at
+ *     once, or a parent left out, are caught.
+ * The replay walks the schedule as cpu_diamond.c does (stages or tasks, towers, τ, rows x, y). */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "schedule.h"
@@ -111,6 +118,97 @@ static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
   }
 }
 
+/* Towers in a random order that respects tw_tower_preds (less the first parent of each tower when
+ * `drop`: the negative control), replayed one after the other. Levels are checked by update();
+ * a (cell, array) touched by two towers, one of them writing, must be touched first by an
+ * ancestor of the other (through parents), else the two could run at once: bad_race. */
+enum { MAXREAD = 32 };
+static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, int drop) {
+  const int nk = sc->kmax + 1, nst = sc->s_hi - sc->s_lo + 1;
+  int *id = malloc(sizeof(int) * (size_t)nst * nk), n = 0;
+  int (*tw)[2] = malloc(sizeof(int[2]) * (size_t)nst * nk);
+  for (int s = sc->s_hi; s >= sc->s_lo; s--)
+    for (int i = 0; i < tw_stage_towers(sc, s); i++) {
+      const int k = tw_stage_tower_k(sc, s, i);
+      id[(s - sc->s_lo) * nk + k] = n;
+      tw[n][0] = s, tw[n][1] = k, n++;
+    }
+  /* parents, children, and ancestor sets (parents are on larger stages: numbered earlier) */
+  const int words = (n + 63) / 64;
+  uint64_t *anc = calloc((size_t)n * words + 1, sizeof(uint64_t));
+  int *npar = calloc((size_t)n + 1, sizeof(int)), (*child)[4] = malloc(sizeof(int[4]) * ((size_t)n + 1));
+  int *nchild = calloc((size_t)n + 1, sizeof(int));
+  for (int t = 0; t < n; t++) {
+    int ps[2], pk[2];
+    const int np = tw_tower_preds(sc, tw[t][0], tw[t][1], ps, pk);
+    for (int j = drop ? 1 : 0; j < np; j++) {
+      const int p = id[(ps[j] - sc->s_lo) * nk + pk[j]];
+      CHECK(p < t && tw[p][0] == ps[j] && tw[p][1] == pk[j], "parent (%d, %d) of (%d, %d) is not a tower of the block",
+            ps[j], pk[j], tw[t][0], tw[t][1]);
+      anc[(size_t)t * words + p / 64] |= 1ull << (p % 64);
+      for (int w = 0; w < words; w++) anc[(size_t)t * words + w] |= anc[(size_t)p * words + w];
+      npar[t]++;
+      child[p][nchild[p]++] = t;
+    }
+  }
+  /* per (cell, array): the last writer and the readers since */
+  const size_t cells = (size_t)sh->N0 * sh->N1;
+  int *wr[2], *nrd[2], *rd[2];
+  for (int a = 0; a < 2; a++) {
+    wr[a] = malloc(sizeof(int) * cells), nrd[a] = calloc(cells, sizeof(int)), rd[a] = malloc(sizeof(int) * cells * MAXREAD);
+    for (size_t c = 0; c < cells; c++) wr[a][c] = -1;
+  }
+#define TW_ANC(t, p) ((anc[(size_t)(t) * words + (p) / 64] >> ((p) % 64)) & 1)
+  /* the random order: a ready tower at random, until none is left */
+  int *ready = malloc(sizeof(int) * ((size_t)n + 1)), nready = 0;
+  for (int t = 0; t < n; t++)
+    if (!npar[t]) ready[nready++] = t;
+  for (int done = 0; done < n; done++) {
+    CHECK(nready > 0, "dataflow: no ready tower with %d of %d done", done, n);
+    if (!nready) break;
+    const int pick = (int)(tw_rnd() % (unsigned)nready), t = ready[pick];
+    ready[pick] = ready[--nready];
+    const int s = tw[t][0], k = tw[t][1];
+    for (int tau = 0; tau < sc->nt; tau++) {
+      int x0, x1;
+      tw_tower_rows(sc, s, tau, &x0, &x1);
+      for (int x = x0; x < x1; x++) {
+        int y0, y1;
+        tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
+        for (int y = y0; y < y1; y++) {
+          const long lv = t0 + tau;
+          /* the accesses of update(): reads of x/y neighbours in array lv % 2, the cell in the other */
+          for (int m = -sh->r; m <= sh->r; m++)
+            for (int e = 0; e < 2; e++) {
+              const int i = e ? x : x + m, j = e ? y + m : y;
+              if (i < 0 || i >= sh->N0 || j < 0 || j >= sh->N1) continue;
+              const int a = (int)(lv % 2);
+              const size_t c = (size_t)i * sh->N1 + j;
+              if (wr[a][c] >= 0 && wr[a][c] != t && !TW_ANC(t, wr[a][c])) sh->bad_race++;
+              int seen = 0; /* each reading tower once */
+              for (int q = 0; q < nrd[a][c] && !seen; q++) seen = rd[a][c * MAXREAD + q] == t;
+              if (seen) continue;
+              if (nrd[a][c] < MAXREAD) rd[a][c * MAXREAD + nrd[a][c]++] = t;
+              else sh->bad_race++; /* more readers than the test keeps: fails loudly */
+            }
+          const int a = (int)((lv + 1) % 2);
+          const size_t c = (size_t)x * sh->N1 + y;
+          if (wr[a][c] >= 0 && wr[a][c] != t && !TW_ANC(t, wr[a][c])) sh->bad_race++;
+          for (int q = 0; q < nrd[a][c]; q++)
+            if (rd[a][c * MAXREAD + q] != t && !TW_ANC(t, rd[a][c * MAXREAD + q])) sh->bad_race++;
+          wr[a][c] = t, nrd[a][c] = 0;
+          update(sh, -1, 0, x, y, lv); /* the level checks (one pseudo-stage: its race check is moot) */
+        }
+      }
+    }
+    for (int q = 0; q < nchild[t]; q++)
+      if (--npar[child[t][q]] == 0) ready[nready++] = child[t][q];
+  }
+#undef TW_ANC
+  for (int a = 0; a < 2; a++) free(wr[a]), free(nrd[a]), free(rd[a]);
+  free(ready), free(nchild), free(child), free(npar), free(anc), free(tw), free(id);
+}
+
 /* Columns a tower k (or, with whole, every tower of the stage, in range or not) has in the grid
  * over the block. */
 static long cells_of(const tw_schedule *sc, int s, int k, int whole) {
@@ -131,6 +229,8 @@ static long cells_of(const tw_schedule *sc, int s, int k, int whole) {
   }
   return n;
 }
+
+static long dataflow_blocks;
 
 /* Several blocks of random heights (the last one of each call shorter) on one grid. */
 static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
@@ -156,7 +256,9 @@ static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
       tight &= cells_of(&sc, s, par - 2, 0) == 0 && cells_of(&sc, s, par + 2 * nto, 0) == 0;
     }
     const long before = sh.updates;
-    replay_block(&sh, &sc, t, FORWARD);
+    /* stage by stage, or as tasks (cpu-diamond in core), at random per block */
+    if (tw_rnd() % 2) replay_block(&sh, &sc, t, FORWARD);
+    else replay_block_dataflow(&sh, &sc, t, 0), dataflow_blocks++;
     t += h;
     done += h;
     /* exactly once per step: N0·N1·h updates, every cell at t in one array and t − 1 in the other */
@@ -173,6 +275,25 @@ static void check_grid(int N0, int N1, int r, int dts, int nt, long steps) {
   CHECK(sh.bad_race == 0, "grid %dx%d r %d dts %d nt %d: %ld conflicting accesses between towers of a stage", N0,
         N1, r, dts, nt, sh.bad_race);
   shadow_free(&sh);
+}
+
+/* Towers as tasks with the first parent of each left out must trip the shadow: on a grid with
+ * several tower columns, and on one with a single column (kmax = 0, whose one parent is two
+ * stages up). Several random orders each, since one order may happen to respect the lost parent. */
+static void negative_dataflow(int N0, int N1, int r, int dts, int nt, const char *what) {
+  long bad = 0, races = 0;
+  for (int rep = 0; rep < 8; rep++) {
+    shadow sh;
+    tw_schedule sc;
+    shadow_init(&sh, N0, N1, r, 1);
+    tw_schedule_init(&sc, N0, N1, r, dts, nt);
+    replay_block_dataflow(&sh, &sc, 1, 1);
+    bad += sh.bad_level, races += sh.bad_race;
+    shadow_free(&sh);
+  }
+  /* the race check flags the towers the lost parent leaves unordered whatever the order drawn */
+  CHECK(races > 0, "negative control (a parent left out, %s) not caught", what);
+  printf("negative control (a parent left out, %s): caught, %ld races (and %ld bad reads)\n", what, races, bad);
 }
 
 /* A wrongly ordered schedule must trip the shadow. */
@@ -225,9 +346,11 @@ int main(void) {
     check_grid(N0, N1, r, dts, nt, tw_rnd_in(1, 3 * nt + 2));
     cases++;
   }
-  printf("%d random schedules replayed\n", cases);
+  printf("%d random schedules replayed (%ld blocks of them as tasks in random orders)\n", cases, dataflow_blocks);
   negative_control(STAGES_UP, "stages in increasing s");
   negative_control(STEPS_DOWN, "a tower's steps in reverse");
   negative_control(PAIRS_CONCURRENT, "two stages run concurrently");
+  negative_dataflow(17, 23, 2, 1, 5, "17 x 23 grid");
+  negative_dataflow(21, 1, 1, 2, 6, "one tower column");
   return tw_test_exit();
 }
