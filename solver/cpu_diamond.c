@@ -10,6 +10,7 @@
  * full fields stay in the host copy (window.h): planes come in before the stage that first
  * touches them and go back after the last stage that touches them. Snapshots read the host copy
  * at block boundaries, when every plane is back. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,23 +39,31 @@ static void dia_destroy(void *state) {
 }
 
 /* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers): the tile
- * R = r·dts, in cells, by the rule measured on a 2-core Zen 4 (docs/performance.md, session 14):
- *   R = N1 / (4·threads), clamped to [16, 32], with N1 the kernels' y length.
- * Larger towers do less per-row work (rows are 1 … 2R − 1 columns wide) and fetch less from beyond
- * the caches (DRAM traffic ~20·r/R B per update), but a stage has only ~N1 / 2R towers, and the
- * threads need about two each to stay busy (the towers run as tasks, run_towers). On 256³ with 2
- * threads R = 32 runs 1.12× (order 8) and 1.15× (order 2) faster than R = 16; where N1 / 4T is
- * lower (a 128- or 96-column y axis), R = 16 was the fastest of 16 / 24 / 32 but once (order 8 on
- * 128 × 128 × 512: 24). A tower's 2R²·Nz·12 B (6.3 MiB at R = 32, Nz = 256) lives in the L3.
- * Through the window (solver.device_memory below the grid) R = 16, the tile its ring was sized
- * and measured with (it runs stage by stage: copies go with stages). Height: 32 and 64 measured
- * alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
+ * R = r·dts, in cells, by the rule measured on a 2-core Zen 4 with a 32 MiB L3 (docs/performance.md,
+ * session 14):
+ *   R = min(N1 / 4T, √(0.4 · L3 / T / (24 B · Nz))), clamped to [16, 32],
+ * with N1 the kernels' y length, T the threads, Nz the column length. Larger towers do less
+ * per-row work (rows are 1 … 2R − 1 columns wide) and move fewer bytes (~20·r/R per update), as
+ * long as
+ *  - the threads have about two towers each: a stage has ~N1 / 2R towers (they run as tasks,
+ *    run_towers, but the parallelism stays ~N1 / 2R);
+ *  - a tower's working set, 2R² columns of three arrays (2R²·Nz·12 B, twice that in flight per
+ *    thread between towers), stays within 0.4 of the thread's share of the L3: 6.3 MiB at R = 32,
+ *    Nz = 256. Measured (Gcell/s, R = 16 / 24 / 32): 256³ order 8 1.72 / — / 1.92, order 2 4.6 /
+ *    5.2 / 5.4; 256 × 256 × 1024 order 8 1.32 / 1.14 / 1.14, order 2 4.74 / 3.17 / 2.78;
+ *    512 × 512 × 128 order 8 1.45 / 1.57 / 1.65.
+ * Below 16 the short rows and tips cost more than the cache saves (a 2-core Zen 3 with a 512 KiB
+ * L2, session 8). Through the window (solver.device_memory below the grid) R = 16, the tile its
+ * ring was sized and measured with (it runs stage by stage: copies go with stages). Height: 32
+ * and 64 measured alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
 #define TW_CPU_TILE_MIN 16
 #define TW_CPU_TILE_MAX 32
 #define TW_CPU_HEIGHT 32
 static int cpu_default_dts(const tw_problem *pb) {
-  const int r = pb->st.r;
-  int R = pb->g.N[1] / (4 * tw_cpu_threads(pb));
+  const int r = pb->st.r, T = tw_cpu_threads(pb);
+  int R = pb->g.N[1] / (4 * T);
+  const int Rc = (int)sqrt(0.4 * (double)tw_cpu_cache_bytes(3) / T / (24.0 * pb->g.N[2]));
+  if (Rc < R) R = Rc;
   R = R < TW_CPU_TILE_MIN ? TW_CPU_TILE_MIN : R > TW_CPU_TILE_MAX ? TW_CPU_TILE_MAX : R;
   if (pb->device_memory) {
     tw_window_need need;

@@ -234,6 +234,15 @@ tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_repo
   rep->ckpt_taken++;
   if (!st && suspend) st = tw_ckpt_writer_wait(c->w, err);
   rep->ckpt_stall_s += tw_wall_seconds() - now;
+  /* testing: TW_CHECKPOINT_PAUSE=SECONDS holds the run after each checkpoint, so that a test's
+   * signal sent when a checkpoint appears finds the run still going (tests/cli/checkpoint.sh;
+   * a fast run under load could end first). A signal ends the pause. */
+  const char *pause = getenv("TW_CHECKPOINT_PAUSE");
+  if (!st && !suspend && pause && atof(pause) > 0) {
+    const double p = atof(pause);
+    struct timespec ts = {(time_t)p, (long)((p - (double)(time_t)p) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
   c->last = tw_wall_seconds();
   if (st) return tw_error_prefix(err, "checkpoint at step %ld", t);
   if (suspend)

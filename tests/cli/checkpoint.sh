@@ -70,8 +70,9 @@ same ref.h5 c.h5
 # ---- SIGTERM and SIGUSR1: a checkpoint at the next block, status 75, no output, --resume finishes.
 for sig in TERM USR1; do
   rm -f s.h5*
-  # every 4 steps: the run waits for each checkpoint's fsync, so it is still going when the signal comes
-  "$T" run job.cfg -q -o s.h5 --set 'checkpoint.every_seconds=1000.0' --set checkpoint.every=4 2> s.log &
+  # every 4 steps, the run held 1 s after each checkpoint (TW_CHECKPOINT_PAUSE), so it is still going
+  # when the signal comes
+  TW_CHECKPOINT_PAUSE=1 "$T" run job.cfg -q -o s.h5 --set 'checkpoint.every_seconds=1000.0' --set checkpoint.every=4 2> s.log &
   pid=$!
   signal_after_checkpoint $sig $pid s.h5.ckpt
   wait $pid; st=$?
@@ -130,9 +131,10 @@ need=$(sed -n 's/.*the checkpoint needs the first \([0-9]*\).*/\1/p' "$tmp/out")
 mk; printf 'X' | dd of=r.h5.ckpt.journal bs=1 seek=$((${need:-200} / 2)) conv=notrunc status=none
 expect 1 "journal 'r.h5.ckpt.journal' is corrupted" -- "$T" run job.cfg -o r.h5 --resume
 # a checkpoint survives a failed resume, and an interrupted run says which one it keeps
-# (checkpoints written on the step path, TW_CHECKPOINT_SYNC: each waits for its fsync, so the run is
-# still going when the signal comes; in the background a fast run could end first)
-mk; TW_CHECKPOINT_SYNC=1 "$T" run job.cfg -q -o r.h5 --resume --set checkpoint.every=4 2> int.log &
+# (checkpoints written on the step path, TW_CHECKPOINT_SYNC, and the run held 1 s after each,
+# TW_CHECKPOINT_PAUSE, so that it is still going when the signal comes: the whole run takes ~0.1 s,
+# and under load it ended before the signal, 1 in ~10)
+mk; TW_CHECKPOINT_SYNC=1 TW_CHECKPOINT_PAUSE=1 "$T" run job.cfg -q -o r.h5 --resume --set checkpoint.every=4 2> int.log &
 pid=$!
 signal_after_checkpoint INT $pid r.h5.ckpt  # the resumed run's first checkpoint
 wait $pid; st=$?

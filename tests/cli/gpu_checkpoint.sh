@@ -46,7 +46,8 @@ gone k.h5.ckpt k.h5.ckpt.journal k.h5.ckpt.tmp
 for pair in "gpu-diamond:96M gpu-stepwise" "gpu-stepwise:96M gpu-diamond"; do
   set -- $pair
   rm -f s.h5*
-  "$T" run job.cfg -q -o s.h5 --set "solver.kernel=\"${1%%:*}\"" --set "solver.device_memory=\"${1#*:}\"" 2> s.log &
+  # (held 1 s after each checkpoint, TW_CHECKPOINT_PAUSE: still going when the signal comes)
+  TW_CHECKPOINT_PAUSE=1 "$T" run job.cfg -q -o s.h5 --set "solver.kernel=\"${1%%:*}\"" --set "solver.device_memory=\"${1#*:}\"" 2> s.log &
   pid=$!
   signal_after_checkpoint TERM $pid s.h5.ckpt
   wait $pid; st=$?
