@@ -39,25 +39,27 @@ static void dia_destroy(void *state) {
 }
 
 /* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers): the tile
- * R = r·dts, in cells, by the rule measured on a 2-core Zen 4 with a 32 MiB L3 (docs/performance.md,
- * session 14):
- *   R = min(N1 / 4T, √(0.4 · L3 / T / (24 B · Nz))), clamped to [16, 32],
+ * R = r·dts, in cells, by a rule measured on a 2-core Zen 4 (32 MiB L3) and a 16-core Xeon
+ * (docs/performance.md, session 14):
+ *   R = min(N1 / 4T, √(0.4 · L3 / T / (24 B · Nz))), clamped to [8, 32],
  * with N1 the kernels' y length, T the threads, Nz the column length. Larger towers do less
  * per-row work (rows are 1 … 2R − 1 columns wide) and move fewer bytes (~20·r/R per update), as
  * long as
- *  - the threads have about two towers each: a stage has ~N1 / 2R towers (they run as tasks,
- *    run_towers, but the parallelism stays ~N1 / 2R);
+ *  - the threads have about two towers each: a stage has ~N1 / 2R towers, and though they run as
+ *    tasks (run_towers), the parallelism stays ~N1 / 2R. 16 threads on 256³: R = 16 ran 1.7–2.4
+ *    Gcell/s at order 8 (below `cpu`'s 2.6–4.1), R = 8 4.3–4.7, R = 4 4.1–4.4;
  *  - a tower's working set, 2R² columns of three arrays (2R²·Nz·12 B, twice that in flight per
  *    thread between towers), stays within 0.4 of the thread's share of the L3: 6.3 MiB at R = 32,
- *    Nz = 256. Measured (Gcell/s, R = 16 / 24 / 32): 256³ order 8 1.72 / — / 1.92, order 2 4.6 /
- *    5.2 / 5.4; 256 × 256 × 1024 order 8 1.32 / 1.14 / 1.14, order 2 4.74 / 3.17 / 2.78;
- *    512 × 512 × 128 order 8 1.45 / 1.57 / 1.65.
- * Below 16 the short rows and tips cost more than the cache saves (a 2-core Zen 3 with a 512 KiB
- * L2, session 8). Through the window (solver.device_memory below the grid) R = 16, the tile its
- * ring was sized and measured with (it runs stage by stage: copies go with stages). Height: 32
- * and 64 measured alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
-#define TW_CPU_TILE_MIN 16
+ *    Nz = 256. 2 threads (R = 16 / 24 / 32): 256³ order 8 1.72 / — / 1.92, order 2 4.6 / 5.2 /
+ *    5.4; 256 × 256 × 1024 order 8 1.32 / 1.14 / 1.14, order 2 4.74 / 3.17 / 2.78; 512 × 512 × 128
+ *    order 8 1.45 / 1.57 / 1.65.
+ * Below 8 the short rows and tips cost more than the cache saves (on 2 threads R = 8 runs 25 %
+ * slower than 16 at order 8). Through the window (solver.device_memory below the grid) R = 16, the
+ * tile its ring was sized and measured with (it runs stage by stage: copies go with stages).
+ * Height: 32 and 64 measured alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
+#define TW_CPU_TILE_MIN 8
 #define TW_CPU_TILE_MAX 32
+#define TW_CPU_TILE_WINDOW 16
 #define TW_CPU_HEIGHT 32
 static int cpu_default_dts(const tw_problem *pb) {
   const int r = pb->st.r, T = tw_cpu_threads(pb);
@@ -68,7 +70,7 @@ static int cpu_default_dts(const tw_problem *pb) {
   if (pb->device_memory) {
     tw_window_need need;
     tw_window_cpu_need(pb, 1, TW_CPU_HEIGHT, &need);
-    if (pb->device_memory < need.whole_bytes) R = TW_CPU_TILE_MIN;
+    if (pb->device_memory < need.whole_bytes) R = TW_CPU_TILE_WINDOW;
   }
   return R / r > 1 ? R / r : 1;
 }
