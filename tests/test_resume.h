@@ -68,7 +68,7 @@ static inline int tr_matrix(const char *const *kernels, int nk, int ncases, int 
     tw_error err = {0};
     REQUIRE(tg_problem(&c, 0.9, &pb, NULL, &err) == TW_OK, "case %d: %s", i, err.msg);
     pb->tower_height = 8;
-    /* and on the CPU a tile of R = 4 cells (the GPU's default dts): cpu-diamond's own, R = 16,
+    /* and on the CPU a tile of R = 4 cells (the GPU's default dts): cpu-diamond's own through a window, R = 16,
      * needs (8 + 1)·r + 32 planes for its smallest window, more than these grids have */
     if (!big) pb->dts = tw_default_dts(c.order);
     tg_sched sc;

@@ -3,6 +3,7 @@
 # (memory stream and FMA peak), the roofline percentage per row, and the JSON with the same.
 source "$TW_SOURCE_DIR/tests/cli_lib.sh"
 cd "$tmp"
+export OMP_NUM_THREADS=2 # cpu-diamond's tile depends on the threads (below)
 expect 0 'host ceilings \([0-9]+ threads\): memory [0-9.]+ GB/s .* fp32 (FMA|multiply\+add) [0-9.]+ GFMA/s' -- \
   "$TORREWAVE" bench --kernels cpu,cpu-diamond --orders 2,8 --cpu-grid 40x36x44 --absorb 4 --steps 6 --reps 1 \
   --warmup 0 --json b.json
@@ -18,13 +19,14 @@ for k in cpu cpu-diamond; do
 done
 grep -Eq '^CPU ceilings: memory [0-9.]+ GB/s .*order 2 [0-9.]+ Gcell/s; order 8 [0-9.]+ Gcell/s' "$out" ||
   { echo "FAIL: no CPU ceilings line"; cat "$out"; fail=1; }
-# the JSON carries the ceilings and cpu-diamond's resolved tile (R = dts·r = 16 cells: dts 16 at order 2, 4 at 8)
+# the JSON carries the ceilings and cpu-diamond's resolved tile (R = dts·r = N1 / 4T = 36 / 8, raised to
+# the floor of 8 cells: dts 8 at order 2, 2 at 8; solver/cpu_diamond.c)
 python3 - b.json <<'PY' || fail=1
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["host_mem_gbps"] > 0 and d["host_fma_gfmas"] > 0, d
 rows = {(r["kernel"], r["order"]): r for r in d["results"]}
-assert rows[("cpu-diamond", 2)]["dts"] == 16 and rows[("cpu-diamond", 8)]["dts"] == 4, rows
+assert rows[("cpu-diamond", 2)]["dts"] == 8 and rows[("cpu-diamond", 8)]["dts"] == 2, rows
 assert all(r["pct_ceiling"] > 0 and r["gcells_per_cpu_second"] > 0 for r in d["results"]), d["results"]
 print("json: ok")
 PY
