@@ -72,7 +72,10 @@ static int cpu_default_dts(const tw_problem *pb) {
     tw_window_cpu_need(pb, 1, TW_CPU_HEIGHT, &need);
     if (pb->device_memory < need.whole_bytes) R = TW_CPU_TILE_WINDOW;
   }
-  return R / r > 1 ? R / r : 1;
+  /* R / r rounded down, but not below the floor (order 6: R = 8 → dts 3, not 2) */
+  int d = R / r;
+  if (d * r < TW_CPU_TILE_MIN) d = (TW_CPU_TILE_MIN + r - 1) / r;
+  return d > 1 ? d : 1;
 }
 
 tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err) {

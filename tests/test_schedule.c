@@ -126,6 +126,7 @@ enum { MAXREAD = 32 };
 static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, int drop) {
   const int nk = sc->kmax + 1, nst = sc->s_hi - sc->s_lo + 1;
   int *id = malloc(sizeof(int) * (size_t)nst * nk), n = 0;
+  for (int i = 0; i < nst * nk; i++) id[i] = -1; /* (s, k) with no tower */
   int (*tw)[2] = malloc(sizeof(int[2]) * (size_t)nst * nk);
   for (int s = sc->s_hi; s >= sc->s_lo; s--)
     for (int i = 0; i < tw_stage_towers(sc, s); i++) {
@@ -142,9 +143,11 @@ static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, in
     int ps[2], pk[2];
     const int np = tw_tower_preds(sc, tw[t][0], tw[t][1], ps, pk);
     for (int j = drop ? 1 : 0; j < np; j++) {
-      const int p = id[(ps[j] - sc->s_lo) * nk + pk[j]];
-      CHECK(p < t && tw[p][0] == ps[j] && tw[p][1] == pk[j], "parent (%d, %d) of (%d, %d) is not a tower of the block",
-            ps[j], pk[j], tw[t][0], tw[t][1]);
+      const int in = ps[j] >= sc->s_lo && ps[j] <= sc->s_hi && pk[j] >= 0 && pk[j] < nk;
+      const int p = in ? id[(ps[j] - sc->s_lo) * nk + pk[j]] : -1;
+      CHECK(p >= 0 && p < t, "parent (%d, %d) of (%d, %d) is not an earlier tower of the block", ps[j], pk[j],
+            tw[t][0], tw[t][1]);
+      if (p < 0 || p >= t) continue;
       anc[(size_t)t * words + p / 64] |= 1ull << (p % 64);
       for (int w = 0; w < words; w++) anc[(size_t)t * words + w] |= anc[(size_t)p * words + w];
       npar[t]++;

@@ -19,14 +19,18 @@ for k in cpu cpu-diamond; do
 done
 grep -Eq '^CPU ceilings: memory [0-9.]+ GB/s .*order 2 [0-9.]+ Gcell/s; order 8 [0-9.]+ Gcell/s' "$out" ||
   { echo "FAIL: no CPU ceilings line"; cat "$out"; fail=1; }
-# the JSON carries the ceilings and cpu-diamond's resolved tile (R = dts·r = N1 / 4T = 36 / 8, raised to
-# the floor of 8 cells: dts 8 at order 2, 2 at 8; solver/cpu_diamond.c)
-python3 - b.json <<'PY' || fail=1
+# the JSON carries the ceilings and cpu-diamond's resolved tile: R = dts·r = N1 / 4T cells (N1 = 36, T the
+# threads the run reports: 2, or 1 in a build without OpenMP), at least 8 (solver/cpu_diamond.c)
+threads=$(sed -n 's/.*host ceilings (\([0-9]*\) threads).*/\1/p' "$out" | head -1)
+python3 - b.json "${threads:-0}" <<'PY' || fail=1
 import json, sys
 d = json.load(open(sys.argv[1]))
+T = int(sys.argv[2])
+assert T >= 1, "no thread count in the bench's output"
 assert d["host_mem_gbps"] > 0 and d["host_fma_gfmas"] > 0, d
 rows = {(r["kernel"], r["order"]): r for r in d["results"]}
-assert rows[("cpu-diamond", 2)]["dts"] == 8 and rows[("cpu-diamond", 8)]["dts"] == 2, rows
+R = min(32, max(8, 36 // (4 * T)))
+assert rows[("cpu-diamond", 2)]["dts"] == R and rows[("cpu-diamond", 8)]["dts"] == max(R // 4, 2), (T, R, rows)
 assert all(r["pct_ceiling"] > 0 and r["gcells_per_cpu_second"] > 0 for r in d["results"]), d["results"]
 print("json: ok")
 PY
