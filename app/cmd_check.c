@@ -149,7 +149,9 @@ static int report(const tw_job *job, const tw_validation *val, const char *out, 
                                : "2.5 x the Ricker's peak frequency");
   printf("sources      %d; receivers %ld every %d steps (%ld samples); snapshots %d\n", job->nsources, job->nrec,
          job->rec_interval, job->steps / job->rec_interval + 1, job->nsnap);
-  printf("kernel       %s\n", val->kernel);
+  char auto_note[224];
+  tw_kernel_auto_note(job, val->kernel, auto_note, sizeof auto_note);
+  printf("kernel       %s%s%s%s\n", val->kernel, *auto_note ? " (" : "", auto_note, *auto_note ? ")" : "");
   const double host_avail = (double)tw_host_memory_available();
   printf("memory       host %s (available %s)", tw_format_bytes(val->est.host_bytes, hb, sizeof hb),
          host_avail > 0 ? tw_format_bytes(host_avail, ab, sizeof ab) : "unknown");

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu_fields.h"
 #include "problem.h"
 
 extern const tw_backend_ops tw_backend_cpu_diamond; /* cpu_diamond.c */
@@ -40,9 +41,9 @@ tw_status tw_gpu_init(int device, tw_error *err) {
 }
 #endif
 
-tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_error *err) {
+tw_status tw_kernel_resolve(const char *requested, const tw_job *job, char *out, size_t len, tw_error *err) {
   if (!requested || !*requested || strcmp(requested, "auto") == 0) {
-    const char *pick = "cpu";
+    const char *pick = job && tw_cpu_auto_diamond(job, NULL, 0) ? "cpu-diamond" : "cpu";
     if (tw_gpu_count() > 0) pick = tw_backend_find("gpu-diamond") ? "gpu-diamond" : "gpu-stepwise";
     if (!tw_backend_find(pick)) pick = "cpu";
     snprintf(out, len, "%s", pick);
@@ -62,6 +63,14 @@ tw_status tw_kernel_resolve(const char *requested, char *out, size_t len, tw_err
                         "(use kernel = \"cpu\" or \"auto\")", requested);
   snprintf(out, len, "%s", requested);
   return TW_OK;
+}
+
+void tw_kernel_auto_note(const tw_job *job, const char *kernel, char *buf, size_t n) {
+  buf[0] = 0;
+  if (!n || (*job->kernel && strcmp(job->kernel, "auto") != 0) || tw_kernel_is_gpu(kernel)) return;
+  char why[160];
+  tw_cpu_auto_diamond(job, why, sizeof why);
+  snprintf(buf, n, "auto without a GPU: %s", why);
 }
 
 /* DiamondTorre defaults (schedule.h; measured in docs/performance.md, "cpu-diamond").

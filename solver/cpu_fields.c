@@ -125,14 +125,15 @@ void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx) {
   *sx = *sy * (long)(pb->g.N[1] + 2 * h);
 }
 
-int tw_cpu_threads(const tw_problem *pb) {
+int tw_cpu_threads_of(int requested) {
 #ifdef _OPENMP
-  return pb->threads > 0 ? pb->threads : omp_get_max_threads();
+  return requested > 0 ? requested : omp_get_max_threads();
 #else
-  (void)pb;
+  (void)requested;
   return 1;
 #endif
 }
+int tw_cpu_threads(const tw_problem *pb) { return tw_cpu_threads_of(pb->threads); }
 
 long tw_cpu_cache_bytes(int level) {
   static long size[4];

@@ -116,6 +116,11 @@ tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_erro
 
 /* Threads of the CPU kernels: solver.threads, or the OpenMP default. */
 int tw_cpu_threads(const tw_problem *pb);
+/* The same for a thread count asked for (solver.threads: 0 = all). */
+int tw_cpu_threads_of(int requested);
+/* Whether kernel "auto" runs cpu-diamond on a machine without a GPU, and why in words (why may be
+ * NULL; cpu_diamond.c). */
+int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n);
 
 /* Size in bytes of this CPU's level-1 (data), 2 or 3 cache (Linux sysfs, else sysconf, else a
  * guess), cached after the first call. */

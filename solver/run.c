@@ -510,7 +510,7 @@ tw_status tw_run_job(tw_job *job, const char *output_path, const tw_run_hooks *h
   char kernel[32] = "";
   gpu_warmup warm = {0, TW_OK, {0}};
   pthread_t th;
-  const int warming = !st && tw_kernel_resolve(job->kernel, kernel, sizeof kernel, NULL) == TW_OK &&
+  const int warming = !st && tw_kernel_resolve(job->kernel, job, kernel, sizeof kernel, NULL) == TW_OK &&
                       tw_kernel_is_gpu(kernel) && pthread_create(&th, NULL, gpu_warmup_main, &warm) == 0;
   /* What `check` validates (kernel, memory, the output's name and lock, model, wavelets, ...). */
   if (!st) st = tw_job_validate(job, output_path, TW_VALIDATE_RUN, &val, &v, err);

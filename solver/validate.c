@@ -400,7 +400,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (vout) *vout = NULL;
   tw_velocity *v = NULL;
   double t = tw_wall_seconds();
-  tw_status st = tw_kernel_resolve(job->kernel, val->kernel, sizeof val->kernel, err);
+  tw_status st = tw_kernel_resolve(job->kernel, job, val->kernel, sizeof val->kernel, err);
   if (st) tw_error_prefix(err, "%s", job->path);
   phase(val, "kernel (CUDA: the GPU count)", &t);
   /* memory from the grid alone, before the model or any field is allocated */

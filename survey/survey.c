@@ -364,7 +364,7 @@ static tw_status start(survey *sv, tw_error *err) {
   survey_start s;
   memset(&s, 0, sizeof s);
   if (rep->rank == 0) {
-    s.st = tw_kernel_resolve(sv->job->kernel, s.kernel, sizeof s.kernel, err);
+    s.st = tw_kernel_resolve(sv->job->kernel, sv->job, s.kernel, sizeof s.kernel, err);
     if (s.st) tw_error_prefix(err, "%s", sv->job->path);
     if (!s.st) {
       tw_survey_hash(sv->job, s.kernel, s.hash);
@@ -460,7 +460,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
      * rank without workers; the others go on, and rank 0 reports why). */
     char k[32];
     tw_estimate est;
-    tw_status mine = tw_kernel_resolve(rep->kernel, k, sizeof k, &e);
+    tw_status mine = tw_kernel_resolve(rep->kernel, job, k, sizeof k, &e);
     if (!mine) mine = tw_estimate_job(job, rep->kernel, &est, &e);
     if (!mine) mine = tw_estimate_fits(job, rep->kernel, &est, &e);
     if (!mine) mine = plan_workers(&sv, &me, &e);

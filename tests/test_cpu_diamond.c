@@ -583,6 +583,52 @@ static void debug_levels(void) {
 #endif
 }
 
+/* kernel = "auto" on a machine without a GPU (this test's build may have one: then auto is a GPU
+ * kernel and only the rule itself is checked): cpu-diamond where the fields exceed the L3 and the
+ * y axis gives 16 columns a thread, else cpu, and `check`'s note says why. */
+static void auto_rule(void) {
+  struct {
+    const char *grid, *threads, *extra, *want, *why;
+  } cases[] = {
+      /* 12 B x 1.2e9 cells: beyond any L3 */
+      {"grid.n=[2000,2000,300]", "solver.threads=2", NULL, "cpu-diamond", "do not fit the L3"},
+      {"grid.n=[41,21,17]", "solver.threads=2", NULL, "cpu", "fit the L3"},
+      /* 2000 + 2·5 columns < 16 × 200 threads */
+      {"grid.n=[2000,2000,300]", "solver.threads=200", NULL, "cpu", "too few towers for 200 threads"},
+      {"grid.n=[2000,2000,300]", "solver.threads=2", "solver.device_memory=\"1G\"", "cpu", "device_memory is set"},
+      /* y long (swept along y): the kernels' y is the job's x, 41 + 2·5 = 51 columns < 16 × 4 */
+      {"grid.n=[41,4000,300]", "solver.threads=4", NULL, "cpu", "51 columns across"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *sets[3] = {cases[i].grid, cases[i].threads, cases[i].extra};
+    tw_error err = {0};
+    tw_job *job = NULL;
+    REQUIRE(tw_job_load_string(JOB, "auto", sets, cases[i].extra ? 3 : 2, &job, &err) == TW_OK, "%s", err.msg);
+    char why[160] = "", kernel[32] = "", note[224] = "";
+    const int dia = tw_cpu_auto_diamond(job, why, sizeof why);
+    CHECK(dia == !strcmp(cases[i].want, "cpu-diamond") && strstr(why, cases[i].why), "case %zu (%s, %s): %d, %s", i,
+          cases[i].grid, cases[i].threads, dia, why);
+    CHECK(tw_kernel_resolve("auto", job, kernel, sizeof kernel, &err) == TW_OK, "%s", err.msg);
+    if (!tw_kernel_is_gpu(kernel)) {
+      CHECK(!strcmp(kernel, cases[i].want), "case %zu: auto resolved to %s, want %s", i, kernel, cases[i].want);
+      tw_kernel_auto_note(job, kernel, note, sizeof note);
+      CHECK(strstr(note, "auto without a GPU: ") == note && strstr(note, cases[i].why), "case %zu: note %s", i, note);
+    }
+    tw_job_destroy(job);
+  }
+  /* no job: cpu without a GPU; a kernel by name: no note */
+  char kernel[32] = "", note[8] = "x";
+  CHECK(tw_kernel_resolve("auto", NULL, kernel, sizeof kernel, NULL) == TW_OK, "auto without a job");
+  CHECK(tw_kernel_is_gpu(kernel) || !strcmp(kernel, "cpu"), "auto without a job: %s", kernel);
+  tw_job *job = NULL;
+  tw_error err = {0};
+  const char *named[] = {"solver.kernel=\"cpu\""};
+  REQUIRE(tw_job_load_string(JOB, "named", named, 1, &job, &err) == TW_OK, "%s", err.msg);
+  tw_kernel_auto_note(job, "cpu", note, sizeof note);
+  CHECK(!note[0], "a named kernel got a note: %s", note);
+  tw_job_destroy(job);
+}
+
 int main(void) {
   tw_rng_seed(0x2545F4914F6CDD1Dull);
   const char *b = getenv("TW_DIAMOND_BENCH");
@@ -596,5 +642,6 @@ int main(void) {
   lowered_height();
   end_to_end();
   debug_levels();
+  auto_rule();
   return tw_test_exit();
 }
