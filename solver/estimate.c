@@ -43,7 +43,7 @@ static void gpu_window(const tw_job *job, tw_estimate *est) {
 tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *est, tw_error *err) {
   (void)err;
   memset(est, 0, sizeof *est);
-  tw_grid_setup(&est->grid, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_grid_of_job(job, &est->grid);
   const tw_grid *g = &est->grid;
   const double model = 4.0 * g->n[0] * (double)g->n[1] * g->n[2];
   const double cells = (double)tw_grid_cells(g);

@@ -392,7 +392,6 @@ static tw_status wait_in(tw_gpu_window *w, cudaStream_t stream, const ev_ref &re
   return TW_OK;
 }
 
-
 tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int hi, tw_error *err) {
   if (hi <= lo) return TW_OK;
   const int N0 = w->L.N0;

@@ -61,7 +61,7 @@ static tw_status sample_wavelets(tw_problem *pb, const tw_job *job, tw_error *er
  * the job's axes and ranges (the parser's checks make this unreachable today). */
 static void place_error_in_job_axes(const tw_job *job, const double pos[3], tw_interp interp, int fs, tw_error *err) {
   tw_grid ug;
-  tw_grid_setup(&ug, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_grid_of_job(job, &ug);
   tw_taps t;
   tw_error e = {0};
   if (tw_place(&ug, pos, interp, fs, &t, &e)) *err = e;
@@ -172,8 +172,12 @@ static void free_receivers(tw_problem *pb) {
   pb->ntap = 0, pb->nrec = 0;
 }
 
-int tw_grid_oriented(const tw_job *job, tw_grid *g) {
+void tw_grid_of_job(const tw_job *job, tw_grid *g) {
   tw_grid_setup(g, job->n, job->d, job->origin, job->absorb, job->free_surface);
+}
+
+int tw_grid_oriented(const tw_job *job, tw_grid *g) {
+  tw_grid_of_job(job, g);
   if (g->N[1] <= g->N[0]) return 0;
   const int n[3] = {job->n[1], job->n[0], job->n[2]}, ab[3] = {job->absorb[1], job->absorb[0], job->absorb[2]};
   const double d[3] = {job->d[1], job->d[0], job->d[2]}, o[3] = {job->origin[1], job->origin[0], job->origin[2]};

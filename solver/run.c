@@ -288,7 +288,7 @@ static tw_status open_output(run_ctx *c, const char *path, const tw_shot *shot, 
   /* where the sources and receivers act (this shot's), beside their requested coordinates */
   tw_points_at src_at = {0}, rec_at = {0};
   tw_grid ug; /* the job's axes (the problem's grid is the kernels': tw_grid_oriented) */
-  tw_grid_setup(&ug, job->n, job->d, job->origin, job->absorb, job->free_surface);
+  tw_grid_of_job(job, &ug);
   tw_status st = tw_points_at_compute_at(job, &ug, 0, (const double (*)[3])c->s->src, &src_at, err);
   if (!st) st = tw_points_at_compute_at(job, &ug, 1, (const double (*)[3])c->s->rec, &rec_at, err);
   d.src_at = &src_at;

@@ -238,8 +238,8 @@ tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_repo
    * signal sent when a checkpoint appears finds the run still going (tests/cli/checkpoint.sh;
    * a fast run under load could end first). A signal ends the pause. */
   const char *pause = getenv("TW_CHECKPOINT_PAUSE");
-  if (!st && !suspend && pause && atof(pause) > 0) {
-    const double p = atof(pause);
+  const double p = pause ? atof(pause) : 0.0;
+  if (!st && !suspend && p > 0) {
     struct timespec ts = {(time_t)p, (long)((p - (double)(time_t)p) * 1e9)};
     nanosleep(&ts, NULL);
   }

@@ -235,6 +235,8 @@ void tw_validation_tell(const tw_validation *val, const tw_run_hooks *hooks);
  * model, sources and receivers) compute the same bits too (docs/design.md §1.7). Everything the
  * user sees (snapshots, traces, reported cells, the output) stays in the job's axes. */
 int tw_grid_oriented(const tw_job *job, tw_grid *g);
+/* The job's padded grid in the job's own axes (what the user sees; est->grid of tw_estimate_job). */
+void tw_grid_of_job(const tw_job *job, tw_grid *g);
 /* The snapshot region of a job in model cells: first cell lo[] and cells kept cnt[] per axis. */
 void tw_snapshot_box(const tw_job *job, int lo[3], int cnt[3]);
 /* Where the job's sources (receivers = 0) or receivers act on the padded grid g, as the output

@@ -24,6 +24,16 @@
 #include "tw_test.h"
 
 
+/* Towers as tasks (replay_block_dataflow): for each (cell, array) the last writer and the readers
+ * since, and each tower's ancestors through its parents. An access that conflicts with an earlier
+ * one of a tower that is not its ancestor could happen at the same time: a race. */
+enum { MAXREAD = 32 };
+typedef struct {
+  int words;                 /* 64-bit words per ancestor set */
+  uint64_t *anc;             /* [tower][words] */
+  int *wr[2], *nrd[2], *rd[2];
+} dataflow;
+
 typedef struct {
   int N0, N1, r;
   long *lvl[2];              /* level held by array a at column x·N1 + y */
@@ -31,6 +41,7 @@ typedef struct {
   long updates;
   int stage_id;              /* unique per stage replayed (stage numbers repeat across blocks) */
   long bad_level, bad_race;  /* violations seen */
+  dataflow *df;              /* set while a block replays as tasks: the race check is df's */
 } shadow;
 
 static void shadow_init(shadow *sh, int N0, int N1, int r, long t0) {
@@ -58,9 +69,34 @@ static void shadow_free(shadow *sh) {
   }
 }
 
+static int is_ancestor(const dataflow *df, int t, int p) { return (df->anc[(size_t)t * df->words + p / 64] >> (p % 64)) & 1; }
+
+/* Tasks: a conflicting access of another tower must come from an ancestor of this one. */
+static void note_access_dataflow(shadow *sh, int t, int a, size_t c, int write) {
+  dataflow *df = sh->df;
+  const int w = df->wr[a][c];
+  int *rd = df->rd[a] + c * MAXREAD, *nrd = &df->nrd[a][c];
+  if (w >= 0 && w != t && !is_ancestor(df, t, w)) sh->bad_race++;
+  if (write) {
+    for (int q = 0; q < *nrd; q++)
+      if (rd[q] != t && !is_ancestor(df, t, rd[q])) sh->bad_race++;
+    df->wr[a][c] = t, *nrd = 0;
+    return;
+  }
+  for (int q = 0; q < *nrd; q++)
+    if (rd[q] == t) return; /* each reading tower once */
+  if (*nrd < MAXREAD) rd[(*nrd)++] = t;
+  else sh->bad_race++; /* more readers than the test keeps: fails loudly */
+}
+
 /* Record an access of tower `tw` of stage (id) s to (cell c, array a); flag a write/read or
- * write/write pair between different towers of the stage. */
+ * write/write pair between different towers of the stage (or, as tasks, towers not ordered by
+ * their parents). */
 static void note_access(shadow *sh, int s, int tw, int a, size_t c, int write) {
+  if (sh->df) {
+    note_access_dataflow(sh, tw, a, c, write);
+    return;
+  }
   if (write) {
     if (sh->wr_stage[a][c] == s && sh->wr_tower[a][c] != tw) sh->bad_race++;
     if (sh->rd_stage[a][c] == s && (sh->rd_tower[a][c] != tw || sh->rd_multi[a][c])) sh->bad_race++;
@@ -95,6 +131,21 @@ static void update(shadow *sh, int s, int tw, int x, int y, long n) {
 
 enum { FORWARD = 0, STAGES_UP = 1, STEPS_DOWN = 2, PAIRS_CONCURRENT = 3 };
 
+/* Tower k of stage s through the block's steps (in reverse: a negative control), its rows and columns,
+ * as cpu_diamond.c's run_tower walks them. */
+static void replay_tower(shadow *sh, const tw_schedule *sc, int s, int k, long t0, int id, int tw, int reverse) {
+  for (int u = 0; u < sc->nt; u++) {
+    const int tau = reverse ? sc->nt - 1 - u : u;
+    int x0, x1;
+    tw_tower_rows(sc, s, tau, &x0, &x1);
+    for (int x = x0; x < x1; x++) {
+      int y0, y1;
+      tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
+      for (int y = y0; y < y1; y++) update(sh, id, tw, x, y, t0 + tau);
+    }
+  }
+}
+
 /* One block from level t0, walking the schedule like cpu_diamond.c; `mode` breaks it on purpose. */
 static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
   const int nst = sc->s_hi - sc->s_lo + 1;
@@ -102,27 +153,16 @@ static void replay_block(shadow *sh, const tw_schedule *sc, long t0, int mode) {
     const int s = mode == STAGES_UP ? sc->s_lo + e : sc->s_hi - e;
     /* PAIRS_CONCURRENT: two consecutive stages treated as one concurrent group */
     const int id = mode == PAIRS_CONCURRENT && e % 2 ? sh->stage_id : ++sh->stage_id;
-    for (int i = 0; i < tw_stage_towers(sc, s); i++) {
-      const int k = tw_stage_tower_k(sc, s, i);
-      for (int u = 0; u < sc->nt; u++) {
-        const int tau = mode == STEPS_DOWN ? sc->nt - 1 - u : u;
-        int x0, x1;
-        tw_tower_rows(sc, s, tau, &x0, &x1);
-        for (int x = x0; x < x1; x++) {
-          int y0, y1;
-          tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
-          for (int y = y0; y < y1; y++) update(sh, id, mode == PAIRS_CONCURRENT ? 2 * i + e % 2 : i, x, y, t0 + tau);
-        }
-      }
-    }
+    for (int i = 0; i < tw_stage_towers(sc, s); i++)
+      replay_tower(sh, sc, s, tw_stage_tower_k(sc, s, i), t0, id, mode == PAIRS_CONCURRENT ? 2 * i + e % 2 : i,
+                   mode == STEPS_DOWN);
   }
 }
 
 /* Towers in a random order that respects tw_tower_preds (less the first parent of each tower when
- * `drop`: the negative control), replayed one after the other. Levels are checked by update();
- * a (cell, array) touched by two towers, one of them writing, must be touched first by an
- * ancestor of the other (through parents), else the two could run at once: bad_race. */
-enum { MAXREAD = 32 };
+ * `drop`: the negative control), replayed one after the other. Levels are checked by update(); a
+ * (cell, array) touched by two towers, one of them writing, must be touched first by an ancestor of
+ * the other (through parents), else the two could run at once: bad_race (note_access_dataflow). */
 static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, int drop) {
   const int nk = sc->kmax + 1, nst = sc->s_hi - sc->s_lo + 1;
   int *id = malloc(sizeof(int) * (size_t)nst * nk), n = 0;
@@ -135,8 +175,8 @@ static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, in
       tw[n][0] = s, tw[n][1] = k, n++;
     }
   /* parents, children, and ancestor sets (parents are on larger stages: numbered earlier) */
-  const int words = (n + 63) / 64;
-  uint64_t *anc = calloc((size_t)n * words + 1, sizeof(uint64_t));
+  dataflow df = {(n + 63) / 64, NULL, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+  df.anc = calloc((size_t)n * df.words + 1, sizeof(uint64_t));
   int *npar = calloc((size_t)n + 1, sizeof(int)), (*child)[4] = malloc(sizeof(int[4]) * ((size_t)n + 1));
   int *nchild = calloc((size_t)n + 1, sizeof(int));
   for (int t = 0; t < n; t++) {
@@ -148,20 +188,19 @@ static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, in
       CHECK(p >= 0 && p < t, "parent (%d, %d) of (%d, %d) is not an earlier tower of the block", ps[j], pk[j],
             tw[t][0], tw[t][1]);
       if (p < 0 || p >= t) continue;
-      anc[(size_t)t * words + p / 64] |= 1ull << (p % 64);
-      for (int w = 0; w < words; w++) anc[(size_t)t * words + w] |= anc[(size_t)p * words + w];
+      df.anc[(size_t)t * df.words + p / 64] |= 1ull << (p % 64);
+      for (int w = 0; w < df.words; w++) df.anc[(size_t)t * df.words + w] |= df.anc[(size_t)p * df.words + w];
       npar[t]++;
       child[p][nchild[p]++] = t;
     }
   }
-  /* per (cell, array): the last writer and the readers since */
   const size_t cells = (size_t)sh->N0 * sh->N1;
-  int *wr[2], *nrd[2], *rd[2];
   for (int a = 0; a < 2; a++) {
-    wr[a] = malloc(sizeof(int) * cells), nrd[a] = calloc(cells, sizeof(int)), rd[a] = malloc(sizeof(int) * cells * MAXREAD);
-    for (size_t c = 0; c < cells; c++) wr[a][c] = -1;
+    df.wr[a] = malloc(sizeof(int) * cells), df.nrd[a] = calloc(cells, sizeof(int));
+    df.rd[a] = malloc(sizeof(int) * cells * MAXREAD);
+    for (size_t c = 0; c < cells; c++) df.wr[a][c] = -1;
   }
-#define TW_ANC(t, p) ((anc[(size_t)(t) * words + (p) / 64] >> ((p) % 64)) & 1)
+  sh->df = &df;
   /* the random order: a ready tower at random, until none is left */
   int *ready = malloc(sizeof(int) * ((size_t)n + 1)), nready = 0;
   for (int t = 0; t < n; t++)
@@ -171,45 +210,13 @@ static void replay_block_dataflow(shadow *sh, const tw_schedule *sc, long t0, in
     if (!nready) break;
     const int pick = (int)(tw_rnd() % (unsigned)nready), t = ready[pick];
     ready[pick] = ready[--nready];
-    const int s = tw[t][0], k = tw[t][1];
-    for (int tau = 0; tau < sc->nt; tau++) {
-      int x0, x1;
-      tw_tower_rows(sc, s, tau, &x0, &x1);
-      for (int x = x0; x < x1; x++) {
-        int y0, y1;
-        tw_tower_row_y(sc, s, k, tau, x, &y0, &y1);
-        for (int y = y0; y < y1; y++) {
-          const long lv = t0 + tau;
-          /* the accesses of update(): reads of x/y neighbours in array lv % 2, the cell in the other */
-          for (int m = -sh->r; m <= sh->r; m++)
-            for (int e = 0; e < 2; e++) {
-              const int i = e ? x : x + m, j = e ? y + m : y;
-              if (i < 0 || i >= sh->N0 || j < 0 || j >= sh->N1) continue;
-              const int a = (int)(lv % 2);
-              const size_t c = (size_t)i * sh->N1 + j;
-              if (wr[a][c] >= 0 && wr[a][c] != t && !TW_ANC(t, wr[a][c])) sh->bad_race++;
-              int seen = 0; /* each reading tower once */
-              for (int q = 0; q < nrd[a][c] && !seen; q++) seen = rd[a][c * MAXREAD + q] == t;
-              if (seen) continue;
-              if (nrd[a][c] < MAXREAD) rd[a][c * MAXREAD + nrd[a][c]++] = t;
-              else sh->bad_race++; /* more readers than the test keeps: fails loudly */
-            }
-          const int a = (int)((lv + 1) % 2);
-          const size_t c = (size_t)x * sh->N1 + y;
-          if (wr[a][c] >= 0 && wr[a][c] != t && !TW_ANC(t, wr[a][c])) sh->bad_race++;
-          for (int q = 0; q < nrd[a][c]; q++)
-            if (rd[a][c * MAXREAD + q] != t && !TW_ANC(t, rd[a][c * MAXREAD + q])) sh->bad_race++;
-          wr[a][c] = t, nrd[a][c] = 0;
-          update(sh, -1, 0, x, y, lv); /* the level checks (one pseudo-stage: its race check is moot) */
-        }
-      }
-    }
+    replay_tower(sh, sc, tw[t][0], tw[t][1], t0, -1, t, 0);
     for (int q = 0; q < nchild[t]; q++)
       if (--npar[child[t][q]] == 0) ready[nready++] = child[t][q];
   }
-#undef TW_ANC
-  for (int a = 0; a < 2; a++) free(wr[a]), free(nrd[a]), free(rd[a]);
-  free(ready), free(nchild), free(child), free(npar), free(anc), free(tw), free(id);
+  sh->df = NULL;
+  for (int a = 0; a < 2; a++) free(df.wr[a]), free(df.nrd[a]), free(df.rd[a]);
+  free(ready), free(nchild), free(child), free(npar), free(df.anc), free(tw), free(id);
 }
 
 /* Columns a tower k (or, with whole, every tower of the stage, in range or not) has in the grid
