@@ -161,7 +161,7 @@ if [ $build_ok = 1 ] && [ "${NCU:-0}" = 1 ]; then
   else
     : >"$LOG/ncu.txt"
     for o in $(tr , ' ' <<<"${NCU_ORDERS:-2,8}"); do
-      echo "== order $o: one stepwise_kernel launch, ${GB} GiB per level" >>"$LOG/ncu.txt"
+      echo "== order $o: one gpu-stepwise launch (the default variant), ${GB} GiB per level" >>"$LOG/ncu.txt"
       "$NCU_BIN" --clock-control none -k regex:"stepwise_kernel|zrun_kernel" -s 5 -c 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section WarpStateStats \
         --section LaunchStats \
