@@ -22,15 +22,7 @@
 #include <vector>
 
 #include "../../solver/tw_stencil.h"
-
-#define CK(x)                                                                                \
-  do {                                                                                       \
-    cudaError_t e_ = (x);                                                                    \
-    if (e_ != cudaSuccess) {                                                                 \
-      fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-      exit(1);                                                                               \
-    }                                                                                        \
-  } while (0)
+#include "ck.cuh"
 
 struct Lay {
   int N0, N1, N2;
@@ -86,7 +78,6 @@ __device__ __forceinline__ float4 upd(const float4 (&q)[2 * R + 1], const float 
   }
   return make_float4(out[0], out[1], out[2], out[3]);
 }
-
 
 // The same arithmetic, neighbours loaded per m (x through xget(m), m in [-R, R]), a compiler
 // barrier after each m so that the loads of m + 1 are not hoisted: fewer live registers.
@@ -281,7 +272,6 @@ __global__ void __launch_bounds__(G<R, BY, F>::NT, MINB)
   };
   sweep(xf, xl, body);
 }
-
 
 // T = 2 with level 1 in a shared ring of 2R + 1 planes over the level-1 region (no level-1 queue
 // in registers): level 2 reads its x neighbours from the ring too.
