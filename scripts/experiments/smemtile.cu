@@ -31,8 +31,8 @@
 #include <cstring>
 #include <vector>
 
-#include "../../solver/tw_stencil.h"
 #include "ck.cuh"
+#include "smemupdate.cuh"
 
 namespace cg = cooperative_groups;
 
@@ -64,11 +64,6 @@ __device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
         : "r"(bar), "r"(parity)
         : "memory");
 }
-
-template <int r>
-struct Wt {
-  float w[3][r + 1];
-};
 
 // The column's k = 0 in shared memory: float4-aligned, room for r ≤ 4 below. The column pitch PZ
 // (floats): ≥ ZOFF + ZC + r, and 44 mod 32 = 12 keeps the 8 lanes of a quarter-warp (consecutive y)
@@ -223,26 +218,13 @@ __global__ void __launch_bounds__(X *Y *(ZC / ZT), 1)
         ym[m] = *reinterpret_cast<const float4 *>(cur + 4 * q - m * PZ);
         yp[m] = *reinterpret_cast<const float4 *>(cur + 4 * q + m * PZ);
       }
-      float out[4];
+      const float pmq[4] = {pm[4 * q], pm[4 * q + 1], pm[4 * q + 2], pm[4 * q + 3]};
+      const float c2q[4] = {c2[4 * q], c2[4 * q + 1], c2[4 * q + 2], c2[4 * q + 3]};
+      const float4 o = update4<r>(win, 4 * q + ZOFF, xm, xp, ym, yp, pmq, c2q, w);
 #pragma unroll
-      for (int e = 0; e < 4; e++) {
-        const int k = 4 * q + e, wk = k + ZOFF;
-        const float p = win[wk], p0x2 = 2.0f * p;
-        float c[2] = {0.0f, 0.0f};
-#pragma unroll
-        for (int m = 1; m <= r; m++) {
-          const float *a = reinterpret_cast<const float *>(&xm[m]), *bb = reinterpret_cast<const float *>(&xp[m]);
-          const float *cc = reinterpret_cast<const float *>(&ym[m]), *d = reinterpret_cast<const float *>(&yp[m]);
-          float acc = c[tw_lap_chain(m)];
-          acc = tw_lap_term(acc, w.w[0][m], a[e], bb[e], p0x2);
-          acc = tw_lap_term(acc, w.w[1][m], cc[e], d[e], p0x2);
-          acc = tw_lap_term(acc, w.w[2][m], win[wk - m], win[wk + m], p0x2);
-          c[tw_lap_chain(m)] = acc;
-        }
-        out[e] = tw_cell_update_undamped(p, pm[k], tw_lap_sum(r, c[0], c[1]), c2[k]);
-        pm[k] = p;
-      }
-      *reinterpret_cast<float4 *>(nxt + 4 * q) = make_float4(out[0], out[1], out[2], out[3]);
+      for (int e = 0; e < 4; e++) pm[4 * q + e] = win[4 * q + ZOFF + e];
+      *reinterpret_cast<float4 *>(nxt + 4 * q) = o;
+      const float out[4] = {o.x, o.y, o.z, o.w};
       // the edge runs into the neighbours' halos of the same buffer: the bottom
       // r cells to rank − 1 (its k = ZC … ZC + r − 1), the top r to rank + 1
       // (its k = −r … −1); one float4 each, which at order < 8 also writes
@@ -361,13 +343,9 @@ static void run(int CL, int nsteps, int reps, const cudaDeviceProp &prop) {
     hpm[i] = (float)rand() / RAND_MAX - 0.5f;
     hc2[i] = 0.05f + 0.1f * (float)rand() / RAND_MAX;
   }
-  tw_stencil st = {};
-  st.r = r;
-  Wt<r> w = {};
-  const double C[5][5] = {
-      {0}, {0, 1.0}, {0, 4.0 / 3, -1.0 / 12}, {0, 1.5, -0.15, 1.0 / 90}, {0, 1.6, -0.2, 8.0 / 315, -1.0 / 560}};
-  for (int a = 0; a < 3; a++)
-    for (int m = 1; m <= r; m++) w.w[a][m] = st.w[a][m] = (float)(C[r][m] / (a == 2 ? 1.1 : 1.0));
+  tw_stencil st;
+  Wt<r> w;
+  test_weights(w, st);
   float *dp, *dpm, *dc2, *op, *opm;
   for (float **a : {&dp, &dpm, &dc2, &op, &opm}) CK(cudaMalloc(a, n * 4));
   float4 *bin = nullptr, *bout = nullptr;  // the band's slots (NB > 0)
