@@ -1,28 +1,31 @@
-// smemtower.cu — a measurement, not part of the solver (#16, docs/performance.md "Session 16"): a
+// smemtower.cu — a measurement, not part of the solver (#16, docs/performance.md "Session 16", "Session 17"): a
 // DiamondTorre tower whose state lives in shared memory, with its geometry and its band — the step
 // after smemtile.cu, which measured the same update on a fixed tile.
 //
 // One CTA runs one tower of a stage (solver/schedule.h's geometry in rotated coordinates a = x + y,
 // b = x − y: at local step τ the tower updates the diamond a ∈ [A, A + 2R), b ∈ [B, B + 2R),
-// a ≡ b mod 2, A = 2Rp + τr, B = 2Rq + τr) for nt steps, one thread a diamond column (a row of R
-// columns on R rounded up to 8 lanes), z columns of ZC = 32 cells (zero above and below: the z split
-// over a cluster is smemtile.cu's). Shared memory holds both time levels of the tower's square with
-// its halo, a ∈ [A − r, A + 2R + r) and likewise b, in a ring of S × S/2 columns (S = 2R + 2r, a power
-// of two; (a, b) in slot (a mod S)·S/2 + (b mod S)/2): the square moves by (r, r) a step, so the slots
-// that its low edges leave are the ones its high edges take. Each step:
+// a ≡ b mod 2, A = 2Rp + τr, B = 2Rq + τr) for nt steps; a thread updates X diamond columns (X = 2:
+// two neighbours in x, sharing their x-line) over ZC / ZS of their z cells, z columns of ZC cells
+// (zero above and below: the z split over a cluster is smemtile.cu's). Shared memory holds both
+// time levels of the tower's square with its halo, a ∈ [A − r, A + 2R + r) and likewise b, in a
+// ring of S rows of S/2 slots (S = 2R + 2r; (a, b) in row a mod S, slot (b mod S)/2): the square
+// moves by (r, r) a step, so the slots that its low edges leave are the ones its high edges take.
+// Each step:
 //   - the columns that left the diamond the step before are stored (both levels: their last),
 //   - the band for the next step comes in by cp.async: every column of the next square that this
 //     step does not compute (a strip of width 2r: the diamond's new columns and the halo around
 //     them), at level τ + 1,
-//   - every thread updates its column (c²dt² from global memory, the other values from the ring).
+//   - every thread updates its columns (c²dt² from global memory, the other values from the ring).
 // At the end the diamond's columns are stored. The kernel runs one stage's towers (independent:
 // schedule.h), with every column outside the towers at the levels the arrays hold; the host
 // replays the same stage tower by tower on the two arrays with tw_stencil.h's update (as cpu-diamond
 // runs a tower) and the result is compared bit for bit.
 // Towers of height 32 and 128 (their difference: a step's own cost; the host checks height 32).
+// The layouts compared: all() at the end (docs/performance.md, sessions 16 and 17).
 //   nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -o smemtower scripts/experiments/smemtower.cu
-//   ./smemtower [reps]     DIAG=1: also without parts of the band (timing only, wrong bits);
-//                          PROF=1 NOCHECK=1: one launch each, for ncu
+//   ./smemtower [reps]     ONLY=mask: the layouts whose bit is set; DIAG=1: also without parts of
+//                          the band (timing only, wrong bits); PROF=1 NOCHECK=1: one launch each,
+//                          for ncu
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -34,29 +37,41 @@
 #include "ck.cuh"
 #include "smemupdate.cuh"
 
-constexpr int ZC = 32, ZOFF = 4, PZ = 44;  // as smemtile.cu: column pitch 44 floats, k = 0 at 4
+constexpr int ZOFF = 4;  // a column's cell k = 0 at float 4 of its slot: r ≤ 4 zeros below and above
 
-template <int r, int R>
+// The tower's layout. Template parameters: r, R (the diamond a ∈ [A, A + 2R), b ∈ [B, B + 2R)),
+// ZC (the z cells of a column), X (diamond columns a thread: 1, or 2 adjacent in x — (a, b) and
+// (a + 1, b + 1) — sharing the x-neighbours they both read), ZS (threads a column: its z cells split
+// in ZS runs, so that X = 2 keeps enough warps).
+// Shared memory: per level S rows (a mod S) of S/2 slots ((b mod S) / 2) of PZ floats, a row padded
+// by 4δ floats. Lanes: thread-rows of R cells (X = 1: a row of the diamond; X = 2: a pair of rows)
+// follow each other without padding, so a quarter-warp of 8 lanes may hold the end of one
+// thread-row and the start of the next; δ shifts each ring row's banks so that a lane's float4 group
+// is u·(its lane) + const (u = PZ / 4, odd) for every access of a step, whatever the neighbour offset:
+// 8 consecutive lanes never share a bank group (conditions: S/2 a multiple of 8, X·(u·S/2 + δ) ≡ u·R
+// mod 8, S·δ ≡ 0 mod 8 for the ring's wrap).
+template <int r, int R, int ZC, int X, int ZS>
 struct TG {
-  static constexpr int S = 2 * R + 2 * r;  // ring side in a and in b
-  static constexpr int SH = S / 2;         // slots per a (checkerboard)
-  static constexpr int NSLOT = S * SH;
+  static constexpr int S = 2 * R + 2 * r, SH = S / 2;
   static constexpr int NC = 2 * R * R;  // the diamond's columns
-  // threads: a row of the diamond (fixed a − A, R columns) on RL lanes, RL = R rounded up to 8, so
-  // that the 8 lanes of a quarter-warp never straddle two rows: straddling rows put two lanes on one
-  // bank group (their b / 2 mod 8 repeat) and cost 25 % more shared-memory wavefronts (Nsight)
-  static constexpr int RL = (R + 7) / 8 * 8, NT = 2 * R * RL;
-  static constexpr int BUF = NSLOT * PZ;
-  static_assert((S & (S - 1)) == 0, "the ring side must be a power of two");
+  static constexpr int PZ = (ZC + 2 * ZOFF) / 4 % 2 ? ZC + 2 * ZOFF : ZC + 2 * ZOFF + 4, U = PZ / 4;
+  static constexpr int delta() {
+    for (int d = 0; d < 8; d++)
+      if ((X * (U * SH + d) - U * R) % 8 == 0 && (S * d) % 8 == 0) return d;
+    return -1;
+  }
+  static constexpr int D = delta(), RP = SH * PZ + 4 * D, BUF = S * RP;
+  static constexpr int NCT = NC / X, NT = NCT * ZS, ZCT = ZC / ZS;  // threads; z cells a thread
+  static_assert(SH % 8 == 0, "S / 2 must be a multiple of 8 (banks across the ring's wrap in b)");
+  static_assert(D >= 0, "no row skew keeps the lanes' banks apart");
+  static_assert(ZC % (4 * ZS) == 0 && NT <= 1024, "layout");
+  static_assert(2 * BUF * 4 <= 232448, "two levels exceed the shared memory of a CTA");
 };
 
-__host__ __device__ inline size_t gcol(int N1, int x, int y) { return ((size_t)x * N1 + y) * ZC; }
-
-template <int r, int R>
-__device__ __forceinline__ int slot_of(int a, int b) {
-  using G = TG<r, R>;
-  return ((a & (G::S - 1)) * G::SH + ((b & (G::S - 1)) >> 1)) * PZ + ZOFF;
-}
+__host__ __device__ inline size_t gcol(int N1, int zc, int x, int y) { return ((size_t)x * N1 + y) * zc; }
+__host__ __device__ inline int pmod(int v, int s) { return (v % s + s) % s; }
+// v ∈ [−s, 2s) → v mod s
+__device__ __forceinline__ int wrap(int v, int s) { return v < 0 ? v + s : v >= s ? v - s : v; }
 
 __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
 __device__ __forceinline__ void cp16(float *dst, const float *src) {
@@ -66,15 +81,15 @@ __device__ __forceinline__ void cp16(float *dst, const float *src) {
 // The band's columns, the same every step relative to the tower's corner (A, B): the columns of the
 // next square (side 2R + 2r from (A, B)) that a step does not compute, α ≥ 2R or β ≥ 2R ("load"), and
 // the columns that left the diamond, α < r or β < r from (A − r, B − r) ("store"), α ≡ β mod 2. The
-// host lists them; a thread takes items j = t, t + NT, … (item j: column j / 8, chunk j % 8 of 16
-// bytes) and keeps them packed in registers (α | β << 8 | chunk << 16), so that a step's band costs
-// a few instructions an item instead of enumerating the strips (a first version did: 25 of its 76
-// instructions per update).
-template <int r, int R>
+// host lists them; a thread takes items j = t, t + NT, … (item j: column j / (ZC / 4), chunk j mod
+// (ZC / 4) of 16 bytes) and keeps them packed in registers (α | β << 8 | chunk << 16), so that a
+// step's band costs a few instructions an item instead of enumerating the strips (a first version
+// did: 25 of its 76 instructions per update).
+template <class G, int r, int R, int ZC>
 struct Band {
   static constexpr int S = 2 * R + 2 * r;
   static constexpr int NL = (S * S - 4 * R * R) / 2, NS = (4 * R * R - (2 * R - r) * (2 * R - r)) / 2;
-  static constexpr int NT = TG<r, R>::NT, LI = (NL * (ZC / 4) + NT - 1) / NT, SI = (NS * (ZC / 4) + NT - 1) / NT;
+  static constexpr int LI = (NL * (ZC / 4) + G::NT - 1) / G::NT, SI = (NS * (ZC / 4) + G::NT - 1) / G::NT;
 };
 template <int r, int R>
 static std::vector<int> band_cells(bool load) {
@@ -86,67 +101,88 @@ static std::vector<int> band_cells(bool load) {
   return v;
 }
 
-template <int r, int R>
-__global__ void __launch_bounds__(TG<r, R>::NT, 1)
+template <int r, int R, int ZC, int X, int ZS, bool PRE>
+__global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
     tower_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N1, int s,
                  int k0, int nt, int diag, const int *__restrict__ lcells, const int *__restrict__ scells) {
-  using G = TG<r, R>;
-  using BD = Band<r, R>;
+  using G = TG<r, R, ZC, X, ZS>;
+  using BD = Band<G, r, R, ZC>;
+  constexpr int S = G::S, ZCT = G::ZCT, NW = ZCT + 2 * ZOFF, K0 = -r, K1 = r + X - 1;  // x-line offsets
   extern __shared__ float4 sm4[];
   float *sm = reinterpret_cast<float *>(sm4);
   // level m in buffer m & 1 and in array m & 1 (level −1 in g1); selects, not arrays, so that
   // nothing is indexed at run time (local memory)
   const auto buf = [&](int i) { return i ? sm + G::BUF : sm; };
   const auto gl = [&](int i) { return i ? g1 : g0; };
+  // a column's cell k = 0 in the ring: row ra, slot-in-row cb (both already reduced mod S)
+  const auto soff = [&](int ra, int rb) { return ra * G::RP + (rb >> 1) * G::PZ + ZOFF; };
   const int k = k0 + 2 * blockIdx.x, p = (s + k) / 2, q = (s - k) / 2;
-  const int t = threadIdx.x, da = t / G::RL, db = 2 * (t % G::RL) + (da & 1);
-  const bool active = t % G::RL < R;  // a lane of the row's padding: band items and barriers only
+  const int t = threadIdx.x, zh = t / G::NCT, L = t % G::NCT;
+  const int da = X == 1 ? L / R : 2 * (L / R), db = X == 1 ? 2 * (L % R) + (da & 1) : 2 * (L % R);
+  const int z0 = zh * ZCT;  // this thread's first z cell
   for (int i = t; i < 2 * G::BUF; i += blockDim.x) sm[i] = 0.0f;
   int lit[BD::LI], sit[BD::SI];  // this thread's band items, −1: none
 #pragma unroll
   for (int i = 0; i < BD::LI; i++) {
-    const int j = t + i * BD::NT;
+    const int j = t + i * G::NT;
     lit[i] = j < BD::NL * (ZC / 4) ? lcells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
   }
 #pragma unroll
   for (int i = 0; i < BD::SI; i++) {
-    const int j = t + i * BD::NT;
+    const int j = t + i * G::NT;
     sit[i] = j < BD::NS * (ZC / 4) ? scells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
   }
   __syncthreads();
   // the square of step 0 at level 0, the diamond's level −1
+  const int A0 = 2 * R * p, B0 = 2 * R * q;
   {
-    const int A = 2 * R * p, B = 2 * R * q;
     const int n = 2 * R + 2 * r, cols = n * n;
     for (int j = t; j < cols * (ZC / 4); j += blockDim.x) {
       const int i = j / (ZC / 4), c = j % (ZC / 4), al = i / n, be = i % n;
       if ((al ^ be) & 1) continue;
-      const int a = A - r + al, b = B - r + be, x = (a + b) / 2, y = (a - b) / 2;
-      cp16(buf(0) + slot_of<r, R>(a, b) + 4 * c, gl(0) + gcol(N1, x, y) + 4 * c);
-      if (al >= r && al < r + 2 * R && be >= r && be < r + 2 * R)
-        cp16(buf(1) + slot_of<r, R>(a, b) + 4 * c, gl(1) + gcol(N1, x, y) + 4 * c);
+      const int a = A0 - r + al, b = B0 - r + be, x = (a + b) / 2, y = (a - b) / 2;
+      const int so = soff(pmod(a, S), pmod(b, S)) + 4 * c;
+      cp16(buf(0) + so, gl(0) + gcol(N1, ZC, x, y) + 4 * c);
+      if (al >= r && al < r + 2 * R && be >= r && be < r + 2 * R) cp16(buf(1) + so, gl(1) + gcol(N1, ZC, x, y) + 4 * c);
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
   }
-  for (int tau = 0; tau < nt; tau++) {
-    const int cb = tau & 1, nb = cb ^ 1;
-    const int A = 2 * R * p + tau * r, B = 2 * R * q + tau * r;
-    const int a = A + da, b = B + db, x = (a + b) / 2, y = (a - b) / 2;
-    float4 c2r[ZC / 4];  // this column's c²dt², loaded first: its latency behind the band's work
-    {
-      const float4 *c2v = reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, 0, t) : gcol(N1, x, y)));
+  int As = pmod(A0, S), Bs = pmod(B0, S);  // the corner mod S, moving by r a step
+  const auto c2at = [&](int tau, int e, int qq) {
+    const int a = A0 + tau * r + da + e, b = B0 + tau * r + db + e, x = (a + b) / 2, y = (a - b) / 2;
+    return __ldg(reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, ZC, 0, t) : gcol(N1, ZC, x, y)) + z0) +
+                 qq);
+  };
+  float4 c2n[X][ZCT / 4];  // PRE: the next step's c²dt²
 #pragma unroll
-      for (int qq = 0; qq < ZC / 4; qq++) c2r[qq] = active ? __ldg(c2v + qq) : make_float4(0.f, 0.f, 0.f, 0.f);
-    }
+  for (int e = 0; e < X; e++)
+#pragma unroll
+    for (int qq = 0; qq < ZCT / 4; qq++) c2n[e][qq] = PRE ? c2at(0, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
+  for (int tau = 0; tau < nt; tau++, As = wrap(As + r, S), Bs = wrap(Bs + r, S)) {
+    const int cb = tau & 1, nb = cb ^ 1;
+    const int A = A0 + tau * r, B = B0 + tau * r;
+    // this thread's columns' c²dt²: this step's, loaded a step ahead (PRE), or now, their latency
+    // behind the band's work only
+    float4 c2r[X][ZCT / 4];
+#pragma unroll
+    for (int e = 0; e < X; e++)
+#pragma unroll
+      for (int qq = 0; qq < ZCT / 4; qq++) c2r[e][qq] = PRE ? c2n[e][qq] : c2at(tau, e, qq);
+    if (PRE && tau + 1 < nt)
+#pragma unroll
+      for (int e = 0; e < X; e++)
+#pragma unroll
+        for (int qq = 0; qq < ZCT / 4; qq++) c2n[e][qq] = c2at(tau + 1, e, qq);
     // 1. the columns that left the diamond at this step (in it at τ − 1): both levels, their last
     if (tau > 0 && !(diag & 2)) {
 #pragma unroll
       for (int i = 0; i < BD::SI; i++)
         if (sit[i] >= 0) {
-          const int a = A - r + (sit[i] & 255), b = B - r + (sit[i] >> 8 & 255), c = sit[i] >> 16;
-          const int x = (a + b) / 2, y = (a - b) / 2, sl = slot_of<r, R>(a, b) + 4 * c;
-          const size_t g = gcol(N1, x, y) + 4 * c;
+          const int al = sit[i] & 255, be = sit[i] >> 8 & 255, c = sit[i] >> 16;
+          const int a = A - r + al, b = B - r + be, x = (a + b) / 2, y = (a - b) / 2;
+          const int sl = soff(wrap(As - r + al, S), wrap(Bs - r + be, S)) + 4 * c;
+          const size_t g = gcol(N1, ZC, x, y) + 4 * c;
           *reinterpret_cast<float4 *>(gl(tau & 1) + g) = *reinterpret_cast<const float4 *>(buf(cb) + sl);
           *reinterpret_cast<float4 *>(gl((tau - 1) & 1) + g) = *reinterpret_cast<const float4 *>(buf(nb) + sl);
         }
@@ -160,60 +196,79 @@ __global__ void __launch_bounds__(TG<r, R>::NT, 1)
 #pragma unroll
       for (int i = 0; i < BD::LI; i++)
         if (lit[i] >= 0) {
-          const int a = A + (lit[i] & 255), b = B + (lit[i] >> 8 & 255), c = lit[i] >> 16;
-          const int x = (a + b) / 2, y = (a - b) / 2;
-          cp16(buf(nb) + slot_of<r, R>(a, b) + 4 * c, gl((tau + 1) & 1) + gcol(N1, x, y) + 4 * c);
+          const int al = lit[i] & 255, be = lit[i] >> 8 & 255, c = lit[i] >> 16;
+          const int a = A + al, b = B + be, x = (a + b) / 2, y = (a - b) / 2;
+          cp16(buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S)) + 4 * c,
+               gl((tau + 1) & 1) + gcol(N1, ZC, x, y) + 4 * c);
         }
-    // 3. the update of this thread's column
-    if (active) {
-      const float *cur = buf(cb) + slot_of<r, R>(a, b);
-      float *nxt = buf(nb) + slot_of<r, R>(a, b);
-      const float *cx[2 * r + 1], *cy[2 * r + 1];
+    // 3. the update of this thread's X columns, z cells z0 … z0 + ZCT − 1. Offsets (k1, k2) from
+    //    the first column (a, b): ring row and slot of a + k1 and b + k2, k ∈ [K0, K1]
+    {
+      int ro[K1 - K0 + 1], co[K1 - K0 + 1];
 #pragma unroll
-      for (int m = 1; m <= r; m++) {
-        cx[r - m] = buf(cb) + slot_of<r, R>(a - m, b - m), cx[r + m] = buf(cb) + slot_of<r, R>(a + m, b + m);
-        cy[r - m] = buf(cb) + slot_of<r, R>(a - m, b + m), cy[r + m] = buf(cb) + slot_of<r, R>(a + m, b - m);
+      for (int kk = K0; kk <= K1; kk++) {
+        ro[kk - K0] = wrap(As + da + kk, S) * G::RP;
+        co[kk - K0] = (wrap(Bs + db + kk, S) >> 1) * G::PZ + ZOFF + z0;
       }
-      float win[ZC + 2 * ZOFF];
+      const auto off = [&](int k1, int k2) { return ro[k1 - K0] + co[k2 - K0]; };
+      const float *cur = buf(cb);
+      float *nxt = buf(nb);
+      // the x-line (a + j, b + j), j ∈ [−r, r + X − 1]: the own columns are j = 0 … X − 1
+      float win[X][NW];
 #pragma unroll
-      for (int qq = 0; qq < (ZC + 2 * ZOFF) / 4; qq++) {
-        const float4 v = *reinterpret_cast<const float4 *>(cur - ZOFF + 4 * qq);
-        win[4 * qq] = v.x, win[4 * qq + 1] = v.y, win[4 * qq + 2] = v.z, win[4 * qq + 3] = v.w;
-      }
+      for (int e = 0; e < X; e++)
 #pragma unroll
-      for (int qq = 0; qq < ZC / 4; qq++) {
-        float4 xm[r + 1], xp[r + 1], ym[r + 1], yp[r + 1];
-#pragma unroll
-        for (int m = 1; m <= r; m++) {
-          xm[m] = *reinterpret_cast<const float4 *>(cx[r - m] + 4 * qq);
-          xp[m] = *reinterpret_cast<const float4 *>(cx[r + m] + 4 * qq);
-          ym[m] = *reinterpret_cast<const float4 *>(cy[r - m] + 4 * qq);
-          yp[m] = *reinterpret_cast<const float4 *>(cy[r + m] + 4 * qq);
+        for (int qq = 0; qq < NW / 4; qq++) {
+          const float4 v = *reinterpret_cast<const float4 *>(cur + off(e, e) - ZOFF + 4 * qq);
+          win[e][4 * qq] = v.x, win[e][4 * qq + 1] = v.y, win[e][4 * qq + 2] = v.z, win[e][4 * qq + 3] = v.w;
         }
-        const float4 pm4 = *reinterpret_cast<const float4 *>(nxt + 4 * qq), c24 = c2r[qq];
-        const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
-        *reinterpret_cast<float4 *>(nxt + 4 * qq) = update4<r>(win, 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
+#pragma unroll
+      for (int qq = 0; qq < ZCT / 4; qq++) {
+        float4 line[K1 - K0 + 1];
+#pragma unroll
+        for (int j = K0; j <= K1; j++)
+          line[j - K0] = j >= 0 && j < X ? make_float4(win[j][4 * qq + ZOFF], win[j][4 * qq + ZOFF + 1],
+                                                       win[j][4 * qq + ZOFF + 2], win[j][4 * qq + ZOFF + 3])
+                                         : *reinterpret_cast<const float4 *>(cur + off(j, j) + 4 * qq);
+#pragma unroll
+        for (int e = 0; e < X; e++) {
+          float4 xm[r + 1], xp[r + 1], ym[r + 1], yp[r + 1];
+#pragma unroll
+          for (int m = 1; m <= r; m++) {
+            xm[m] = line[e - m - K0], xp[m] = line[e + m - K0];
+            ym[m] = *reinterpret_cast<const float4 *>(cur + off(e - m, e + m) + 4 * qq);
+            yp[m] = *reinterpret_cast<const float4 *>(cur + off(e + m, e - m) + 4 * qq);
+          }
+          float *o = nxt + off(e, e) + 4 * qq;
+          const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = c2r[e][qq];
+          const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
+          *reinterpret_cast<float4 *>(o) = update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
+        }
       }
     }
     asm volatile("cp.async.wait_all;" ::: "memory");
     __syncthreads();
   }
   // the diamond of the last step: levels nt and nt − 1
-  if (active) {
-    const int A = 2 * R * p + (nt - 1) * r, B = 2 * R * q + (nt - 1) * r;
-    const int a = A + da, b = B + db, x = (a + b) / 2, y = (a - b) / 2, sl = slot_of<r, R>(a, b);
+  {
+    const int A = A0 + (nt - 1) * r, B = B0 + (nt - 1) * r;
 #pragma unroll
-    for (int c = 0; c < ZC / 4; c++) {
-      *reinterpret_cast<float4 *>(gl(nt & 1) + gcol(N1, x, y) + 4 * c) =
-          *reinterpret_cast<const float4 *>(buf(nt & 1) + sl + 4 * c);
-      *reinterpret_cast<float4 *>(gl((nt - 1) & 1) + gcol(N1, x, y) + 4 * c) =
-          *reinterpret_cast<const float4 *>(buf((nt - 1) & 1) + sl + 4 * c);
+    for (int e = 0; e < X; e++) {
+      const int a = A + da + e, b = B + db + e, x = (a + b) / 2, y = (a - b) / 2;
+      const int sl = soff(pmod(a, S), pmod(b, S)) + z0;
+#pragma unroll
+      for (int c = 0; c < ZCT / 4; c++) {
+        const size_t g = gcol(N1, ZC, x, y) + z0 + 4 * c;
+        *reinterpret_cast<float4 *>(gl(nt & 1) + g) = *reinterpret_cast<const float4 *>(buf(nt & 1) + sl + 4 * c);
+        *reinterpret_cast<float4 *>(gl((nt - 1) & 1) + g) =
+            *reinterpret_cast<const float4 *>(buf((nt - 1) & 1) + sl + 4 * c);
+      }
     }
   }
 }
 
 // The host: the same stage, tower after tower, on the two arrays (cpu-diamond's way).
-template <int r, int R>
+template <int r, int R, int ZC>
 static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, int N1, int s,
                        int k0, int ntow, int nt, const tw_stencil &st) {
   std::vector<float> *gl[2] = {&g0, &g1};
@@ -226,7 +281,7 @@ static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std
         for (int db = da & 1; db < 2 * R; db += 2) {
           const int a = 2 * R * p + tau * r + da, b = 2 * R * q + tau * r + db, x = (a + b) / 2, y = (a - b) / 2;
           for (int z = 0; z < ZC; z++) {
-            const size_t o = gcol(N1, x, y) + z;
+            const size_t o = gcol(N1, ZC, x, y) + z;
             // z neighbours: zero outside [0, ZC)
             float zb[2 * 8 + 1];
             for (int m = -r; m <= r; m++) zb[m + r] = (z + m >= 0 && z + m < ZC) ? cur[o + m] : 0.0f;
@@ -238,9 +293,10 @@ static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std
   }
 }
 
-template <int r, int R>
+template <int r, int R, int ZC, int X, int ZS, bool PRE = false>
 static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
-  using G = TG<r, R>;
+  using G = TG<r, R, ZC, X, ZS>;
+  using BD = Band<G, r, R, ZC>;
   const int ntow = prop.multiProcessorCount;  // one wave
   // stage s = 4 and towers k0, k0 + 2, …: every square of every step inside the grid
   const int s = 4, k0 = 4;
@@ -260,9 +316,8 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   float *d0, *d1, *dc2;
   for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
   const std::vector<int> lc = band_cells<r, R>(true), sc = band_cells<r, R>(false);
-  if ((int)lc.size() != Band<r, R>::NL || (int)sc.size() != Band<r, R>::NS) {
-    fprintf(stderr, "band lists: %zu / %zu columns, expected %d / %d\n", lc.size(), sc.size(), Band<r, R>::NL,
-            Band<r, R>::NS);
+  if ((int)lc.size() != BD::NL || (int)sc.size() != BD::NS) {
+    fprintf(stderr, "band lists: %zu / %zu columns, expected %d / %d\n", lc.size(), sc.size(), BD::NL, BD::NS);
     exit(1);
   }
   int *dl, *ds;
@@ -272,7 +327,7 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   CK(cudaMemcpy(ds, sc.data(), sc.size() * sizeof(int), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dc2, hc2.data(), n * 4, cudaMemcpyHostToDevice));
   const size_t smem = 2 * (size_t)G::BUF * sizeof(float);
-  auto kern = tower_kernel<r, R>;
+  auto kern = tower_kernel<r, R, ZC, X, ZS, PRE>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -295,7 +350,7 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   CK(cudaMemcpy(o0.data(), d0, n * 4, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(o1.data(), d1, n * 4, cudaMemcpyDeviceToHost));
   const bool check = nt <= 32 && !getenv("NOCHECK");  // the host replays short towers only (time)
-  if (check) host_stage<r, R>(h0, h1, hc2, N1, s, k0, ntow, nt, st);
+  if (check) host_stage<r, R, ZC>(h0, h1, hc2, N1, s, k0, ntow, nt, st);
   size_t bad = 0;
   for (size_t i = 0; check && i < n; i++) bad += memcmp(&h0[i], &o0[i], 4) != 0 || memcmp(&h1[i], &o1[i], 4) != 0;
   const double cells = (double)ntow * G::NC * ZC * nt;
@@ -308,10 +363,10 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
     printf("(diagnostic %d: %s%s%s, wrong bits) ", diag, diag & 1 ? "no band in " : "", diag & 2 ? "no band out " : "",
            diag & 4 ? "c2dt2 not gathered" : "");
   printf(
-      "order %d, R = %d (DTS %d), %d towers of %d columns x %d, %d steps: %zu KB smem, %.2f us/step, %7.1f "
-      "Gcell/s (%.2f per SM), %.1f us a launch; band %.1f B/update + c2dt2 4; check %s\n",
-      2 * r, R, R / r, ntow, G::NC, ZC, nt, smem >> 10, best * 1e3 / nt, rate, rate / ntow, best * 1e3,
-      band * ZC * 4 / (G::NC * ZC),
+      "order %d, R = %d (DTS %d), X %d ZS %d%s (%d threads), %d towers of %d columns x %d, %d steps: %zu KB smem, "
+      "%.2f us/step, %7.1f Gcell/s (%.2f per SM), %.1f us a launch; band %.1f B/update + c2dt2 4; check %s\n",
+      2 * r, R, R / r, X, ZS, PRE ? " c2 ahead" : "", G::NT, ntow, G::NC, ZC, nt, smem >> 10, best * 1e3 / nt, rate,
+      rate / ntow, best * 1e3, band * ZC * 4 / (G::NC * ZC),
       !check ? "not run"
       : bad  ? "FAILED"
              : "bitwise");
@@ -323,22 +378,40 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   CK(cudaEventDestroy(e1));
 }
 
+// The layouts compared (one line each; ONLY=mask runs the i-th where bit i is set).
+static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag) {
+  int i = 0;
+  const auto one = [&](auto f) {
+    if (only < 0 || only & 1 << i) f();
+    i++;
+  };
+  // order 8, DTS 3: S = 32
+  one([&] { run<4, 12, 32, 1, 1>(reps, nt, prop, diag); });
+  one([&] { run<4, 12, 32, 2, 1>(reps, nt, prop, diag); });
+  one([&] { run<4, 12, 32, 2, 2>(reps, nt, prop, diag); });
+  // order 4, DTS 7: S = 32
+  one([&] { run<2, 14, 32, 1, 1>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 1>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 2>(reps, nt, prop, diag); });
+  // the next step's c²dt² loaded a step ahead
+  one([&] { run<4, 12, 32, 2, 2, true>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 2, true>(reps, nt, prop, diag); });
+  one([&] { run<4, 12, 32, 1, 1, true>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 1, true>(reps, nt, prop, diag); });
+}
+
 int main(int argc, char **argv) {
   const int reps = argc > 1 ? atoi(argv[1]) : 3;
+  const int only = getenv("ONLY") ? atoi(getenv("ONLY")) : -1;
   cudaDeviceProp prop;
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
-  if (!getenv("PROF"))
-    for (int nt : {32, 128}) {     // tower heights: the difference is the cost of a step alone
-      run<4, 12>(reps, nt, prop);  // order 8, DTS 3: S = 32
-      run<2, 14>(reps, nt, prop);  // order 4, DTS 7: S = 32
-    }
   if (getenv("PROF")) {  // one launch each, for ncu
-    run<4, 12>(0, 32, prop);
-    run<4, 12>(0, 32, prop, 7);
+    all(0, 32, prop, only, 0);
     return 0;
   }
+  for (int nt : {32, 128}) all(reps, nt, prop, only, 0);  // tower heights: the difference is a step's own cost
   if (getenv("DIAG"))
-    for (int d : {1, 2, 3, 4, 7}) run<4, 12>(reps, 128, prop, d);
+    for (int d : {1, 2, 3, 4, 7}) all(reps, 128, prop, only, d);
   return 0;
 }
