@@ -24,7 +24,11 @@
 #   TRACE="GRID[;GRID...]"  per-tower times of the last launch of an order-2 gpu-diamond bench run
 #               on each grid (TW_DIAMOND_TRACE, scripts/diamond-trace.py: span, work bound, critical
 #               path, run time per step by class of tower), appended to diamond.txt
-#   SKIP_E2E=1 / SKIP_WINDOW=1
+#   SKIP_E2E=1 / SKIP_WINDOW=1 / SKIP_BUILD=1 (no cmake build: only what needs none, e.g. SMEM)
+#   SMEM=MASK   build scripts/experiments/smemtower.cu (a measurement, not the solver) and time the
+#               layouts whose bit is set in MASK (its all(): 1023 = every one), each checked bitwise
+#               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
+#               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt)
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
@@ -53,13 +57,15 @@ nvidia-smi --query-gpu=name,memory.total,clocks.sm,clocks.mem,driver_version --f
 
 # ---------------------------------------------------------------- build (sm_90, -Xptxas -v)
 build_ok=1
-{
+[ "${SKIP_BUILD:-0}" = 1 ] && build_ok=0
+[ $build_ok = 1 ] && {
   cmake -S "$ROOT" -B "$B" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 -DCMAKE_CUDA_FLAGS="-Xptxas=-v" &&
     cmake --build "$B" -j"$(nproc)" ${TARGETS:+--target $TARGETS}
 } >>"$LOG/build.log" 2>&1 || build_ok=0
 TW=$B/app/torrewave
 [ -x "$TW" ] || build_ok=0
-echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(($(date +%s) - t_start)) s)"
+[ "${SKIP_BUILD:-0}" = 1 ] && echo "build: skipped (SKIP_BUILD=1)" ||
+  echo "build: $([ $build_ok = 1 ] && echo ok || echo FAILED) ($(($(date +%s) - t_start)) s)"
 
 # Registers, shared memory and spills of every kernel, from ptxas's report in the build log.
 python3 - "$LOG/build.log" >"$LOG/ptxas.txt" <<'EOF'
@@ -223,6 +229,32 @@ if [ $build_ok = 1 ] && [ -n "${JOBS:-}" ]; then
   grep -E "^== job|torrewave:|process:|failed" "$LOG/jobs.txt" | cut -c1-260
 fi
 
+# ---------------------------------------------------------------- the shared-memory tower prototype
+smem_ok=1
+if [ -n "${SMEM:-}" ]; then
+  echo "== smemtower, layouts $SMEM" >>"$LOG/diamond.txt"
+  mkdir -p "$B"
+  if nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -Xptxas -v -o "$B/smemtower" \
+    "$ROOT/scripts/experiments/smemtower.cu" >>"$LOG/build.log" 2>&1; then
+    ONLY=$SMEM "$B/smemtower" 3 >"$B/smem.out" 2>&1 || smem_ok=0
+    grep -q FAILED "$B/smem.out" && smem_ok=0
+    tee -a "$LOG/diamond.txt" <"$B/smem.out" | cut -c1-220
+    if [ -n "${SMEM_NCU:-}" ]; then
+      NCU_BIN=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+      echo "== smemtower layouts $SMEM_NCU, one launch each (height 32)" >>"$LOG/ncu.txt"
+      PROF=1 NOCHECK=1 ONLY=$SMEM_NCU timeout 400 "$NCU_BIN" --clock-control none -k regex:tower_kernel \
+        --section WarpStateStats --section SchedulerStats --section LaunchStats \
+        --metrics smsp__thread_inst_executed.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,smsp__issue_active.avg.pct_of_peak_sustained_active \
+        "$B/smemtower" >>"$LOG/ncu.txt" 2>&1 || echo "ncu failed (rc $?)" >>"$LOG/ncu.txt"
+      grep -E "tower_kernel<|Stall|Warp Cycles|thread_inst|wavefronts|conflicts|issue_active|Issued Warp" "$LOG/ncu.txt" |
+        sed 's/  */ /g' | cut -c1-160 | head -80
+    fi
+  else
+    smem_ok=0
+    echo "smemtower: build FAILED (build.log)" | tee -a "$LOG/diamond.txt"
+  fi
+fi
+
 # ---------------------------------------------------------------- the sliding window (bench)
 # In-core against windowed on one grid with the cap 8x below the fields (12 B per cell), at the
 # orders in WINDOW_ORDERS, over tower heights (WINDOW_H2 for order 2, WINDOW_H8 for order 8; `auto`:
@@ -252,7 +284,7 @@ fi
 {
   echo
   echo "== summary ($(($(date +%s) - t_start)) s)"
-  echo "build:  $([ $build_ok = 1 ] && echo ok || echo FAILED, see build.log)"
+  echo "build:  $([ "${SKIP_BUILD:-0}" = 1 ] && echo skipped || { [ $build_ok = 1 ] && echo ok || echo FAILED, see build.log; })"
   echo "tests:  ${tests_line}"
   echo "e2e:    ${e2e_line}"
   if [ -s "$LOG/bench.json" ]; then
@@ -267,9 +299,12 @@ for r in d["results"]:
           f"{r['gcells_max']:>8.1f} {r['gbytes_per_s']:>6.0f} {r['pct_ceiling']:>6.1f}%")
 EOF
   else
-    echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
+    echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_BUILD:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
   fi
   [ -s "$LOG/diamond.txt" ] && grep -E "register tower|failed" "$LOG/diamond.txt" | sed 's/^/diamond: /' | cut -c1-200
+  [ -s "$LOG/diamond.txt" ] && grep -E "^order .* steps: |FAILED" "$LOG/diamond.txt" |
+    sed -E 's/^/smem: /; s/, [0-9]+ towers of [0-9]+ columns x [0-9]+//; s/ \([0-9.]+ per SM\), [0-9.]+ us a launch//' | cut -c1-200
+  [ $smem_ok = 1 ] || echo "smem: FAILED (diamond.txt)"
   for f in "$LOG"/window-*.json; do
     [ -s "$f" ] || continue
     python3 - "$f" <<'EOF'
@@ -284,4 +319,6 @@ for r in rs:
 EOF
   done
 } | tee "$LOG/summary.txt"
+[ $smem_ok = 1 ] || exit 1
+[ "${SKIP_BUILD:-0}" = 1 ] && exit 0
 [ $build_ok = 1 ] && ! grep -qE "[1-9][0-9]* tests failed" <<<"$tests_line" || exit 1

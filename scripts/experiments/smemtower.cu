@@ -101,7 +101,7 @@ static std::vector<int> band_cells(bool load) {
   return v;
 }
 
-template <int r, int R, int ZC, int X, int ZS, bool PRE>
+template <int r, int R, int ZC, int X, int ZS, int C2M>
 __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
     tower_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N1, int s,
                  int k0, int nt, int diag, const int *__restrict__ lcells, const int *__restrict__ scells) {
@@ -121,7 +121,15 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
   const int da = X == 1 ? L / R : 2 * (L / R), db = X == 1 ? 2 * (L % R) + (da & 1) : 2 * (L % R);
   const int z0 = zh * ZCT;  // this thread's first z cell
   for (int i = t; i < 2 * G::BUF; i += blockDim.x) sm[i] = 0.0f;
-  int lit[BD::LI], sit[BD::SI];  // this thread's band items, −1: none
+  // this thread's band items (−1: none); an item's global offset from its square's corner column
+  // (x, y) = ((A + B) / 2, (A − B) / 2) — a's and b's sums and differences are even —, so that a
+  // step adds one base instead of forming x and y per item (kept as offsets in registers, they
+  // spilled: 288 threads cap a thread at 168 registers)
+  int lit[BD::LI], sit[BD::SI];
+  const auto goff = [&](int it) {
+    const int al = it & 255, be = it >> 8 & 255;
+    return ((al + be) >> 1) * (N1 * ZC) + ((al - be) >> 1) * ZC + 4 * (it >> 16);
+  };
 #pragma unroll
   for (int i = 0; i < BD::LI; i++) {
     const int j = t + i * G::NT;
@@ -154,21 +162,28 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
     return __ldg(reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, ZC, 0, t) : gcol(N1, ZC, x, y)) + z0) +
                  qq);
   };
-  float4 c2n[X][ZCT / 4];  // PRE: the next step's c²dt²
+  // c²dt² (C2M): 0 every run of a step loaded at the step's start, 1 a step ahead, 2 a run ahead
+  // (c2n: the next step's runs, or the next run)
+  constexpr bool PRE = C2M == 1;
+  float4 c2n[X][C2M == 2 ? 1 : ZCT / 4];
 #pragma unroll
   for (int e = 0; e < X; e++)
 #pragma unroll
-    for (int qq = 0; qq < ZCT / 4; qq++) c2n[e][qq] = PRE ? c2at(0, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int qq = 0; qq < (C2M == 2 ? 1 : ZCT / 4); qq++)
+      c2n[e][qq] = C2M ? c2at(0, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
   for (int tau = 0; tau < nt; tau++, As = wrap(As + r, S), Bs = wrap(Bs + r, S)) {
     const int cb = tau & 1, nb = cb ^ 1;
     const int A = A0 + tau * r, B = B0 + tau * r;
     // this thread's columns' c²dt²: this step's, loaded a step ahead (PRE), or now, their latency
     // behind the band's work only
     float4 c2r[X][ZCT / 4];
+    if (C2M != 2)
 #pragma unroll
-    for (int e = 0; e < X; e++)
+      for (int e = 0; e < X; e++)
 #pragma unroll
-      for (int qq = 0; qq < ZCT / 4; qq++) c2r[e][qq] = PRE ? c2n[e][qq] : c2at(tau, e, qq);
+        for (int qq = 0; qq < ZCT / 4; qq++) c2r[e][qq] = PRE ? c2n[e][qq] : c2at(tau, e, qq);
+    // the square's corner column in the arrays: the band's items are offsets from it
+    const size_t gb = ((size_t)((A + B) / 2) * N1 + (A - B) / 2) * ZC;
     if (PRE && tau + 1 < nt)
 #pragma unroll
       for (int e = 0; e < X; e++)
@@ -180,9 +195,8 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
       for (int i = 0; i < BD::SI; i++)
         if (sit[i] >= 0) {
           const int al = sit[i] & 255, be = sit[i] >> 8 & 255, c = sit[i] >> 16;
-          const int a = A - r + al, b = B - r + be, x = (a + b) / 2, y = (a - b) / 2;
           const int sl = soff(wrap(As - r + al, S), wrap(Bs - r + be, S)) + 4 * c;
-          const size_t g = gcol(N1, ZC, x, y) + 4 * c;
+          const size_t g = gb - (size_t)r * N1 * ZC + goff(sit[i]);  // from (A − r, B − r)
           *reinterpret_cast<float4 *>(gl(tau & 1) + g) = *reinterpret_cast<const float4 *>(buf(cb) + sl);
           *reinterpret_cast<float4 *>(gl((tau - 1) & 1) + g) = *reinterpret_cast<const float4 *>(buf(nb) + sl);
         }
@@ -197,9 +211,7 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
       for (int i = 0; i < BD::LI; i++)
         if (lit[i] >= 0) {
           const int al = lit[i] & 255, be = lit[i] >> 8 & 255, c = lit[i] >> 16;
-          const int a = A + al, b = B + be, x = (a + b) / 2, y = (a - b) / 2;
-          cp16(buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S)) + 4 * c,
-               gl((tau + 1) & 1) + gcol(N1, ZC, x, y) + 4 * c);
+          cp16(buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S)) + 4 * c, gl((tau + 1) & 1) + gb + goff(lit[i]));
         }
     // 3. the update of this thread's X columns, z cells z0 … z0 + ZCT − 1. Offsets (k1, k2) from
     //    the first column (a, b): ring row and slot of a + k1 and b + k2, k ∈ [K0, K1]
@@ -224,6 +236,15 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
         }
 #pragma unroll
       for (int qq = 0; qq < ZCT / 4; qq++) {
+        float4 c2q[X];  // C2M 2: this run's c²dt², and the next run's (or the next step's first) asked for
+        if (C2M == 2)
+#pragma unroll
+          for (int e = 0; e < X; e++) {
+            c2q[e] = c2n[e][0];
+            c2n[e][0] = qq + 1 < ZCT / 4 ? c2at(tau, e, qq + 1)
+                        : tau + 1 < nt   ? c2at(tau + 1, e, 0)
+                                         : make_float4(0.f, 0.f, 0.f, 0.f);
+          }
         float4 line[K1 - K0 + 1];
 #pragma unroll
         for (int j = K0; j <= K1; j++)
@@ -240,7 +261,7 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
             yp[m] = *reinterpret_cast<const float4 *>(cur + off(e + m, e - m) + 4 * qq);
           }
           float *o = nxt + off(e, e) + 4 * qq;
-          const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = c2r[e][qq];
+          const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = C2M == 2 ? c2q[e] : c2r[e][qq];
           const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
           *reinterpret_cast<float4 *>(o) = update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
         }
@@ -293,7 +314,7 @@ static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std
   }
 }
 
-template <int r, int R, int ZC, int X, int ZS, bool PRE = false>
+template <int r, int R, int ZC, int X, int ZS, int C2M = 0>
 static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC>;
@@ -327,7 +348,7 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   CK(cudaMemcpy(ds, sc.data(), sc.size() * sizeof(int), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dc2, hc2.data(), n * 4, cudaMemcpyHostToDevice));
   const size_t smem = 2 * (size_t)G::BUF * sizeof(float);
-  auto kern = tower_kernel<r, R, ZC, X, ZS, PRE>;
+  auto kern = tower_kernel<r, R, ZC, X, ZS, C2M>;
   CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
   cudaEvent_t e0, e1;
   CK(cudaEventCreate(&e0));
@@ -365,8 +386,12 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   printf(
       "order %d, R = %d (DTS %d), X %d ZS %d%s (%d threads), %d towers of %d columns x %d, %d steps: %zu KB smem, "
       "%.2f us/step, %7.1f Gcell/s (%.2f per SM), %.1f us a launch; band %.1f B/update + c2dt2 4; check %s\n",
-      2 * r, R, R / r, X, ZS, PRE ? " c2 ahead" : "", G::NT, ntow, G::NC, ZC, nt, smem >> 10, best * 1e3 / nt, rate,
-      rate / ntow, best * 1e3, band * ZC * 4 / (G::NC * ZC),
+      2 * r, R, R / r, X, ZS,
+      C2M == 1   ? " c2 a step ahead"
+      : C2M == 2 ? " c2 a run ahead"
+                 : "",
+      G::NT, ntow, G::NC, ZC, nt, smem >> 10, best * 1e3 / nt, rate, rate / ntow, best * 1e3,
+      band * ZC * 4 / (G::NC * ZC),
       !check ? "not run"
       : bad  ? "FAILED"
              : "bitwise");
@@ -393,11 +418,11 @@ static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag
   one([&] { run<2, 14, 32, 1, 1>(reps, nt, prop, diag); });
   one([&] { run<2, 14, 32, 2, 1>(reps, nt, prop, diag); });
   one([&] { run<2, 14, 32, 2, 2>(reps, nt, prop, diag); });
-  // the next step's c²dt² loaded a step ahead
-  one([&] { run<4, 12, 32, 2, 2, true>(reps, nt, prop, diag); });
-  one([&] { run<2, 14, 32, 2, 2, true>(reps, nt, prop, diag); });
-  one([&] { run<4, 12, 32, 1, 1, true>(reps, nt, prop, diag); });
-  one([&] { run<2, 14, 32, 2, 1, true>(reps, nt, prop, diag); });
+  // c²dt² a step ahead, a run ahead
+  one([&] { run<4, 12, 32, 2, 2, 1>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 2, 1>(reps, nt, prop, diag); });
+  one([&] { run<4, 12, 32, 2, 2, 2>(reps, nt, prop, diag); });
+  one([&] { run<2, 14, 32, 2, 2, 2>(reps, nt, prop, diag); });
 }
 
 int main(int argc, char **argv) {
