@@ -25,7 +25,8 @@
 //   nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -o smemtower scripts/experiments/smemtower.cu
 //   ./smemtower [reps]     ONLY=mask: the layouts whose bit is set; DIAG=1: also without parts of
 //                          the band (timing only, wrong bits); PROF=1 NOCHECK=1: one launch each,
-//                          for ncu
+//                          for ncu; EMU=1: no GPU, the kernel's threads emulated on the host
+//                          (Tower) against the host's stage, bit for bit
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -71,11 +72,24 @@ struct TG {
 __host__ __device__ inline size_t gcol(int N1, int zc, int x, int y) { return ((size_t)x * N1 + y) * zc; }
 __host__ __device__ inline int pmod(int v, int s) { return (v % s + s) % s; }
 // v ∈ [−s, 2s) → v mod s
-__device__ __forceinline__ int wrap(int v, int s) { return v < 0 ? v + s : v >= s ? v - s : v; }
+__host__ __device__ __forceinline__ int wrap(int v, int s) { return v < 0 ? v + s : v >= s ? v - s : v; }
 
-__device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void cp16(float *dst, const float *src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+// The device's asynchronous copy and read-only load, and the host's stand-ins for the emulation (a
+// CTA run thread after thread between its barriers, EMU=1).
+__host__ __device__ __forceinline__ void cp16(float *dst, const float *src) {
+#ifdef __CUDA_ARCH__
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"((uint32_t)__cvta_generic_to_shared(dst)), "l"(src)
+               : "memory");
+#else
+  memcpy(dst, src, 16);
+#endif
+}
+__host__ __device__ __forceinline__ float4 ldg4(const float4 *p) {
+#ifdef __CUDA_ARCH__
+  return __ldg(p);
+#else
+  return *p;
+#endif
 }
 
 // The band's columns, the same every step relative to the tower's corner (A, B): the columns of the
@@ -101,51 +115,79 @@ static std::vector<int> band_cells(bool load) {
   return v;
 }
 
+// One thread's program: the kernel runs it on every thread of a CTA, with a barrier between the
+// phases; the emulation (EMU=1) runs each phase for every thread in turn. Within a phase a thread
+// writes only what no other thread of the phase reads or writes (the band's slots are outside the
+// diamond the update reads in that buffer, the leaving columns are read before the barrier that lets
+// the band take their slots), so both orders give the same bits.
 template <int r, int R, int ZC, int X, int ZS, int C2M>
-__global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
-    tower_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N1, int s,
-                 int k0, int nt, int diag, const int *__restrict__ lcells, const int *__restrict__ scells) {
+struct Tower {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC>;
-  constexpr int S = G::S, ZCT = G::ZCT, NW = ZCT + 2 * ZOFF, K0 = -r, K1 = r + X - 1;  // x-line offsets
-  extern __shared__ float4 sm4[];
-  float *sm = reinterpret_cast<float *>(sm4);
+  static constexpr int S = G::S, ZCT = G::ZCT, NW = ZCT + 2 * ZOFF, K0 = -r, K1 = r + X - 1, NQ = ZCT / 4;
+  // c²dt² (C2M): 0 every run of a step loaded at the step's start, 1 a step ahead, 2 a run ahead
+  static constexpr bool PRE = C2M == 1;
+  float *sm, *g0, *g1;
+  const float *c2g;
+  int N1, nt, diag;
+  int t, da, db, z0, A0, B0, As, Bs;  // As, Bs: the square's corner mod S at this step
+  int lit[BD::LI], sit[BD::SI];       // this thread's band items, −1: none
+  float4 c2n[X][C2M == 2 ? 1 : NQ];   // C2M 1: the next step's runs; 2: the next run
+  float4 c2r[X][NQ];                  // this step's (C2M 0, 1)
+
   // level m in buffer m & 1 and in array m & 1 (level −1 in g1); selects, not arrays, so that
   // nothing is indexed at run time (local memory)
-  const auto buf = [&](int i) { return i ? sm + G::BUF : sm; };
-  const auto gl = [&](int i) { return i ? g1 : g0; };
-  // a column's cell k = 0 in the ring: row ra, slot-in-row cb (both already reduced mod S)
-  const auto soff = [&](int ra, int rb) { return ra * G::RP + (rb >> 1) * G::PZ + ZOFF; };
-  const int k = k0 + 2 * blockIdx.x, p = (s + k) / 2, q = (s - k) / 2;
-  const int t = threadIdx.x, zh = t / G::NCT, L = t % G::NCT;
-  const int da = X == 1 ? L / R : 2 * (L / R), db = X == 1 ? 2 * (L % R) + (da & 1) : 2 * (L % R);
-  const int z0 = zh * ZCT;  // this thread's first z cell
-  for (int i = t; i < 2 * G::BUF; i += blockDim.x) sm[i] = 0.0f;
-  // this thread's band items (−1: none); an item's global offset from its square's corner column
-  // (x, y) = ((A + B) / 2, (A − B) / 2) — a's and b's sums and differences are even —, so that a
-  // step adds one base instead of forming x and y per item (kept as offsets in registers, they
-  // spilled: 288 threads cap a thread at 168 registers)
-  int lit[BD::LI], sit[BD::SI];
-  const auto goff = [&](int it) {
+  __host__ __device__ __forceinline__ float *buf(int i) const { return i ? sm + G::BUF : sm; }
+  __host__ __device__ __forceinline__ float *gl(int i) const { return i ? g1 : g0; }
+  // a column's cell k = 0 in the ring: row ra, b slot rb (both already reduced mod S)
+  __host__ __device__ __forceinline__ int soff(int ra, int rb) const { return ra * G::RP + (rb >> 1) * G::PZ + ZOFF; }
+  // an item's global offset from its square's corner column (x, y) = ((A + B) / 2, (A − B) / 2) — a's
+  // and b's sums and differences are even —, so that a step adds one base instead of forming x and y
+  // per item (kept as offsets in registers, they spilled: 288 threads cap a thread at 168 registers)
+  __host__ __device__ __forceinline__ int goff(int it) const {
     const int al = it & 255, be = it >> 8 & 255;
     return ((al + be) >> 1) * (N1 * ZC) + ((al - be) >> 1) * ZC + 4 * (it >> 16);
-  };
-#pragma unroll
-  for (int i = 0; i < BD::LI; i++) {
-    const int j = t + i * G::NT;
-    lit[i] = j < BD::NL * (ZC / 4) ? lcells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
   }
-#pragma unroll
-  for (int i = 0; i < BD::SI; i++) {
-    const int j = t + i * G::NT;
-    sit[i] = j < BD::NS * (ZC / 4) ? scells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
+  __host__ __device__ __forceinline__ size_t corner(int tau) const {
+    const int A = A0 + tau * r, B = B0 + tau * r;
+    return ((size_t)((A + B) / 2) * N1 + (A - B) / 2) * ZC;
   }
-  __syncthreads();
-  // the square of step 0 at level 0, the diamond's level −1
-  const int A0 = 2 * R * p, B0 = 2 * R * q;
-  {
+  __host__ __device__ __forceinline__ float4 c2at(int tau, int e, int qq) const {
+    const int a = A0 + tau * r + da + e, b = B0 + tau * r + db + e, x = (a + b) / 2, y = (a - b) / 2;
+    return ldg4(reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, ZC, 0, t) : gcol(N1, ZC, x, y)) + z0) +
+                qq);
+  }
+
+  // What the thread keeps; shared memory must be zero before the square comes in.
+  __host__ __device__ __forceinline__ void setup(float *sm_, float *g0_, float *g1_, const float *c2g_, int N1_,
+                                                 int nt_, int diag_, int tower, int s, int k0, int t_,
+                                                 const int *__restrict__ lcells, const int *__restrict__ scells) {
+    sm = sm_, g0 = g0_, g1 = g1_, c2g = c2g_, N1 = N1_, nt = nt_, diag = diag_, t = t_;
+    const int k = k0 + 2 * tower, p = (s + k) / 2, q = (s - k) / 2, L = t % G::NCT;
+    da = X == 1 ? L / R : 2 * (L / R), db = X == 1 ? 2 * (L % R) + (da & 1) : 2 * (L % R);
+    z0 = t / G::NCT * ZCT;  // this thread's first z cell
+    A0 = 2 * R * p, B0 = 2 * R * q, As = pmod(A0, S), Bs = pmod(B0, S);
+#pragma unroll
+    for (int i = 0; i < BD::LI; i++) {
+      const int j = t + i * G::NT;
+      lit[i] = j < BD::NL * (ZC / 4) ? lcells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
+    }
+#pragma unroll
+    for (int i = 0; i < BD::SI; i++) {
+      const int j = t + i * G::NT;
+      sit[i] = j < BD::NS * (ZC / 4) ? scells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
+    }
+#pragma unroll
+    for (int e = 0; e < X; e++)
+#pragma unroll
+      for (int qq = 0; qq < (C2M == 2 ? 1 : NQ); qq++)
+        c2n[e][qq] = C2M ? c2at(0, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
+  }
+
+  // The square of step 0 at level 0, the diamond's level −1 (items j = t, t + nthr, …).
+  __host__ __device__ __forceinline__ void load_square(int nthr) const {
     const int n = 2 * R + 2 * r, cols = n * n;
-    for (int j = t; j < cols * (ZC / 4); j += blockDim.x) {
+    for (int j = t; j < cols * (ZC / 4); j += nthr) {
       const int i = j / (ZC / 4), c = j % (ZC / 4), al = i / n, be = i % n;
       if ((al ^ be) & 1) continue;
       const int a = A0 - r + al, b = B0 - r + be, x = (a + b) / 2, y = (a - b) / 2;
@@ -153,138 +195,166 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
       cp16(buf(0) + so, gl(0) + gcol(N1, ZC, x, y) + 4 * c);
       if (al >= r && al < r + 2 * R && be >= r && be < r + 2 * R) cp16(buf(1) + so, gl(1) + gcol(N1, ZC, x, y) + 4 * c);
     }
-    asm volatile("cp.async.wait_all;" ::: "memory");
-    __syncthreads();
   }
-  int As = pmod(A0, S), Bs = pmod(B0, S);  // the corner mod S, moving by r a step
-  const auto c2at = [&](int tau, int e, int qq) {
-    const int a = A0 + tau * r + da + e, b = B0 + tau * r + db + e, x = (a + b) / 2, y = (a - b) / 2;
-    return __ldg(reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, ZC, 0, t) : gcol(N1, ZC, x, y)) + z0) +
-                 qq);
-  };
-  // c²dt² (C2M): 0 every run of a step loaded at the step's start, 1 a step ahead, 2 a run ahead
-  // (c2n: the next step's runs, or the next run)
-  constexpr bool PRE = C2M == 1;
-  float4 c2n[X][C2M == 2 ? 1 : ZCT / 4];
-#pragma unroll
-  for (int e = 0; e < X; e++)
-#pragma unroll
-    for (int qq = 0; qq < (C2M == 2 ? 1 : ZCT / 4); qq++)
-      c2n[e][qq] = C2M ? c2at(0, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
-  for (int tau = 0; tau < nt; tau++, As = wrap(As + r, S), Bs = wrap(Bs + r, S)) {
+
+  // Step τ before its barrier: this step's c²dt² asked for, the columns that left the diamond at this
+  // step (in it at τ − 1) stored, both levels (their last).
+  __host__ __device__ __forceinline__ void step_out(int tau) {
     const int cb = tau & 1, nb = cb ^ 1;
-    const int A = A0 + tau * r, B = B0 + tau * r;
-    // this thread's columns' c²dt²: this step's, loaded a step ahead (PRE), or now, their latency
-    // behind the band's work only
-    float4 c2r[X][ZCT / 4];
     if (C2M != 2)
 #pragma unroll
       for (int e = 0; e < X; e++)
 #pragma unroll
-        for (int qq = 0; qq < ZCT / 4; qq++) c2r[e][qq] = PRE ? c2n[e][qq] : c2at(tau, e, qq);
-    // the square's corner column in the arrays: the band's items are offsets from it
-    const size_t gb = ((size_t)((A + B) / 2) * N1 + (A - B) / 2) * ZC;
+        for (int qq = 0; qq < NQ; qq++) c2r[e][qq] = PRE ? c2n[e][qq] : c2at(tau, e, qq);
     if (PRE && tau + 1 < nt)
 #pragma unroll
       for (int e = 0; e < X; e++)
 #pragma unroll
-        for (int qq = 0; qq < ZCT / 4; qq++) c2n[e][qq] = c2at(tau + 1, e, qq);
-    // 1. the columns that left the diamond at this step (in it at τ − 1): both levels, their last
+        for (int qq = 0; qq < NQ; qq++) c2n[e][qq] = c2at(tau + 1, e, qq);
     if (tau > 0 && !(diag & 2)) {
+      const size_t gb = corner(tau) - (size_t)r * N1 * ZC;  // from (A − r, B − r)
 #pragma unroll
       for (int i = 0; i < BD::SI; i++)
         if (sit[i] >= 0) {
           const int al = sit[i] & 255, be = sit[i] >> 8 & 255, c = sit[i] >> 16;
           const int sl = soff(wrap(As - r + al, S), wrap(Bs - r + be, S)) + 4 * c;
-          const size_t g = gb - (size_t)r * N1 * ZC + goff(sit[i]);  // from (A − r, B − r)
+          const size_t g = gb + goff(sit[i]);
           *reinterpret_cast<float4 *>(gl(tau & 1) + g) = *reinterpret_cast<const float4 *>(buf(cb) + sl);
           *reinterpret_cast<float4 *>(gl((tau - 1) & 1) + g) = *reinterpret_cast<const float4 *>(buf(nb) + sl);
         }
-      __syncthreads();  // read out before the band below takes their slots
     }
-    // 2. the band of step τ + 1, into the buffer of level τ + 1: every column of the square of τ + 1
-    //    (from (A, B), side 2R + 2r) that this step does not compute — its top strip of width 2r,
-    //    the diamond's new columns and the halo around them (the halo's side corners hold other
-    //    towers' columns, read at a new level every step)
-    if (tau + 1 < nt && !(diag & 1))
+  }
+
+  // Step τ after the barrier: the band of step τ + 1 asked for, into the buffer of level τ + 1 —
+  // every column of the square of τ + 1 (from (A, B), side 2R + 2r) that this step does not compute:
+  // its top strip of width 2r, the diamond's new columns and the halo around them (the halo's side
+  // corners hold other towers' columns, read at a new level every step) —, then this thread's X
+  // columns updated, z cells z0 … z0 + ZCT − 1.
+  __host__ __device__ __forceinline__ void step_in(int tau, const Wt<r> &w) {
+    const int cb = tau & 1, nb = cb ^ 1;
+    if (tau + 1 < nt && !(diag & 1)) {
+      const size_t gb = corner(tau);
 #pragma unroll
       for (int i = 0; i < BD::LI; i++)
         if (lit[i] >= 0) {
           const int al = lit[i] & 255, be = lit[i] >> 8 & 255, c = lit[i] >> 16;
           cp16(buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S)) + 4 * c, gl((tau + 1) & 1) + gb + goff(lit[i]));
         }
-    // 3. the update of this thread's X columns, z cells z0 … z0 + ZCT − 1. Offsets (k1, k2) from
-    //    the first column (a, b): ring row and slot of a + k1 and b + k2, k ∈ [K0, K1]
-    {
-      int ro[K1 - K0 + 1], co[K1 - K0 + 1];
+    }
+    // offsets (k1, k2) from the first column (a, b): ring row and slot of a + k1 and b + k2, k ∈ [K0, K1]
+    int ro[K1 - K0 + 1], co[K1 - K0 + 1];
 #pragma unroll
-      for (int kk = K0; kk <= K1; kk++) {
-        ro[kk - K0] = wrap(As + da + kk, S) * G::RP;
-        co[kk - K0] = (wrap(Bs + db + kk, S) >> 1) * G::PZ + ZOFF + z0;
+    for (int kk = K0; kk <= K1; kk++) {
+      ro[kk - K0] = wrap(As + da + kk, S) * G::RP;
+      co[kk - K0] = (wrap(Bs + db + kk, S) >> 1) * G::PZ + ZOFF + z0;
+    }
+    const auto off = [&](int k1, int k2) { return ro[k1 - K0] + co[k2 - K0]; };
+    const float *cur = buf(cb);
+    float *nxt = buf(nb);
+    // the x-line (a + j, b + j), j ∈ [−r, r + X − 1]: the own columns are j = 0 … X − 1
+    float win[X][NW];
+#pragma unroll
+    for (int e = 0; e < X; e++)
+#pragma unroll
+      for (int qq = 0; qq < NW / 4; qq++) {
+        const float4 v = *reinterpret_cast<const float4 *>(cur + off(e, e) - ZOFF + 4 * qq);
+        win[e][4 * qq] = v.x, win[e][4 * qq + 1] = v.y, win[e][4 * qq + 2] = v.z, win[e][4 * qq + 3] = v.w;
       }
-      const auto off = [&](int k1, int k2) { return ro[k1 - K0] + co[k2 - K0]; };
-      const float *cur = buf(cb);
-      float *nxt = buf(nb);
-      // the x-line (a + j, b + j), j ∈ [−r, r + X − 1]: the own columns are j = 0 … X − 1
-      float win[X][NW];
 #pragma unroll
-      for (int e = 0; e < X; e++)
-#pragma unroll
-        for (int qq = 0; qq < NW / 4; qq++) {
-          const float4 v = *reinterpret_cast<const float4 *>(cur + off(e, e) - ZOFF + 4 * qq);
-          win[e][4 * qq] = v.x, win[e][4 * qq + 1] = v.y, win[e][4 * qq + 2] = v.z, win[e][4 * qq + 3] = v.w;
-        }
-#pragma unroll
-      for (int qq = 0; qq < ZCT / 4; qq++) {
-        float4 c2q[X];  // C2M 2: this run's c²dt², and the next run's (or the next step's first) asked for
-        if (C2M == 2)
-#pragma unroll
-          for (int e = 0; e < X; e++) {
-            c2q[e] = c2n[e][0];
-            c2n[e][0] = qq + 1 < ZCT / 4 ? c2at(tau, e, qq + 1)
-                        : tau + 1 < nt   ? c2at(tau + 1, e, 0)
-                                         : make_float4(0.f, 0.f, 0.f, 0.f);
-          }
-        float4 line[K1 - K0 + 1];
-#pragma unroll
-        for (int j = K0; j <= K1; j++)
-          line[j - K0] = j >= 0 && j < X ? make_float4(win[j][4 * qq + ZOFF], win[j][4 * qq + ZOFF + 1],
-                                                       win[j][4 * qq + ZOFF + 2], win[j][4 * qq + ZOFF + 3])
-                                         : *reinterpret_cast<const float4 *>(cur + off(j, j) + 4 * qq);
+    for (int qq = 0; qq < NQ; qq++) {
+      float4 c2q[X];  // C2M 2: this run's c²dt², and the next run's (or the next step's first) asked for
+      if (C2M == 2)
 #pragma unroll
         for (int e = 0; e < X; e++) {
-          float4 xm[r + 1], xp[r + 1], ym[r + 1], yp[r + 1];
-#pragma unroll
-          for (int m = 1; m <= r; m++) {
-            xm[m] = line[e - m - K0], xp[m] = line[e + m - K0];
-            ym[m] = *reinterpret_cast<const float4 *>(cur + off(e - m, e + m) + 4 * qq);
-            yp[m] = *reinterpret_cast<const float4 *>(cur + off(e + m, e - m) + 4 * qq);
-          }
-          float *o = nxt + off(e, e) + 4 * qq;
-          const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = C2M == 2 ? c2q[e] : c2r[e][qq];
-          const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
-          *reinterpret_cast<float4 *>(o) = update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
+          c2q[e] = c2n[e][0];
+          c2n[e][0] = qq + 1 < NQ    ? c2at(tau, e, qq + 1)
+                      : tau + 1 < nt ? c2at(tau + 1, e, 0)
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
         }
+      float4 line[K1 - K0 + 1];
+#pragma unroll
+      for (int j = K0; j <= K1; j++)
+        line[j - K0] = j >= 0 && j < X ? make_float4(win[j][4 * qq + ZOFF], win[j][4 * qq + ZOFF + 1],
+                                                     win[j][4 * qq + ZOFF + 2], win[j][4 * qq + ZOFF + 3])
+                                       : *reinterpret_cast<const float4 *>(cur + off(j, j) + 4 * qq);
+#pragma unroll
+      for (int e = 0; e < X; e++) {
+        float4 xm[r + 1], xp[r + 1], ym[r + 1], yp[r + 1];
+#pragma unroll
+        for (int m = 1; m <= r; m++) {
+          xm[m] = line[e - m - K0], xp[m] = line[e + m - K0];
+          ym[m] = *reinterpret_cast<const float4 *>(cur + off(e - m, e + m) + 4 * qq);
+          yp[m] = *reinterpret_cast<const float4 *>(cur + off(e + m, e - m) + 4 * qq);
+        }
+        float *o = nxt + off(e, e) + 4 * qq;
+        const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = C2M == 2 ? c2q[e] : c2r[e][qq];
+        const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
+        *reinterpret_cast<float4 *>(o) = update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
       }
     }
-    asm volatile("cp.async.wait_all;" ::: "memory");
-    __syncthreads();
+    As = wrap(As + r, S), Bs = wrap(Bs + r, S);
   }
-  // the diamond of the last step: levels nt and nt − 1
-  {
+
+  // The diamond of the last step: levels nt and nt − 1.
+  __host__ __device__ __forceinline__ void finish() const {
     const int A = A0 + (nt - 1) * r, B = B0 + (nt - 1) * r;
 #pragma unroll
     for (int e = 0; e < X; e++) {
       const int a = A + da + e, b = B + db + e, x = (a + b) / 2, y = (a - b) / 2;
       const int sl = soff(pmod(a, S), pmod(b, S)) + z0;
 #pragma unroll
-      for (int c = 0; c < ZCT / 4; c++) {
+      for (int c = 0; c < NQ; c++) {
         const size_t g = gcol(N1, ZC, x, y) + z0 + 4 * c;
         *reinterpret_cast<float4 *>(gl(nt & 1) + g) = *reinterpret_cast<const float4 *>(buf(nt & 1) + sl + 4 * c);
         *reinterpret_cast<float4 *>(gl((nt - 1) & 1) + g) =
             *reinterpret_cast<const float4 *>(buf((nt - 1) & 1) + sl + 4 * c);
       }
     }
+  }
+};
+
+template <int r, int R, int ZC, int X, int ZS, int C2M>
+__global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
+    tower_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N1, int s,
+                 int k0, int nt, int diag, const int *__restrict__ lcells, const int *__restrict__ scells) {
+  using G = TG<r, R, ZC, X, ZS>;
+  extern __shared__ float4 sm4[];
+  float *sm = reinterpret_cast<float *>(sm4);
+  for (int i = threadIdx.x; i < 2 * G::BUF; i += blockDim.x) sm[i] = 0.0f;
+  Tower<r, R, ZC, X, ZS, C2M> T;
+  T.setup(sm, g0, g1, c2g, N1, nt, diag, blockIdx.x, s, k0, threadIdx.x, lcells, scells);
+  __syncthreads();
+  T.load_square(blockDim.x);
+  asm volatile("cp.async.wait_all;" ::: "memory");
+  __syncthreads();
+  for (int tau = 0; tau < nt; tau++) {
+    T.step_out(tau);
+    if (tau > 0) __syncthreads();  // the leaving columns read out before the band takes their slots
+    T.step_in(tau, w);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+  }
+  T.finish();
+}
+
+// The same CTAs on the host, thread after thread between the barriers: the kernel's indexing checked
+// without a GPU (EMU=1; the kernel's own run is what the timings and the device check are of).
+template <int r, int R, int ZC, int X, int ZS, int C2M>
+static void emulate(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, const Wt<r> &w,
+                    int N1, int s, int k0, int ntow, int nt, const int *lcells, const int *scells) {
+  using G = TG<r, R, ZC, X, ZS>;
+  std::vector<float> sm(2 * (size_t)G::BUF);
+  std::vector<Tower<r, R, ZC, X, ZS, C2M>> T(G::NT);
+  for (int b = 0; b < ntow; b++) {
+    std::fill(sm.begin(), sm.end(), 0.0f);
+    for (int t = 0; t < G::NT; t++)
+      T[t].setup(sm.data(), g0.data(), g1.data(), c2.data(), N1, nt, 0, b, s, k0, t, lcells, scells);
+    for (int t = 0; t < G::NT; t++) T[t].load_square(G::NT);
+    for (int tau = 0; tau < nt; tau++) {
+      for (int t = 0; t < G::NT; t++) T[t].step_out(tau);
+      for (int t = 0; t < G::NT; t++) T[t].step_in(tau, w);
+    }
+    for (int t = 0; t < G::NT; t++) T[t].finish();
   }
 }
 
@@ -314,11 +384,13 @@ static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std
   }
 }
 
+static bool g_emu;  // EMU=1: the host's emulation of the kernel against the host's stage, no GPU
+
 template <int r, int R, int ZC, int X, int ZS, int C2M = 0>
 static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC>;
-  const int ntow = prop.multiProcessorCount;  // one wave
+  const int ntow = g_emu ? 6 : prop.multiProcessorCount;  // one wave
   // stage s = 4 and towers k0, k0 + 2, …: every square of every step inside the grid
   const int s = 4, k0 = 4;
   const int N0 = R * s + (nt - 1) * r + 2 * R + 2 * r + 8;
@@ -334,13 +406,26 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0) {
   tw_stencil st;
   Wt<r> w;
   test_weights(w, st);
-  float *d0, *d1, *dc2;
-  for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
   const std::vector<int> lc = band_cells<r, R>(true), sc = band_cells<r, R>(false);
   if ((int)lc.size() != BD::NL || (int)sc.size() != BD::NS) {
     fprintf(stderr, "band lists: %zu / %zu columns, expected %d / %d\n", lc.size(), sc.size(), BD::NL, BD::NS);
     exit(1);
   }
+  if (g_emu) {
+    if (diag || nt > 32) return;
+    std::vector<float> e0(h0), e1(h1);
+    emulate<r, R, ZC, X, ZS, C2M>(e0, e1, hc2, w, N1, s, k0, ntow, nt, lc.data(), sc.data());
+    host_stage<r, R, ZC>(h0, h1, hc2, N1, s, k0, ntow, nt, st);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) bad += memcmp(&h0[i], &e0[i], 4) != 0 || memcmp(&h1[i], &e1[i], 4) != 0;
+    printf("emulated: order %d, R = %d, X %d ZS %d C2M %d (%d threads), %d towers, %d steps: %s", 2 * r, R, X, ZS, C2M,
+           G::NT, ntow, nt, bad ? "FAILED" : "bitwise");
+    if (bad) printf(" (%zu of %zu cells differ)", bad, n);
+    printf("\n");
+    return;
+  }
+  float *d0, *d1, *dc2;
+  for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
   int *dl, *ds;
   CK(cudaMalloc(&dl, lc.size() * sizeof(int)));
   CK(cudaMalloc(&ds, sc.size() * sizeof(int)));
@@ -428,7 +513,12 @@ static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag
 int main(int argc, char **argv) {
   const int reps = argc > 1 ? atoi(argv[1]) : 3;
   const int only = getenv("ONLY") ? atoi(getenv("ONLY")) : -1;
-  cudaDeviceProp prop;
+  cudaDeviceProp prop{};
+  g_emu = getenv("EMU") != nullptr;
+  if (g_emu) {
+    all(0, 32, prop, only, 0);
+    return 0;
+  }
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
   if (getenv("PROF")) {  // one launch each, for ncu

@@ -24,10 +24,10 @@ inline void test_weights(Wt<r> &w, tw_stencil &st) {
 // Cells wk0 … wk0 + 3 of the window win (p^n along z, r cells of neighbours either side), x and y
 // neighbours at ±m in xm[m], xp[m], ym[m], yp[m] (the same four cells), p^{n−1} pm, c²dt² c2: p^{n+1}.
 template <int r, int NW>
-__device__ __forceinline__ float4 update4(const float (&win)[NW], int wk0, const float4 (&xm)[r + 1],
-                                          const float4 (&xp)[r + 1], const float4 (&ym)[r + 1],
-                                          const float4 (&yp)[r + 1], const float (&pm)[4], const float (&c2)[4],
-                                          const Wt<r> &w) {
+__host__ __device__ __forceinline__ float4 update4(const float (&win)[NW], int wk0, const float4 (&xm)[r + 1],
+                                                   const float4 (&xp)[r + 1], const float4 (&ym)[r + 1],
+                                                   const float4 (&yp)[r + 1], const float (&pm)[4],
+                                                   const float (&c2)[4], const Wt<r> &w) {
   float out[4];
 #pragma unroll
   for (int e = 0; e < 4; e++) {
