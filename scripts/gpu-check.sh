@@ -26,7 +26,7 @@
 #               path, run time per step by class of tower), appended to diamond.txt
 #   SKIP_E2E=1 / SKIP_WINDOW=1 / SKIP_BUILD=1 (no cmake build: only what needs none, e.g. SMEM)
 #   SMEM=MASK   build scripts/experiments/smemtower.cu (a measurement, not the solver) and time the
-#               layouts whose bit is set in MASK (its all(): 1023 = every one), each checked bitwise
+#               layouts whose bit is set in MASK (its all(): 16383 = every one), each checked bitwise
 #               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
 #               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt)
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
