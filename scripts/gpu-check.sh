@@ -28,7 +28,9 @@
 #   SMEM=MASK   build scripts/experiments/smemtower.cu (a measurement, not the solver) and time the
 #               layouts whose bit is set in MASK (its all(): 16383 = every one), each checked bitwise
 #               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
-#               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt)
+#               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt);
+#               SMEM_BLOCK=MASK: its whole blocks (blocks(): checked on 200 x 170 x 96, timed on
+#               1024 x 1024 x 512), SMEM=0 to run only those
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
@@ -234,9 +236,11 @@ smem_ok=1
 if [ -n "${SMEM:-}" ]; then
   echo "== smemtower, layouts $SMEM" >>"$LOG/diamond.txt"
   mkdir -p "$B"
-  if nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -Xptxas -v -o "$B/smemtower" \
+  if nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -I"$ROOT/common" -Xptxas -v -o "$B/smemtower" \
     "$ROOT/scripts/experiments/smemtower.cu" >>"$LOG/build.log" 2>&1; then
-    ONLY=$SMEM "$B/smemtower" 3 >"$B/smem.out" 2>&1 || smem_ok=0
+    : >"$B/smem.out"
+    [ "$SMEM" != 0 ] && { ONLY=$SMEM "$B/smemtower" 3 >>"$B/smem.out" 2>&1 || smem_ok=0; }
+    [ -n "${SMEM_BLOCK:-}" ] && { BLOCK=$SMEM_BLOCK "$B/smemtower" 3 >>"$B/smem.out" 2>&1 || smem_ok=0; }
     grep -q FAILED "$B/smem.out" && smem_ok=0
     tee -a "$LOG/diamond.txt" <"$B/smem.out" | cut -c1-220
     if [ -n "${SMEM_NCU:-}" ]; then
@@ -302,7 +306,7 @@ EOF
     echo "bench:  $([ "${SKIP_BENCH:-0}" = 1 ] || [ "${SKIP_BUILD:-0}" = 1 ] && echo skipped || echo 'no results (see bench.txt)')"
   fi
   [ -s "$LOG/diamond.txt" ] && grep -E "register tower|failed" "$LOG/diamond.txt" | sed 's/^/diamond: /' | cut -c1-200
-  [ -s "$LOG/diamond.txt" ] && grep -E "^order .* steps: |FAILED" "$LOG/diamond.txt" |
+  [ -s "$LOG/diamond.txt" ] && grep -E "^order .* steps(: |, )|FAILED" "$LOG/diamond.txt" |
     sed -E 's/^/smem: /; s/, [0-9]+ towers of [0-9]+ columns x [0-9]+//; s/ \([0-9.]+ per SM\), [0-9.]+ us a launch//' | cut -c1-200
   [ $smem_ok = 1 ] || echo "smem: FAILED (diamond.txt)"
   for f in "$LOG"/window-*.json; do

@@ -29,19 +29,3 @@ tw_status tw_schedule_params(int order, int dts, int tower_height, int *dts_out,
   *nt_out = nt;
   return TW_OK;
 }
-
-void tw_schedule_init(tw_schedule *sc, int N0, int N1, int r, int dts, int nt) {
-  sc->N0 = N0;
-  sc->N1 = N1;
-  sc->r = r;
-  sc->dts = dts;
-  sc->R = r * dts;
-  sc->nt = nt;
-  /* First stage: its step-0 rows [Rs, Rs + 2R) still start inside the grid. */
-  sc->s_hi = tw_floordiv(N0 - 1, sc->R);
-  /* Last stage: its last rows, Rs + (nt−1)r + 2R − 1, still reach x = 0:
-   * s ≥ ⌈(1 − 2R − (nt−1)r) / R⌉ = −⌊(2R + (nt−1)r − 1) / R⌋. */
-  sc->s_lo = -tw_floordiv(2 * sc->R + (nt - 1) * r - 1, sc->R);
-  /* Last tower centre R·k whose diamond still reaches y = N1 − 1: Rk − R + 1 ≤ N1 − 1. */
-  sc->kmax = tw_floordiv(N1 + sc->R - 2, sc->R);
-}

@@ -84,8 +84,23 @@ TW_SCHED_HD int tw_floordiv(int a, int b) { return a >= 0 ? a / b : -((-a + b - 
 tw_status tw_schedule_params(int order, int dts, int tower_height, int *dts_out, int *nt_out, tw_error *err);
 
 /* The schedule of one block of height nt (≥ 1) on an N0 × N1 grid of columns, for valid
- * parameters (tw_schedule_params). */
-void tw_schedule_init(tw_schedule *sc, int N0, int N1, int r, int dts, int nt);
+ * parameters (tw_schedule_params). Inline, like the helpers below, so that a standalone
+ * measurement (scripts/experiments) can follow the same geometry without the solver's library. */
+TW_SCHED_HD void tw_schedule_init(tw_schedule *sc, int N0, int N1, int r, int dts, int nt) {
+  sc->N0 = N0;
+  sc->N1 = N1;
+  sc->r = r;
+  sc->dts = dts;
+  sc->R = r * dts;
+  sc->nt = nt;
+  /* First stage: its step-0 rows [Rs, Rs + 2R) still start inside the grid. */
+  sc->s_hi = tw_floordiv(N0 - 1, sc->R);
+  /* Last stage: its last rows, Rs + (nt−1)r + 2R − 1, still reach x = 0:
+   * s ≥ ⌈(1 − 2R − (nt−1)r) / R⌉ = −⌊(2R + (nt−1)r − 1) / R⌋. */
+  sc->s_lo = -tw_floordiv(2 * sc->R + (nt - 1) * r - 1, sc->R);
+  /* Last tower centre R·k whose diamond still reaches y = N1 − 1: Rk − R + 1 ≤ N1 − 1. */
+  sc->kmax = tw_floordiv(N1 + sc->R - 2, sc->R);
+}
 
 /* Number of towers of stage s, and the centre index k of its i-th tower (y centre R·k). */
 TW_SCHED_HD int tw_stage_towers(const tw_schedule *sc, int s) {

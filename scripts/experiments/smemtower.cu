@@ -22,11 +22,12 @@
 // runs a tower) and the result is compared bit for bit.
 // Towers of height 32 and 128 (their difference: a step's own cost; the host checks height 32).
 // The layouts compared: all() at the end (docs/performance.md, sessions 16 and 17).
-//   nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -o smemtower scripts/experiments/smemtower.cu
+//   nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -I common -o smemtower scripts/experiments/smemtower.cu
 //   ./smemtower [reps]     ONLY=mask: the layouts whose bit is set; DIAG=1: also without parts of
 //                          the band (timing only, wrong bits); PROF=1 NOCHECK=1: one launch each,
 //                          for ncu; EMU=1: no GPU, the kernel's threads emulated on the host
-//                          (Tower) against the host's stage, bit for bit
+//                          (Tower) against the host's stage, bit for bit; BLOCK=mask: whole
+//                          blocks instead (blocks(): persistent CTAs over every tower's slabs)
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -35,6 +36,7 @@
 #include <cstring>
 #include <vector>
 
+#include "../../solver/schedule.h"
 #include "ck.cuh"
 #include "smemupdate.cuh"
 
@@ -133,7 +135,7 @@ static std::vector<int> band_cells(bool load) {
 // writes only what no other thread of the phase reads or writes (the band's slots are outside the
 // diamond the update reads in that buffer, the leaving columns are read before the barrier that lets
 // the band take their slots), so both orders give the same bits.
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool FULL = false>
 struct Tower {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC, LZ>;
@@ -144,7 +146,7 @@ struct Tower {
   static constexpr bool PRE = C2M == 1;
   float *sm, *g0, *g1;
   const float *c2g;
-  int N1, NZ, nt, diag;
+  int N0, N1, NZ, nt, diag;               // N0: FULL only
   int t, zh, da, db, z0, A0, B0, As, Bs;  // As, Bs: the square's corner mod S at this step
   int sl;                                 // the slab (LZ > 0)
   int lit[BD::LI], sit[BD::SI];           // this thread's band items, −1: none
@@ -160,6 +162,15 @@ struct Tower {
   __host__ __device__ __forceinline__ int zpos(int z) const { return LZ ? pmod(z + ZOFF, PZ) : z + ZOFF; }
   __host__ __device__ __forceinline__ int Lz(int tau) const { return LZ ? sl * ZC - tau * LZ : 0; }
   __host__ __device__ __forceinline__ bool inside(int z) const { return z >= 0 && z < NZ; }  // a chunk at z
+  // FULL: whether column (a, b) is in the grid (towers at its edges are clipped: outside, zeros)
+  __host__ __device__ __forceinline__ bool colin(int a, int b) const {
+    if (!FULL) return true;
+    const int x = (a + b) / 2, y = (a - b) / 2;
+    return x >= 0 && x < N0 && y >= 0 && y < N1;
+  }
+  __host__ __device__ __forceinline__ bool ownin(int tau, int e) const {
+    return colin(A0 + tau * r + da + e, B0 + tau * r + db + e);
+  }
   // an item's global offset from its square's corner column (x, y) = ((A + B) / 2, (A − B) / 2) — a's
   // and b's sums and differences are even —, so that a step adds one base instead of forming x and y
   // per item (kept as offsets in registers, they spilled: 288 threads cap a thread at 168 registers)
@@ -181,7 +192,7 @@ struct Tower {
   }
   __host__ __device__ __forceinline__ float4 c2at(int tau, int e, int qq) const {
     const int z = Lz(tau) + z0 + 4 * qq;
-    if (LZ && !inside(z)) return make_float4(0.f, 0.f, 0.f, 0.f);
+    if ((LZ && !inside(z)) || !ownin(tau, e)) return make_float4(0.f, 0.f, 0.f, 0.f);
     return ldg4(reinterpret_cast<const float4 *>(c2g + ((diag & 4) ? gcol(N1, NZ, 0, t) : gown(tau, e)) + z));
   }
   __host__ __device__ __forceinline__ static void zero4(float *p) {
@@ -196,14 +207,13 @@ struct Tower {
   }
 
   // What the thread keeps; shared memory must be zero before the first slab comes in.
-  __host__ __device__ __forceinline__ void setup(float *sm_, float *g0_, float *g1_, const float *c2g_, int N1_,
-                                                 int NZ_, int nt_, int diag_, int tower, int s, int k0, int t_,
+  __host__ __device__ __forceinline__ void setup(float *sm_, float *g0_, float *g1_, const float *c2g_, int N0_,
+                                                 int N1_, int NZ_, int nt_, int diag_, int t_,
                                                  const int *__restrict__ lcells, const int *__restrict__ scells) {
-    sm = sm_, g0 = g0_, g1 = g1_, c2g = c2g_, N1 = N1_, NZ = NZ_, nt = nt_, diag = diag_, t = t_;
-    const int k = k0 + 2 * tower, p = (s + k) / 2, q = (s - k) / 2, L = t % G::NCT;
+    sm = sm_, g0 = g0_, g1 = g1_, c2g = c2g_, N0 = N0_, N1 = N1_, NZ = NZ_, nt = nt_, diag = diag_, t = t_;
+    const int L = t % G::NCT;
     da = X == 1 ? L / R : 2 * (L / R), db = X == 1 ? 2 * (L % R) + (da & 1) : 2 * (L % R);
     zh = t / G::NCT, z0 = zh * ZCT;  // this thread's first z cell in the slab
-    A0 = 2 * R * p, B0 = 2 * R * q;
 #pragma unroll
     for (int i = 0; i < BD::LI; i++) {
       const int j = t + i * G::NT;
@@ -215,6 +225,8 @@ struct Tower {
       sit[i] = j < BD::NS * (ZC / 4) ? scells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
     }
   }
+  // The tower T(p, q) of stage s = p + q, k = p − q (schedule.h).
+  __host__ __device__ __forceinline__ void place(int s, int k) { A0 = R * (s + k), B0 = R * (s - k); }
   // The steps [τs, τe) where slab c meets the grid (all of them with LZ = 0).
   __host__ __device__ static void slab_steps(int c, int NZ, int nt, int *ts, int *te) {
     if (!LZ) {
@@ -246,9 +258,14 @@ struct Tower {
       if ((al ^ be) & 1) continue;
       const int a = A - r + al, b = B - r + be, x = (a + b) / 2, y = (a - b) / 2, z = zb + 4 * c;
       const int so = soff(pmod(a, S), pmod(b, S));
+      const bool in = colin(a, b), dia = al >= r && al < r + 2 * R && be >= r && be < r + 2 * R && z >= L && z < L + ZC;
+      if (!in) {
+        zero4(buf(ts & 1) + so + zpos(z));
+        if (dia) zero4(buf((ts + 1) & 1) + so + zpos(z));
+        continue;
+      }
       fetch(buf(ts & 1) + so, gl(ts & 1) + gcol(N1, NZ, x, y), z);
-      if (al >= r && al < r + 2 * R && be >= r && be < r + 2 * R && z >= L && z < L + ZC)
-        fetch(buf((ts + 1) & 1) + so, gl((ts + 1) & 1) + gcol(N1, NZ, x, y), z);
+      if (dia) fetch(buf((ts + 1) & 1) + so, gl((ts + 1) & 1) + gcol(N1, NZ, x, y), z);
     }
   }
 
@@ -273,7 +290,7 @@ struct Tower {
       for (int i = 0; i < BD::SI; i++)
         if (sit[i] >= 0) {
           const int al = sit[i] & 255, be = sit[i] >> 8 & 255, z = zl + 4 * (sit[i] >> 16);
-          if (LZ && !inside(z)) continue;
+          if ((LZ && !inside(z)) || !colin(A0 + tau * r - r + al, B0 + tau * r - r + be)) continue;
           const int sl = soff(wrap(As - r + al, S), wrap(Bs - r + be, S)) + zpos(z);
           const size_t g = gb + goff(sit[i]) + z;
           *reinterpret_cast<float4 *>(gl(tau & 1) + g) = *reinterpret_cast<const float4 *>(buf(cb) + sl);
@@ -282,6 +299,7 @@ struct Tower {
       if (LZ && zh == ZS - 1)  // the top of what step τ − 1 computed: slab c + 1's bottom at its step τ − 1
 #pragma unroll
         for (int e = 0; e < X; e++) {
+          if (!ownin(tau - 1, e)) continue;
           const size_t g = gown(tau - 1, e);
           const int so = sown(tau - 1, e);
 #pragma unroll
@@ -309,13 +327,21 @@ struct Tower {
       for (int i = 0; i < BD::LI; i++)
         if (lit[i] >= 0) {
           const int al = lit[i] & 255, be = lit[i] >> 8 & 255, z = zb + 4 * (lit[i] >> 16);
-          fetch(buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S)), gl((tau + 1) & 1) + gb + goff(lit[i]), z);
+          float *slot = buf(nb) + soff(wrap(As + al, S), wrap(Bs + be, S));
+          if (colin(A0 + tau * r + al, B0 + tau * r + be))
+            fetch(slot, gl((tau + 1) & 1) + gb + goff(lit[i]), z);
+          else
+            zero4(slot + zpos(z));
         }
       if (LZ && zh == 0)  // the new bottom of this thread's columns
 #pragma unroll
         for (int e = 0; e < X; e++) {
-          const size_t g = gown(tau, e);
           const int so = sown(tau, e);
+          if (!ownin(tau, e)) {
+            zero4(buf(nb) + so + zpos(L - 8)), zero4(buf(nb) + so + zpos(L - 4));
+            continue;
+          }
+          const size_t g = gown(tau, e);
           fetch(buf(nb) + so, gl((tau + 1) & 1) + g, L - 8);
           fetch(buf(nb) + so, gl((tau + 1) & 1) + g, L - 4);
         }
@@ -359,7 +385,7 @@ struct Tower {
       if (LZ && !inside(L + z0 + 4 * qq)) {  // outside the grid: stays zero
 #pragma unroll
         for (int e = 0; e < X; e++) zero4(nxt + off(e, e) + zo);
-      } else {
+      } else {  // (FULL: a column outside the grid has zeros in its slot and c²dt² = 0, so its update is +0)
         float4 line[K1 - K0 + 1];
 #pragma unroll
         for (int j = K0; j <= K1; j++)
@@ -389,6 +415,7 @@ struct Tower {
   __host__ __device__ __forceinline__ void finish(int tl) const {
 #pragma unroll
     for (int e = 0; e < X; e++) {
+      if (!ownin(tl, e)) continue;
       const size_t g = gown(tl, e);
       const int so = sown(tl, e);
 #pragma unroll
@@ -413,7 +440,8 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
   float *sm = reinterpret_cast<float *>(sm4);
   for (int i = threadIdx.x; i < 2 * G::BUF; i += blockDim.x) sm[i] = 0.0f;
   TT T;
-  T.setup(sm, g0, g1, c2g, N1, NZ, nt, diag, blockIdx.x, s, k0, threadIdx.x, lcells, scells);
+  T.setup(sm, g0, g1, c2g, 0, N1, NZ, nt, diag, threadIdx.x, lcells, scells);
+  T.place(s, k0 + 2 * blockIdx.x);
   const int nsl = TT::slabs(NZ, nt);
   for (int c = 0; c < nsl; c++) {
     int ts, te;
@@ -446,8 +474,10 @@ static void emulate(std::vector<float> &g0, std::vector<float> &g1, const std::v
   std::vector<TT> T(G::NT);
   for (int b = 0; b < ntow; b++) {
     std::fill(sm.begin(), sm.end(), 0.0f);
-    for (int t = 0; t < G::NT; t++)
-      T[t].setup(sm.data(), g0.data(), g1.data(), c2.data(), N1, NZ, nt, 0, b, s, k0, t, lcells, scells);
+    for (int t = 0; t < G::NT; t++) {
+      T[t].setup(sm.data(), g0.data(), g1.data(), c2.data(), 0, N1, NZ, nt, 0, t, lcells, scells);
+      T[t].place(s, k0 + 2 * b);
+    }
     for (int c = 0; c < TT::slabs(NZ, nt); c++) {
       int ts, te;
       TT::slab_steps(c, NZ, nt, &ts, &te);
@@ -491,6 +521,19 @@ static void host_stage(std::vector<float> &g0, std::vector<float> &g1, const std
 
 static bool g_emu;  // EMU=1: the host's emulation of the kernel against the host's stage, no GPU
 
+// Two levels of random fields and a c²dt² in [0.05, 0.15) (stable for the test weights).
+static void random_fields(size_t n, unsigned seed, std::vector<float> &h0, std::vector<float> &h1,
+                          std::vector<float> &hc2) {
+  h0.resize(n), h1.resize(n), hc2.resize(n);
+  srand(seed);
+  for (size_t i = 0; i < n; i++) {
+    h0[i] = (float)rand() / RAND_MAX - 0.5f;
+    h1[i] = (float)rand() / RAND_MAX - 0.5f;
+    hc2[i] = 0.05f + 0.1f * (float)rand() / RAND_MAX;
+  }
+}
+static const char *c2m_name(int c2m) { return c2m == 1 ? " c2 a step ahead" : c2m == 2 ? " c2 a run ahead" : ""; }
+
 template <int r, int R, int ZC, int X, int ZS, int C2M = 0, int LZ = 0>
 static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0, int NZ = ZC) {
   using G = TG<r, R, ZC, X, ZS>;
@@ -502,13 +545,8 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0, int 
   const int N0 = R * s + (nt - 1) * r + 2 * R + 2 * r + 8;
   const int N1 = R * (k0 + 2 * ntow) + 2 * R + 8;
   const size_t n = (size_t)N0 * N1 * NZ;
-  std::vector<float> h0(n), h1(n), hc2(n);
-  srand(777 + r);
-  for (size_t i = 0; i < n; i++) {
-    h0[i] = (float)rand() / RAND_MAX - 0.5f;
-    h1[i] = (float)rand() / RAND_MAX - 0.5f;
-    hc2[i] = 0.05f + 0.1f * (float)rand() / RAND_MAX;
-  }
+  std::vector<float> h0, h1, hc2;
+  random_fields(n, 777 + r, h0, h1, hc2);
   tw_stencil st;
   Wt<r> w;
   test_weights(w, st);
@@ -519,10 +557,7 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0, int 
   }
   char name[160];
   snprintf(name, sizeof name, "order %d, R = %d (DTS %d), X %d ZS %d%s%s (%d threads)", 2 * r, R, R / r, X, ZS,
-           C2M == 1   ? " c2 a step ahead"
-           : C2M == 2 ? " c2 a run ahead"
-                      : "",
-           LZ ? ", z slabs" : "", G::NT);
+           c2m_name(C2M), LZ ? ", z slabs" : "", G::NT);
   if (g_emu) {
     if (diag || nt > 32) return;
     std::vector<float> e0(h0), e1(h1);
@@ -594,6 +629,226 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0, int 
   CK(cudaEventDestroy(e1));
 }
 
+// ---------------------------------------------------------------- whole blocks (FULL)
+// Every tower of a block of nt steps on a whole grid N0 × N1 × NZ, as the solver would run it:
+// schedule.h's stages and towers (clipped at the grid's edges), each tower's slabs as separate work
+// items that persistent CTAs take in order — stage by stage, within a stage slab by slab — and start
+// once the items they depend on are done: the tower's parents' same slab (tw_tower_preds) and its own
+// slab below. (A tower's slabs in one CTA, as in the stage kernel, would chain ~N0 / R towers of
+// whole columns: 98 × ~2.7 ms at 1024² × 512, order 8, against ~74 ms of work on 132 SMs.) The
+// order is a topological one, so the host runs the items one after another in it (EMU=1), and no
+// CTA waits for an item that no CTA has taken.
+struct Item {
+  int s, k, c, ts, te, dep[3];  // dep: item indices, −1 none
+};
+template <int r, int R, int ZC, int LZ>
+static std::vector<Item> block_items(int N0, int N1, int NZ, int nt) {
+  tw_schedule sc;
+  tw_schedule_init(&sc, N0, N1, r, R / r, nt);
+  std::vector<Item> v;
+  std::vector<int> index((size_t)(sc.s_hi - sc.s_lo + 1) * (sc.kmax + 1) * 64, -1);
+  const int nsl = LZ ? (NZ + (nt - 1) * LZ + ZC - 1) / ZC : 1;
+  const auto at = [&](int s, int k, int c) -> int & {
+    return index[((size_t)(s - sc.s_lo) * (sc.kmax + 1) + k) * 64 + c];
+  };
+  for (int s = sc.s_hi; s >= sc.s_lo; s--)
+    for (int c = 0; c < nsl; c++)
+      for (int i = 0; i < tw_stage_towers(&sc, s); i++) {
+        const int k = tw_stage_tower_k(&sc, s, i);
+        int ts, te;
+        Tower<r, R, ZC, 1, 1, 0, LZ, true>::slab_steps(c, NZ, nt, &ts, &te);
+        if (ts >= te) continue;
+        Item it{s, k, c, ts, te, {-1, -1, -1}};
+        int ps[2], pk[2];
+        const int np = tw_tower_preds(&sc, s, k, ps, pk);
+        for (int j = 0; j < np; j++) it.dep[j] = at(ps[j], pk[j], c);
+        if (c > 0) it.dep[2] = at(s, k, c - 1);
+        at(s, k, c) = (int)v.size();
+        v.push_back(it);
+      }
+  return v;
+}
+
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+__global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
+    block_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N0, int N1,
+                 int NZ, int nt, const Item *__restrict__ items, int nitems, int *next, int *done,
+                 const int *__restrict__ lcells, const int *__restrict__ scells) {
+  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true>;
+  using G = TG<r, R, ZC, X, ZS>;
+  extern __shared__ float4 sm4[];
+  __shared__ int item;
+  for (int i = threadIdx.x; i < 2 * G::BUF; i += blockDim.x) reinterpret_cast<float *>(sm4)[i] = 0.0f;
+  TT T;
+  T.setup(reinterpret_cast<float *>(sm4), g0, g1, c2g, N0, N1, NZ, nt, 0, threadIdx.x, lcells, scells);
+  for (;;) {
+    if (threadIdx.x == 0) {
+      const int i = atomicAdd(next, 1);
+      if (i < nitems)
+        for (int d : items[i].dep)  // its inputs: done (and their stores seen, the fences below)
+          if (d >= 0)
+            while (atomicAdd(&done[d], 0) == 0) {
+            }
+      __threadfence();
+      item = i;
+    }
+    __syncthreads();  // (also: the previous item's shared memory read out before this one comes in)
+    const int i = item;
+    if (i >= nitems) return;
+    const Item it = items[i];
+    T.place(it.s, it.k);
+    T.begin_slab(it.c, it.ts);
+    T.load_square(it.ts, blockDim.x);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    __syncthreads();
+    for (int tau = it.ts; tau < it.te; tau++) {
+      T.step_out(tau, it.ts);
+      if (tau > it.ts) __syncthreads();
+      T.step_in(tau, it.te, w);
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      __syncthreads();
+    }
+    T.finish(it.te - 1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      __threadfence();
+      atomicExch(&done[i], 1);
+    }
+  }
+}
+
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+static void emulate_block(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, const Wt<r> &w,
+                          int N0, int N1, int NZ, int nt, const std::vector<Item> &items, const int *lcells,
+                          const int *scells) {
+  using G = TG<r, R, ZC, X, ZS>;
+  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true>;
+  // with LZ, every position a slab reads is written (zeros outside the grid): the emulation starts
+  // from ones to show it; with LZ = 0 the z halo is never written and stays as the kernel leaves it, 0
+  std::vector<float> sm(2 * (size_t)G::BUF, LZ ? 1.0f : 0.0f);
+  std::vector<TT> T(G::NT);
+  for (int t = 0; t < G::NT; t++)
+    T[t].setup(sm.data(), g0.data(), g1.data(), c2.data(), N0, N1, NZ, nt, 0, t, lcells, scells);
+  for (const Item &it : items) {
+    for (TT &u : T) u.place(it.s, it.k), u.begin_slab(it.c, it.ts);
+    for (TT &u : T) u.load_square(it.ts, G::NT);
+    for (int tau = it.ts; tau < it.te; tau++) {
+      for (TT &u : T) u.step_out(tau, it.ts);
+      for (TT &u : T) u.step_in(tau, it.te, w);
+    }
+    for (TT &u : T) u.finish(it.te - 1);
+  }
+}
+
+// The host's reference for a block: nt plain steps over the whole grid, zero outside it.
+template <int r>
+static void host_block(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, int N0, int N1,
+                       int NZ, int nt, const tw_stencil &st) {
+  std::vector<float> *gl[2] = {&g0, &g1};
+  for (int tau = 0; tau < nt; tau++) {
+    const std::vector<float> &cur = *gl[tau & 1];
+    std::vector<float> &nxt = *gl[(tau + 1) & 1];
+    for (int x = 0; x < N0; x++)
+      for (int y = 0; y < N1; y++)
+        for (int z = 0; z < NZ; z++) {
+          const auto v = [&](int xx, int yy, int zz) {
+            return xx < 0 || xx >= N0 || yy < 0 || yy >= N1 || zz < 0 || zz >= NZ ? 0.0f
+                                                                                  : cur[gcol(N1, NZ, xx, yy) + zz];
+          };
+          float px[2 * 8 + 1], py[2 * 8 + 1], pz[2 * 8 + 1];
+          for (int m = -r; m <= r; m++)
+            px[m + r] = v(x + m, y, z), py[m + r] = v(x, y + m, z), pz[m + r] = v(x, y, z + m);
+          const size_t o = gcol(N1, NZ, x, y) + z;
+          const float lap = tw_laplacian(r, &st, &px[r], 1, &py[r], 1, &pz[r], 1);
+          nxt[o] = tw_cell_update_undamped(cur[o], nxt[o], lap, c2[o]);
+        }
+  }
+}
+
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
+  using G = TG<r, R, ZC, X, ZS>;
+  const std::vector<Item> items = block_items<r, R, ZC, LZ>(N0, N1, NZ, nt);
+  const size_t n = (size_t)N0 * N1 * NZ;
+  std::vector<float> h0, h1, hc2;
+  random_fields(n, 999 + r, h0, h1, hc2);
+  tw_stencil st;
+  Wt<r> w;
+  test_weights(w, st);
+  const std::vector<int> lc = band_cells<r, R>(true), sc = band_cells<r, R>(false);
+  char name[200];
+  snprintf(name, sizeof name, "order %d, R = %d, X %d ZS %d%s%s, whole block %d x %d x %d, %d steps, %zu items", 2 * r,
+           R, X, ZS, c2m_name(C2M), LZ ? ", z slabs" : "", N0, N1, NZ, nt, items.size());
+  std::vector<float> o0, o1;
+  double ms_best = 0;
+  if (g_emu) {
+    o0 = h0, o1 = h1;
+    emulate_block<r, R, ZC, X, ZS, C2M, LZ>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data());
+  } else {
+    float *d0, *d1, *dc2;
+    for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
+    int *dl, *ds, *dn, *dd;
+    Item *di;
+    CK(cudaMalloc(&dl, lc.size() * sizeof(int)));
+    CK(cudaMalloc(&ds, sc.size() * sizeof(int)));
+    CK(cudaMalloc(&di, items.size() * sizeof(Item)));
+    CK(cudaMalloc(&dn, sizeof(int)));
+    CK(cudaMalloc(&dd, items.size() * sizeof(int)));
+    CK(cudaMemcpy(dl, lc.data(), lc.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(ds, sc.data(), sc.size() * sizeof(int), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(di, items.data(), items.size() * sizeof(Item), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(dc2, hc2.data(), n * 4, cudaMemcpyHostToDevice));
+    const size_t smem = 2 * (size_t)G::BUF * sizeof(float);
+    auto kern = block_kernel<r, R, ZC, X, ZS, C2M, LZ>;
+    CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    int sms;
+    CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float best = 1e30f;
+    for (int rep = 0; rep <= reps; rep++) {  // rep 0: the checked run
+      CK(cudaMemcpy(d0, h0.data(), n * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(d1, h1.data(), n * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemset(dn, 0, sizeof(int)));
+      CK(cudaMemset(dd, 0, items.size() * sizeof(int)));
+      CK(cudaEventRecord(e0));
+      kern<<<sms, G::NT, smem>>>(d0, d1, dc2, w, N0, N1, NZ, nt, di, (int)items.size(), dn, dd, dl, ds);
+      CK(cudaGetLastError());
+      CK(cudaEventRecord(e1));
+      CK(cudaEventSynchronize(e1));
+      float ms;
+      CK(cudaEventElapsedTime(&ms, e0, e1));
+      if (rep == 0 && check) {
+        o0.resize(n), o1.resize(n);
+        CK(cudaMemcpy(o0.data(), d0, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(o1.data(), d1, n * 4, cudaMemcpyDeviceToHost));
+      }
+      if ((rep > 0 || reps == 0) && ms < best) best = ms;
+    }
+    ms_best = best;
+    for (float *a : {d0, d1, dc2}) CK(cudaFree(a));
+    for (int *a : {dl, ds, dn, dd}) CK(cudaFree(a));
+    CK(cudaFree(di));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+  }
+  size_t bad = 0;
+  if (check) {
+    host_block<r>(h0, h1, hc2, N0, N1, NZ, nt, st);
+    for (size_t i = 0; i < n; i++) bad += memcmp(&h0[i], &o0[i], 4) != 0 || memcmp(&h1[i], &o1[i], 4) != 0;
+  }
+  if (g_emu)
+    printf("emulated: %s: %s", name, !check ? "not checked" : bad ? "FAILED" : "bitwise");
+  else
+    printf("%s: %.3f ms, %7.1f Gcell/s; check %s", name, ms_best, (double)n * nt / (ms_best * 1e-3) / 1e9,
+           !check ? "not run"
+           : bad  ? "FAILED"
+                  : "bitwise");
+  if (bad) printf(" (%zu of %zu cells differ)", bad, n);
+  printf("\n");
+}
+
 // The layouts compared (one line each; ONLY=mask runs the i-th where bit i is set).
 static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag) {
   int i = 0;
@@ -622,19 +877,57 @@ static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag
   one([&] { run<2, 14, 32, 2, 2, 0, 4>(reps, nt, prop, diag, g_emu ? 44 : 256); });
 }
 
+// Whole blocks (BLOCK=mask): checked on small grids (the host's reference is plain steps), timed on
+// the issue's grid, 1024 × 1024 × 512 (without the check: the host would take minutes).
+static void blocks(int reps, int only) {
+  int i = 0;
+  const auto one = [&](auto f) {
+    if (only < 0 || only & 1 << i) f();
+    i++;
+  };
+  const auto sizes = [&](auto f) {
+    if (g_emu) {
+      f(70, 58, 44, 12, true), f(61, 90, 96, 20, true);
+    } else {
+      f(200, 170, 96, 32, true);
+      for (int nt : {32, 64}) f(1024, 1024, 512, nt, false);
+    }
+  };
+  one([&] {
+    sizes([&](int a, int b, int c, int nt, bool k) { run_block<4, 12, 32, 2, 2, 2, 4>(reps, a, b, c, nt, k); });
+  });
+  one([&] {
+    sizes([&](int a, int b, int c, int nt, bool k) { run_block<2, 14, 32, 2, 2, 2, 4>(reps, a, b, c, nt, k); });
+  });
+  one([&] {
+    sizes([&](int a, int b, int c, int nt, bool k) { run_block<4, 12, 32, 2, 2, 0, 4>(reps, a, b, c, nt, k); });
+  });
+  one([&] {
+    sizes([&](int a, int b, int, int nt, bool k) { run_block<4, 12, 32, 2, 2, 2, 0>(reps, a, b, 32, nt, k); });
+  });
+}
+
 int main(int argc, char **argv) {
   const int reps = argc > 1 ? atoi(argv[1]) : 3;
   const int only = getenv("ONLY") ? atoi(getenv("ONLY")) : -1;
   cudaDeviceProp prop{};
   g_emu = getenv("EMU") != nullptr;
+  const int block = getenv("BLOCK") ? atoi(getenv("BLOCK")) : 0;
   if (g_emu) {
-    all(0, 32, prop, only, 0);
+    if (block)
+      blocks(0, block);
+    else
+      all(0, 32, prop, only, 0);
     return 0;
   }
   CK(cudaGetDeviceProperties(&prop, 0));
   printf("%s, %d SMs\n", prop.name, prop.multiProcessorCount);
   if (getenv("PROF")) {  // one launch each, for ncu
     all(0, 32, prop, only, 0);
+    return 0;
+  }
+  if (block) {
+    blocks(reps, block);
     return 0;
   }
   for (int nt : {32, 128}) all(reps, nt, prop, only, 0);  // tower heights: the difference is a step's own cost
