@@ -1470,6 +1470,11 @@ static tw_status parse_checkpoint(const ctx *c, const config_setting_t *root, tw
   TRY(key_string(c, g, "file", 0, "a file name", &file));
   if (file && !*file) return bad(c, member(g, "file"), "must not be empty", "allowed a file name, e.g. \"shot.ckpt\"");
   if (file && !(j->ckpt_file = strdup(file))) return oom(c);
+  if (file) {
+    char loc[600];
+    where(c, member(g, "file"), loc, sizeof loc);
+    if (!(j->ckpt_where = strdup(loc))) return oom(c);
+  }
   return TW_OK;
 }
 
@@ -1686,6 +1691,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->snap_steps);
   free(job->output);
   free(job->ckpt_file);
+  free(job->ckpt_where);
   free(job->shots);
   free(job->output_dir);
   free(job);

@@ -18,6 +18,7 @@
  *     run, which holds the lock, so no live run can be writing them.
  * Library code: nothing here prints; the app says what was removed. */
 #define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -91,6 +92,49 @@ static tw_status check_one(const char *path, const char *what, const char *out, 
   return TW_OK;
 }
 
+/* One file for two names: the same folder (realpath) and base name, or, when both exist, the same
+ * device and inode. */
+static int same_file(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  if (strcmp(base_of(a), base_of(b))) return 0;
+  char *da = dir_of(a), *db = dir_of(b), *ra = da ? realpath(da, NULL) : NULL, *rb = db ? realpath(db, NULL) : NULL;
+  const int same = ra && rb ? strcmp(ra, rb) == 0 : da && db && strcmp(da, db) == 0;
+  free(da), free(db), free(ra), free(rb);
+  return same;
+}
+
+/* The checkpoint's files against the run's own: checkpoints are written during the run and removed
+ * when it completes, so a checkpoint that is the output (or its sidecar, SEG-Y file or lock) would
+ * take the finished output with it. */
+static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_job *job, tw_error *err) {
+  char *ck = tw_checkpoint_path(job, path), *sgy = job->output_segy ? tw_segy_path(path) : NULL;
+  const size_t l = ck ? strlen(ck) : 0, lp = strlen(path);
+  char *ckn[3] = {ck, malloc(l + 16), malloc(l + 16)}, *lock = malloc(lp + 8);
+  const char *ours[4] = {path, xdmf, sgy, lock}, *our_what[4] = {"output", "XDMF sidecar", "SEG-Y file", "lock file"};
+  const char *ck_what[3] = {"checkpoint", "checkpoint journal", "checkpoint's temporary"};
+  tw_status st = TW_OK;
+  if (!ck || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
+    st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  } else {
+    sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(lock, "%s.lock", path);
+    for (int i = 0; i < 3 && !st; i++)
+      for (int k = 0; k < 4 && !st; k++) {
+        if (!ours[k] || !same_file(ckn[i], ours[k])) continue;
+        char loc[900] = "";
+        if (job->ckpt_file && job->ckpt_where)
+          snprintf(loc, sizeof loc, "%s: checkpoint.file: got \"%s\"; ", job->ckpt_where, job->ckpt_file);
+        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be the run's %s '%s': checkpoint files are removed "
+                          "when the run completes, and the output would go with them; allowed: a checkpoint.file "
+                          "whose name, with .journal and .tmp, is none of the output's files (the default, the "
+                          "output's name + \".ckpt\", never is)", loc, ck_what[i], ckn[i], our_what[k], ours[k]);
+      }
+  }
+  for (int i = 0; i < 3; i++) free(ckn[i]);
+  free(sgy), free(lock);
+  return st;
+}
+
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
   if (!path || !path[0])
     return tw_error_set(err, TW_EINVAL, "output: the file name is empty; give one with -o FILE.h5 or output.file");
@@ -121,6 +165,7 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
     st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
+  if (!st && job && job->ckpt) st = check_ckpt_names(path, xdmf, job, err);
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
     char *p = malloc(strlen(path) + 32);
     if (!p) {

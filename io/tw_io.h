@@ -138,6 +138,8 @@ typedef struct tw_job {
   long ckpt_every;           /* checkpoint.every: steps between checkpoints, 0 = none */
   double ckpt_every_seconds; /* checkpoint.every_seconds: wall-clock seconds, 0 = none */
   char *ckpt_file;           /* checkpoint.file as given; NULL = the output's name + ".ckpt" */
+  char *ckpt_where;          /* where checkpoint.file is given, as errors name it: "job.cfg:12" or
+                                "job.cfg: --set checkpoint.file=..." (NULL: not given) */
 } tw_job;
 
 /* Parse and validate a job file. overrides: "key=value" strings (--set), applied before
@@ -285,7 +287,10 @@ const char *tw_output_temp_path(const tw_output *o);
 
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
- * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode). probe: also
+ * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
+ * with checkpoints, a checkpoint file (checkpoint.file, its .journal and .tmp) that would be one of
+ * the run's own files (the output, its sidecar, SEG-Y file or lock: the checkpoint files are removed
+ * when the run completes, and the output would go with them). probe: also
  * create and remove "<path>.check-PID" (the folder accepts new files). */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
 int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */

@@ -2,7 +2,8 @@
 # Nothing lost (issue #19): an output never replaces one of the job's inputs, a device, a FIFO, a
 # symbolic link or a folder; two runs onto one output: the second fails at once naming the first,
 # and the pair .h5/.xdmf comes from one run; temporaries of a killed run are listed by check and
-# removed by the next run; an interrupted run leaves nothing (lock included); check's figures;
+# removed by the next run; an interrupted run leaves nothing (lock included); a checkpoint is none
+# of the output's files; check's figures;
 # options without a value; the output against the free space; a reference needs receivers.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
@@ -48,6 +49,31 @@ cp job.cfg shot.xdmf
 expect 1 "XDMF sidecar 'shot\.xdmf' of output 'shot\.h5' is the job file" -- "$T" run shot.xdmf -o shot.h5
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 cmp -s vp.bin model-alias.h5 && cmp -s job.cfg shot.xdmf || { echo "FAIL: an input changed"; fail=1; }
+
+# 1b. A checkpoint is never one of the run's own files: checkpoints go when the run completes, and
+#     a checkpoint named like the output (or its journal like it, or named like the sidecar or the
+#     lock) would take the finished output with it. Refused by check and run, file:line or --set named.
+cat > ck.cfg <<'CFG'
+grid = { n = [16, 16, 12]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 30; };
+model = { type = "constant"; vp = 2000.0; };
+sources = ( { position = [80.0, 80.0, 60.0]; wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { points = ( [40.0, 40.0, 40.0] ); };
+checkpoint = { every = 10; file = "ck.h5"; };
+output = { file = "ck.h5"; };
+solver = { kernel = "cpu"; };
+CFG
+expect 1 "ck\.cfg:6: checkpoint\.file: got \"ck\.h5\"; the checkpoint 'ck\.h5' would be the run's output 'ck\.h5'" \
+  -- "$T" check ck.cfg
+expect 1 "the checkpoint 'ck\.h5' would be the run's output" -- "$T" run ck.cfg
+expect 1 "--set checkpoint\.file=\"res\": checkpoint\.file: got \"res\"; the checkpoint journal 'res\.journal' would be the run's output 'res\.journal'" \
+  -- "$T" run ck.cfg --set 'checkpoint.file="res"' -o res.journal
+expect 1 "the checkpoint 'ck\.xdmf' would be the run's XDMF sidecar 'ck\.xdmf'" -- "$T" run ck.cfg --set 'checkpoint.file="ck.xdmf"'
+expect 1 "the checkpoint '\./out2\.h5\.lock' would be the run's lock file 'out2\.h5\.lock'" \
+  -- "$T" run ck.cfg -o out2.h5 --set 'checkpoint.file="./out2.h5.lock"'
+test ! -e ck.h5 && test ! -e res.journal && test ! -e ck.xdmf || { echo "FAIL: a refused run wrote a file"; fail=1; }
+expect 0 "-> ck\.h5" -- "$T" run ck.cfg --set 'checkpoint.file="ck.ckpt"'
+test -s ck.h5 && test ! -e ck.ckpt && test ! -e ck.ckpt.journal || { echo "FAIL: the output is missing or the checkpoint is left"; fail=1; }
 
 # 2. Not regular files: a device (as root this would have replaced /dev/null), a FIFO, a folder, a
 #    symbolic link (refused: the rename would replace the link itself), a dangling one; empty names.
