@@ -1424,14 +1424,18 @@ static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job
 
 static tw_status parse_memory(const ctx *c, const config_setting_t *s, tw_job *j) {
   static const char *allowed = "allowed a number of bytes with an optional K, M, G or T suffix, e.g. \"8G\"";
+  tw_error e;
   if (is_int(s) && config_setting_get_int64(s) >= 0) {
     j->device_memory = (uint64_t)config_setting_get_int64(s);
-    return TW_OK;
-  }
-  tw_error e;
-  if (config_setting_type(s) != CONFIG_TYPE_STRING ||
-      tw_parse_memsize(config_setting_get_string(s), &j->device_memory, &e) != TW_OK)
+  } else if (config_setting_type(s) != CONFIG_TYPE_STRING ||
+             tw_parse_memsize(config_setting_get_string(s), &j->device_memory, &e) != TW_OK) {
     return bad(c, s, "must be a memory size", allowed);
+  }
+  if (!j->device_memory) /* not "no cap": that is the key left out; a cap of 0 is a slip */
+    return bad(c, s, "must be a positive memory size", "allowed e.g. \"8G\"; leave the key out for no cap");
+  char loc[600];
+  where(c, s, loc, sizeof loc);
+  if (!(j->dm_where = strdup(loc))) return oom(c);
   return TW_OK;
 }
 
@@ -1692,6 +1696,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->output);
   free(job->ckpt_file);
   free(job->ckpt_where);
+  free(job->dm_where);
   free(job->shots);
   free(job->output_dir);
   free(job);

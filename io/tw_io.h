@@ -131,7 +131,8 @@ typedef struct tw_job {
   char kernel[32];           /* "auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond" */
   int dts;                   /* 0 = default per order */
   int tower_height;          /* 0 = default per order */
-  uint64_t device_memory;    /* bytes; 0 = no cap */
+  uint64_t device_memory;    /* bytes; 0 = no cap (the key left out; 0 itself is refused) */
+  char *dm_where;            /* where solver.device_memory is given, as errors name it (NULL: not given) */
   int threads;               /* solver.threads: CPU threads, 0 = all */
 
   int ckpt;                  /* 1: a checkpoint group is present (checkpoints on) */

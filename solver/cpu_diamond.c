@@ -131,19 +131,25 @@ static int ring_fits(void *ctx, int h) {
   return need.min_bytes <= c->pb->device_memory;
 }
 
+tw_status tw_cpu_diamond_plan(const tw_problem *pb, int *dts, int *nt, int *nt_default, int *W, tw_error *err) {
+  *nt_default = 0, *W = 0;
+  tw_status st = tw_cpu_diamond_params(pb, dts, nt, err);
+  /* a cap too small for the default height's ring: the tallest height that fits */
+  struct fit_ctx fc = {pb, *dts};
+  if (!st && !pb->tower_height && pb->device_memory && !ring_fits(&fc, *nt)) {
+    const int h = tw_window_fit_height(*nt, ring_fits, &fc);
+    *nt_default = *nt, *nt = h ? h : 1; /* none fits: height 1, whose ring the error names */
+  }
+  if (!st) st = tw_window_cpu_size(pb, *dts, *nt, pb->device_memory, W, err);
+  return st;
+}
+
 static tw_status dia_create(const tw_problem *pb, void **state, tw_error *err) {
   dia_state *s = calloc(1, sizeof *s);
   if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
   s->pb = pb;
   int W = 0;
-  tw_status st = tw_cpu_diamond_params(pb, &s->dts, &s->nt, err);
-  /* a cap too small for the default height's ring: the tallest height that fits */
-  struct fit_ctx fc = {pb, s->dts};
-  if (!st && !pb->tower_height && pb->device_memory && !ring_fits(&fc, s->nt)) {
-    const int h = tw_window_fit_height(s->nt, ring_fits, &fc);
-    s->nt_default = s->nt, s->nt = h ? h : 1; /* none fits: height 1, whose ring the error names */
-  }
-  if (!st) st = tw_window_cpu_size(pb, s->dts, s->nt, pb->device_memory, &W, err);
+  tw_status st = tw_cpu_diamond_plan(pb, &s->dts, &s->nt, &s->nt_default, &W, err);
   if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->host, err);
   if (!st && W) {
     st = tw_window_create(pb, &s->host, W, &s->win, err);

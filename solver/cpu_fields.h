@@ -113,6 +113,11 @@ void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx);
 /* cpu-diamond's DTS and tower height: solver.dts and solver.tower_height, or its own defaults
  * (cpu_diamond.c; not the GPU's), validated by tw_schedule_params. */
 tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err);
+/* Its plan under solver.device_memory: DTS, height (*nt_default: the default it lowered to fit the
+ * cap, else 0) and window planes W (0: the whole grid); TW_ERANGE naming the smallest cap that works
+ * when none fits. From the problem's sizes alone (tw_problem_sizes), so that `check` refuses what the
+ * backend's create would. */
+tw_status tw_cpu_diamond_plan(const tw_problem *pb, int *dts, int *nt, int *nt_default, int *W, tw_error *err);
 
 /* Threads of the CPU kernels: solver.threads, or the OpenMP default. */
 int tw_cpu_threads(const tw_problem *pb);

@@ -185,9 +185,8 @@ int tw_grid_oriented(const tw_job *job, tw_grid *g) {
   return 1;
 }
 
-tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
-  tw_problem *pb = calloc(1, sizeof *pb);
-  if (!pb) return tw_error_set(err, TW_ENOMEM, "out of memory");
+tw_status tw_problem_sizes(const tw_job *job, tw_problem *pb, tw_error *err) {
+  memset(pb, 0, sizeof *pb);
   pb->swap_xy = tw_grid_oriented(job, &pb->g);
   pb->order = job->order;
   pb->dt = job->dt;
@@ -199,9 +198,23 @@ tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_p
   pb->threads = job->threads;
   pb->interval = job->rec_interval > 0 ? job->rec_interval : 1;
   pb->nsamples = pb->steps / pb->interval + 1;
-  tw_status st = TW_OK;
   if (!tw_stencil_setup(job->order, pb->g.d, &pb->st))
-    st = tw_error_set(err, TW_EINVAL, "%s: scheme.order: %d is not supported (2, 4, ..., 16)", job->path, job->order);
+    return tw_error_set(err, TW_EINVAL, "%s: scheme.order: %d is not supported (2, 4, ..., 16)", job->path,
+                        job->order);
+  return TW_OK;
+}
+
+void tw_problem_axes_note(const tw_problem *pb, tw_error *err) {
+  if (!pb->swap_xy) return;
+  const size_t l = strlen(err->msg);
+  snprintf(err->msg + l, sizeof err->msg - l, " (this job is swept along its longer axis, y: the kernels' x-planes "
+           "are its planes of constant y)");
+}
+
+tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err) {
+  tw_problem *pb = calloc(1, sizeof *pb);
+  if (!pb) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  tw_status st = tw_problem_sizes(job, pb, err);
   const size_t cells = tw_grid_cells(&pb->g);
   if (!st) {
     pb->c2dt2 = tw_alloc_large(cells * sizeof(float));

@@ -71,6 +71,12 @@ static inline void tw_xy_cell(int swap, const int in[3], int out[3]) {
 /* The medium alone (no sources, no receivers), from a finalized job and its velocity model
  * (whole or compact). */
 tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_problem **out, tw_error *err);
+/* The sizes and parameters of the problem a finalized job gives (grid, order, stencil, steps, the
+ * solver's settings), no arrays and nothing allocated: what `check` needs to size a kernel's plan. */
+tw_status tw_problem_sizes(const tw_job *job, tw_problem *pb, tw_error *err);
+/* A kernel's message speaks of its own axes (x-planes, N0 x N1 x N2): on a job swept along y, append
+ * which they are. */
+void tw_problem_axes_note(const tw_problem *pb, tw_error *err);
 /* A problem of its own (for one session) on a medium: the medium's arrays shared, read-only,
  * not freed with it; no shot tables yet. The medium must outlive it. */
 tw_status tw_problem_borrow(const tw_problem *medium, tw_problem **out, tw_error *err);

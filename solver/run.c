@@ -171,12 +171,7 @@ tw_status tw_session_create(const tw_medium *m, const char *kernel, int device, 
     st = s->be->create(s->pb, &s->bst, err);
     s->pb->phases = NULL;
     if (st) s->bst = NULL;
-    /* A kernel's message speaks of its own axes (x-planes, N0 x N1 x N2): say which they are. */
-    if (st && s->pb->swap_xy) {
-      const size_t l = strlen(err->msg);
-      snprintf(err->msg + l, sizeof err->msg - l, " (this job is swept along its longer axis, y: the kernels' "
-               "x-planes are its planes of constant y)");
-    }
+    if (st) tw_problem_axes_note(s->pb, err);
   }
   tw_phases_add(ph, "backend", lap(&t));
   if (st) {

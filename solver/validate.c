@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_fields.h"
 #include "problem.h"
 #include "schedule.h"
 #include "tw_boundary.h"
@@ -309,6 +310,26 @@ static tw_status check_output(const tw_job *job, const char *output, tw_validati
   return TW_OK;
 }
 
+/* cpu-diamond under solver.device_memory: the plan its create will make (a window of W planes, a
+ * height lowered to fit), so that `check` refuses the cap that `run` would, both before anything is
+ * allocated, and names where the cap is given. */
+static tw_status check_cpu_window(const tw_job *job, tw_validation *val, tw_error *err) {
+  if (!job->device_memory || strcmp(val->kernel, "cpu-diamond")) return TW_OK;
+  tw_problem pb;
+  int dts, nt, nt_default, W;
+  tw_status st = tw_problem_sizes(job, &pb, err);
+  if (!st) st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err);
+  if (st) {
+    tw_problem_axes_note(&pb, err);
+    return job->dm_where ? tw_error_prefix(err, "%s", job->dm_where) : st;
+  }
+  val->est.window_planes = W;
+  if (W && nt_default)
+    warn(val, "cpu-diamond lowers its tower height from %d to %d steps so that its window fits "
+         "solver.device_memory", nt_default, nt);
+  return TW_OK;
+}
+
 static void settings_warnings(const tw_job *job, tw_validation *val) {
   if (job->snap_every > job->steps)
     warn(val, "snapshots.every = %ld is beyond the last step (%ld): no snapshot will be written", job->snap_every,
@@ -438,6 +459,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (!st) st = check_sources(job, v->vmax, val, err);
   if (!st) st = check_surface(job, &val->est.grid, err);
   if (!st) st = check_output(job, output, val, err);
+  if (!st) st = check_cpu_window(job, val, err);
   if (!st) settings_warnings(job, val);
   phase(val, "wavelets, surface, output size", &t);
   if (!st && mode == TW_VALIDATE_CHECK) estimate_runtime(job, val);
