@@ -2,7 +2,8 @@
  * Progress on stderr: one updating line on a terminal, a line every 5 s otherwise. SIGINT stops the
  * run at the next block; the output is removed, nothing is left under its name. SIGTERM and SIGUSR1
  * do the same without checkpointing; with it they write a checkpoint at the next block and exit 75
- * (resumable: --resume continues). A survey job (shots = { ... }) goes to survey_ui.c. */
+ * (resumable: --resume continues). SIGHUP (the terminal or ssh session gone) is SIGTERM, unless the
+ * run was started with it ignored (nohup). A survey job (shots = { ... }) goes to survey_ui.c. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <string.h>
@@ -72,6 +73,8 @@ static int run_run(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGUSR1, &sa, NULL);
+  struct sigaction hup;
+  if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) sigaction(SIGHUP, &sa, NULL);
   if (job->nshots) {
     rc = a.resume ? tw_app_usage("run", "--resume is for a single-shot job's checkpoint; a survey resumes by itself: "
                                         "run the same command again")
@@ -152,10 +155,11 @@ static void help_run(FILE *o) {
           "naming the first. Temporaries of earlier runs of this output that were killed are removed (and\n"
           "said so). Progress goes to stderr (step, simulated time, Gcell/s, ETA; a survey: shots, rate,\n"
           "ETA). Ctrl-C stops the run and removes the partial output (a survey keeps its complete shots; rerun\n"
-          "it to go on). With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0), SIGTERM or\n"
-          "SIGUSR1 writes a checkpoint at the next time block and exits 75; `run --resume` continues from the\n"
-          "checkpoint bit for bit (also after a crash or SIGKILL, from the last one). An existing checkpoint\n"
-          "is never used without --resume nor overwritten: the run refuses to start.\n"
+          "it to go on). With checkpoints (checkpoint = { every = 500; } or every_seconds = 600.0), SIGTERM,\n"
+          "SIGUSR1 or SIGHUP (unless ignored: nohup) writes a checkpoint at the next time block and exits 75;\n"
+          "`run --resume` continues from the checkpoint bit for bit (also after a crash or SIGKILL, from the\n"
+          "last one). An existing checkpoint is never used without --resume nor overwritten: the run refuses\n"
+          "to start.\n"
           "Exit status: 0 done, 1 error, 2 usage, 3 a survey ran but shots failed or were not run (they are\n"
           "listed), 75 stopped after a checkpoint (resumable), 130 interrupted.\n");
 }

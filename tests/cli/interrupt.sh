@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# SIGINT and SIGTERM during a run: exit status 130, and nothing left under the final name
-# (nor the temporary one).
+# SIGINT, SIGTERM and SIGHUP (a lost terminal) during a run: exit status 130, and nothing left under
+# the final name (nor the temporary one, nor the lock); under nohup (SIGHUP ignored) the run goes on.
 set -uo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 cfg="$tmp/long.cfg"
@@ -12,7 +12,7 @@ sources = ( { position = [600.0, 600.0, 400.0]; wavelet = { type = "ricker"; fre
 receivers = { points = ( [100.0, 100.0, 100.0] ); };
 CFG
 fail=0
-for sig in INT TERM; do
+for sig in INT TERM HUP; do
   "$TORREWAVE" run "$cfg" -o "$tmp/l.h5" --set solver.kernel=cpu -q &
   pid=$!
   # Wait until the run is under way (its temporary file exists), then signal it.
@@ -24,4 +24,12 @@ for sig in INT TERM; do
   [ "$st" = 130 ] || { echo "FAIL: want 130"; fail=1; }
   if ls "$tmp"/l.h5* "$tmp"/l.xdmf >/dev/null 2>&1; then echo "FAIL: left: $(ls "$tmp")"; fail=1; fi
 done
+# nohup: SIGHUP ignored when the run starts stays ignored; the run completes.
+nohup "$TORREWAVE" run "$cfg" -o "$tmp/n.h5" --set solver.kernel=cpu --set time.duration=0.5 -q >"$tmp/nohup.out" 2>&1 &
+pid=$!
+for _ in $(seq 100); do ls "$tmp"/n.h5.part* >/dev/null 2>&1 && break; sleep 0.1; done
+kill -s HUP "$pid"
+wait "$pid"; st=$?
+echo "SIGHUP under nohup -> exit status $st"
+[ "$st" = 0 ] && [ -s "$tmp/n.h5" ] || { echo "FAIL: want 0 and the output"; cat "$tmp/nohup.out"; fail=1; }
 exit $fail
