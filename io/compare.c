@@ -357,6 +357,9 @@ tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_op
   const int geo_ok = nsp > 0 && snapshot_geometry(a, ga[0], ga[1]) && snapshot_geometry(b, gb[0], gb[1]);
   check_snapshots(a, b, nsp, ga, gb, geo_ok, &why);
   rep->nsnap_common = nsp;
+  if (!skip && nsp == 0 && a->nsnap > 0 && b->nsnap > 0) /* both have snapshots: none compared is no pass */
+    reason(&why, "no snapshot step is in both (A has %d snapshots from step %ld, B %d from step %ld); compare the "
+                 "traces alone with --traces-only", a->nsnap, a->snap_steps[0], b->nsnap, b->snap_steps[0]);
   if (rep->npairs == 0 && nsp == 0 && why.count == 0)
     reason(&why, "nothing to compare: %s", a->nrec || b->nrec ? "one file has no receivers and no snapshot step is "
                                                                "in both"

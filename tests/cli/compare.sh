@@ -69,6 +69,11 @@ expect 2 'dt differs' -- "$T" compare hom.h5 dt.h5
 expect 2 '"status": "incompatible"' -- "$T" compare hom.h5 dt.h5 --json
 expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o moved.h5 --set 'receivers.points=([190.0,130.0,120.0])' --set 'receivers.lines=()'
 expect 2 'no common receivers' -- "$T" compare hom.h5 moved.h5 --traces-only
+# Both files with snapshots but none at a common step: nothing of them compared is no pass (2);
+# --traces-only compares the traces alone.
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o other.h5 --set 'snapshots.every=7'
+expect 2 'no snapshot step is in both \(A has 2 snapshots from step 50, B [0-9]+ from step 7\)' -- "$T" compare hom.h5 other.h5
+expect 0 '^PASS' -- "$T" compare hom.h5 other.h5 --traces-only
 expect 2 'cannot open: No such file' -- "$T" compare hom.h5 missing.h5
 expect 2 'needs two result files' -- "$T" compare hom.h5
 expect 2 'unknown option' -- "$T" compare hom.h5 ref.h5 --frobnicate
