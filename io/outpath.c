@@ -107,7 +107,8 @@ static int same_file(const char *a, const char *b) {
 /* The checkpoint's files against the run's own: checkpoints are written during the run and removed
  * when it completes, so a checkpoint that is the output (or its sidecar, SEG-Y file or lock) would
  * take the finished output with it. */
-static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_job *job, tw_error *err) {
+static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_job *job, const input_file *in,
+                                  int nin, tw_error *err) {
   char *ck = tw_checkpoint_path(job, path), *sgy = job->output_segy ? tw_segy_path(path) : NULL;
   const size_t l = ck ? strlen(ck) : 0, lp = strlen(path);
   char *ckn[3] = {ck, malloc(l + 16), malloc(l + 16)}, *lock = malloc(lp + 8);
@@ -128,6 +129,16 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
                           "when the run completes, and the output would go with them; allowed: a checkpoint.file "
                           "whose name, with .journal and .tmp, is none of the output's files (the default, the "
                           "output's name + \".ckpt\", never is)", loc, ck_what[i], ckn[i], our_what[k], ours[k]);
+      }
+    for (int i = 0; i < 3 && !st; i++) /* nor an input: a checkpoint would overwrite it */
+      for (int k = 0; k < nin && !st; k++) {
+        if (!in[k].name || !same_file(ckn[i], in[k].name)) continue;
+        char loc[900] = "";
+        if (job->ckpt_file && job->ckpt_where)
+          snprintf(loc, sizeof loc, "%s: checkpoint.file: got \"%s\"; ", job->ckpt_where, job->ckpt_file);
+        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be %s ('%s'%s%s): a checkpoint would overwrite an "
+                          "input of the job; allowed: a new name (the default is the output's name + \".ckpt\")",
+                          loc, ck_what[i], ckn[i], in[k].what, in[k].name, in[k].key[0] ? ", " : "", in[k].key);
       }
   }
   for (int i = 0; i < 3; i++) free(ckn[i]);
@@ -165,7 +176,7 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
     st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
-  if (!st && job && job->ckpt) st = check_ckpt_names(path, xdmf, job, err);
+  if (!st && job && job->ckpt) st = check_ckpt_names(path, xdmf, job, in, nin, err);
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
     char *p = malloc(strlen(path) + 32);
     if (!p) {

@@ -86,8 +86,9 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
     tw_ckpt_info f;
     tw_error e = {0};
     if (tw_ckpt_read_info(c->path, &f, &e)) {
-      st = tw_error_set(err, TW_EINVAL, "checkpoint '%s' already exists and cannot be read (%s); remove it and '%s' "
-                        "to start over", c->path, e.msg, c->jpath);
+      st = tw_error_set(err, TW_EINVAL, "checkpoint '%s' already exists and cannot be read (%s): refusing to "
+                        "overwrite it; if it is a damaged checkpoint of this job, remove it and '%s' to start over, "
+                        "else choose another checkpoint.file", c->path, e.msg, c->jpath);
     } else {
       char when[64];
       date_of(f.written, when, sizeof when);

@@ -72,6 +72,9 @@ expect 1 "the checkpoint 'ck\.xdmf' would be the run's XDMF sidecar 'ck\.xdmf'" 
 expect 1 "the checkpoint '\./out2\.h5\.lock' would be the run's lock file 'out2\.h5\.lock'" \
   -- "$T" run ck.cfg -o out2.h5 --set 'checkpoint.file="./out2.h5.lock"'
 test ! -e ck.h5 && test ! -e res.journal && test ! -e ck.xdmf || { echo "FAIL: a refused run wrote a file"; fail=1; }
+expect 1 "the checkpoint 'vp\.bin' would be the velocity model \('vp\.bin', model\.file\): a checkpoint would overwrite an input" \
+  -- "$T" check job.cfg --set 'checkpoint={every=10;file="vp.bin";}'
+md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 expect 0 "-> ck\.h5" -- "$T" run ck.cfg --set 'checkpoint.file="ck.ckpt"'
 test -s ck.h5 && test ! -e ck.ckpt && test ! -e ck.ckpt.journal || { echo "FAIL: the output is missing or the checkpoint is left"; fail=1; }
 
