@@ -29,7 +29,7 @@
 #               layouts whose bit is set in MASK (its all(): 16383 = every one), each checked bitwise
 #               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
 #               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt);
-#               SMEM_BLOCK=MASK: its whole blocks (blocks(): checked on 200 x 170 x 96, timed on
+#               SMEM_BLOCK=MASK: its whole blocks (blocks(), 63 = all: checked on 200 x 170 x 96, timed on
 #               1024 x 1024 x 512), SMEM=0 to run only those
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),

@@ -135,7 +135,7 @@ static std::vector<int> band_cells(bool load) {
 // writes only what no other thread of the phase reads or writes (the band's slots are outside the
 // diamond the update reads in that buffer, the leaving columns are read before the barrier that lets
 // the band take their slots), so both orders give the same bits.
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool FULL = false>
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool FULL = false, bool PHYS = false>
 struct Tower {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC, LZ>;
@@ -146,12 +146,14 @@ struct Tower {
   static constexpr bool PRE = C2M == 1;
   float *sm, *g0, *g1;
   const float *c2g;
-  int N0, N1, NZ, nt, diag;               // N0: FULL only
-  int t, zh, da, db, z0, A0, B0, As, Bs;  // As, Bs: the square's corner mod S at this step
-  int sl;                                 // the slab (LZ > 0)
-  int lit[BD::LI], sit[BD::SI];           // this thread's band items, −1: none
-  float4 c2n[X][C2M == 2 ? 1 : NQ];       // C2M 1: the next step's runs; 2: the next run
-  float4 c2r[X][NQ];                      // this step's (C2M 0, 1)
+  int N0, N1, NZ, nt, diag;                                 // N0: FULL only
+  const float *ax = nullptr, *ay = nullptr, *az = nullptr;  // PHYS: damping per axis (null: none)
+  int fs = 0;                                               // PHYS: a free surface at z = 0
+  int t, zh, da, db, z0, A0, B0, As, Bs;                    // As, Bs: the square's corner mod S at this step
+  int sl;                                                   // the slab (LZ > 0)
+  int lit[BD::LI], sit[BD::SI];                             // this thread's band items, −1: none
+  float4 c2n[X][C2M == 2 ? 1 : NQ];                         // C2M 1: the next step's runs; 2: the next run
+  float4 c2r[X][NQ];                                        // this step's (C2M 0, 1)
 
   // level m in buffer m & 1 and in array m & 1 (level −1 in g1); selects, not arrays, so that
   // nothing is indexed at run time (local memory)
@@ -224,6 +226,9 @@ struct Tower {
       const int j = t + i * G::NT;
       sit[i] = j < BD::NS * (ZC / 4) ? scells[j / (ZC / 4)] | (j % (ZC / 4)) << 16 : -1;
     }
+  }
+  __host__ __device__ __forceinline__ void physics(const float *ax_, const float *ay_, const float *az_, int fs_) {
+    ax = ax_, ay = ay_, az = az_, fs = fs_;
   }
   // The tower T(p, q) of stage s = p + q, k = p − q (schedule.h).
   __host__ __device__ __forceinline__ void place(int s, int k) { A0 = R * (s + k), B0 = R * (s - k); }
@@ -369,6 +374,29 @@ struct Tower {
         const float4 v = *reinterpret_cast<const float4 *>(cur + off(e, e) + zq[q]);
         win[e][4 * q] = v.x, win[e][4 * q + 1] = v.y, win[e][4 * q + 2] = v.z, win[e][4 * q + 3] = v.w;
       }
+    // a free surface: the window's cells above z = 0 are ghosts, −p at the mirror cell (cpu_update.c's
+    // image method), formed in registers from the window itself (nothing else reads above z = 0)
+    const int zw = L + z0 - ZOFF;  // the window's first z
+    if (PHYS && fs && zw < 0)
+#pragma unroll
+      for (int e = 0; e < X; e++)
+#pragma unroll
+        for (int j = 0; j < NW; j++)
+#pragma unroll
+          for (int m = 1; m <= r; m++)
+            if (j + 2 * m < NW && zw + j == -m) win[e][j] = m < NZ ? -win[e][j + 2 * m] : 0.0f;
+    // damping: (ax + ay) of this thread's columns (tw_damping's order: (ax + ay) + az)
+    float axy[X];
+    bool und[X];  // the column is outside the x and y layers
+#pragma unroll
+    for (int e = 0; e < X; e++) {
+      axy[e] = 0.0f, und[e] = true;
+      if (PHYS && ax && ownin(tau, e)) {
+        const int a = A0 + tau * r + da + e, b = B0 + tau * r + db + e;
+        const float fx = ax[(a + b) / 2], fy = ay[(a - b) / 2];
+        axy[e] = fx + fy, und[e] = fx == 0.0f && fy == 0.0f;
+      }
+    }
 #pragma unroll
     for (int qq = 0; qq < NQ; qq++) {
       const int zo = zq[qq + 1];
@@ -404,7 +432,17 @@ struct Tower {
           float *o = nxt + off(e, e) + zo;
           const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = c2q[e];
           const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
-          *reinterpret_cast<float4 *>(o) = update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
+          bool damped = false;  // a run of 4 cells damped where any of its cells is (exact at a = 0)
+          float av[4] = {0.f, 0.f, 0.f, 0.f};
+          if (PHYS && ax) {
+            const float4 z4 = ldg4(reinterpret_cast<const float4 *>(az + L + z0 + 4 * qq));
+            const float zs[4] = {z4.x, z4.y, z4.z, z4.w};
+#pragma unroll
+            for (int i = 0; i < 4; i++) av[i] = axy[e] + zs[i], damped |= !(und[e] && zs[i] == 0.0f);
+          }
+          *reinterpret_cast<float4 *>(o) =
+              damped ? update4<r, NW, true>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w, av)
+                     : update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
         }
       }
     }
@@ -669,18 +707,20 @@ static std::vector<Item> block_items(int N0, int N1, int NZ, int nt) {
   return v;
 }
 
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS>
 __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
     block_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N0, int N1,
                  int NZ, int nt, const Item *__restrict__ items, int nitems, int *next, int *done,
-                 const int *__restrict__ lcells, const int *__restrict__ scells) {
-  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true>;
+                 const int *__restrict__ lcells, const int *__restrict__ scells, const float *ax, const float *ay,
+                 const float *az, int fs) {
+  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true, PHYS>;
   using G = TG<r, R, ZC, X, ZS>;
   extern __shared__ float4 sm4[];
   __shared__ int item;
   for (int i = threadIdx.x; i < 2 * G::BUF; i += blockDim.x) reinterpret_cast<float *>(sm4)[i] = 0.0f;
   TT T;
   T.setup(reinterpret_cast<float *>(sm4), g0, g1, c2g, N0, N1, NZ, nt, 0, threadIdx.x, lcells, scells);
+  T.physics(ax, ay, az, fs);
   for (;;) {
     if (threadIdx.x == 0) {
       const int i = atomicAdd(next, 1);
@@ -717,18 +757,20 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
   }
 }
 
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS>
 static void emulate_block(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, const Wt<r> &w,
                           int N0, int N1, int NZ, int nt, const std::vector<Item> &items, const int *lcells,
-                          const int *scells) {
+                          const int *scells, const float *ax, const float *ay, const float *az, int fs) {
   using G = TG<r, R, ZC, X, ZS>;
-  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true>;
+  using TT = Tower<r, R, ZC, X, ZS, C2M, LZ, true, PHYS>;
   // with LZ, every position a slab reads is written (zeros outside the grid): the emulation starts
   // from ones to show it; with LZ = 0 the z halo is never written and stays as the kernel leaves it, 0
   std::vector<float> sm(2 * (size_t)G::BUF, LZ ? 1.0f : 0.0f);
   std::vector<TT> T(G::NT);
-  for (int t = 0; t < G::NT; t++)
+  for (int t = 0; t < G::NT; t++) {
     T[t].setup(sm.data(), g0.data(), g1.data(), c2.data(), N0, N1, NZ, nt, 0, t, lcells, scells);
+    T[t].physics(ax, ay, az, fs);
+  }
   for (const Item &it : items) {
     for (TT &u : T) u.place(it.s, it.k), u.begin_slab(it.c, it.ts);
     for (TT &u : T) u.load_square(it.ts, G::NT);
@@ -740,10 +782,13 @@ static void emulate_block(std::vector<float> &g0, std::vector<float> &g1, const 
   }
 }
 
-// The host's reference for a block: nt plain steps over the whole grid, zero outside it.
+// The host's reference for a block: nt plain steps over the whole grid, zero outside it; with
+// damping (ax: null for none), tw_stencil.h's tw_cell_update with a = (ax + ay) + az; with a free
+// surface, cpu_update.c's ghosts above z = 0 (−p at the mirror cell, 0 beyond the column).
 template <int r>
 static void host_block(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, int N0, int N1,
-                       int NZ, int nt, const tw_stencil &st) {
+                       int NZ, int nt, const tw_stencil &st, const float *ax, const float *ay, const float *az,
+                       int fs) {
   std::vector<float> *gl[2] = {&g0, &g1};
   for (int tau = 0; tau < nt; tau++) {
     const std::vector<float> &cur = *gl[tau & 1];
@@ -752,6 +797,8 @@ static void host_block(std::vector<float> &g0, std::vector<float> &g1, const std
       for (int y = 0; y < N1; y++)
         for (int z = 0; z < NZ; z++) {
           const auto v = [&](int xx, int yy, int zz) {
+            if (fs && zz < 0 && zz >= -r && xx >= 0 && xx < N0 && yy >= 0 && yy < N1)
+              return -zz < NZ ? -cur[gcol(N1, NZ, xx, yy) - zz] : 0.0f;
             return xx < 0 || xx >= N0 || yy < 0 || yy >= N1 || zz < 0 || zz >= NZ ? 0.0f
                                                                                   : cur[gcol(N1, NZ, xx, yy) + zz];
           };
@@ -760,13 +807,26 @@ static void host_block(std::vector<float> &g0, std::vector<float> &g1, const std
             px[m + r] = v(x + m, y, z), py[m + r] = v(x, y + m, z), pz[m + r] = v(x, y, z + m);
           const size_t o = gcol(N1, NZ, x, y) + z;
           const float lap = tw_laplacian(r, &st, &px[r], 1, &py[r], 1, &pz[r], 1);
-          nxt[o] = tw_cell_update_undamped(cur[o], nxt[o], lap, c2[o]);
+          nxt[o] = ax ? tw_cell_update(cur[o], nxt[o], lap, c2[o], tw_damping(ax[x], ay[y], az[z]))
+                      : tw_cell_update_undamped(cur[o], nxt[o], lap, c2[o]);
         }
   }
 }
 
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ>
+// Absorbing layers of W cells on every face (the top too without a free surface): a ramp of a = η dt/2
+// like boundary's profile in shape (the values need only be the same for the kernel and the host).
+static std::vector<float> layer_profile(int n, int W, bool low) {
+  std::vector<float> a(n, 0.0f);
+  for (int i = 0; i < n; i++) {
+    const int d = i < W && low ? W - i : i >= n - W ? i - (n - W - 1) : 0;
+    a[i] = d ? 0.02f * (float)(d * d) / (float)(W * W) : 0.0f;
+  }
+  return a;
+}
+
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS = false>
 static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
+  constexpr bool phys = PHYS;
   using G = TG<r, R, ZC, X, ZS>;
   const std::vector<Item> items = block_items<r, R, ZC, LZ>(N0, N1, NZ, nt);
   const size_t n = (size_t)N0 * N1 * NZ;
@@ -776,19 +836,35 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
   Wt<r> w;
   test_weights(w, st);
   const std::vector<int> lc = band_cells<r, R>(true), sc = band_cells<r, R>(false);
-  char name[200];
-  snprintf(name, sizeof name, "order %d, R = %d, X %d ZS %d%s%s, whole block %d x %d x %d, %d steps, %zu items", 2 * r,
-           R, X, ZS, c2m_name(C2M), LZ ? ", z slabs" : "", N0, N1, NZ, nt, items.size());
+  const int W = N0 >= 256 ? 12 : 5, fs = phys;  // layers (the realistic job's 12), a free surface
+  const std::vector<float> hax = layer_profile(N0, W, true), hay = layer_profile(N1, W, true),
+                           haz = layer_profile(NZ, W, !fs);
+  const float *pax = phys ? hax.data() : nullptr, *pay = phys ? hay.data() : nullptr;
+  const float *paz = phys ? haz.data() : nullptr;
+  char name[240];
+  snprintf(name, sizeof name, "order %d, R = %d, X %d ZS %d%s%s%s, whole block %d x %d x %d, %d steps, %zu items",
+           2 * r, R, X, ZS, c2m_name(C2M), LZ ? ", z slabs" : "", phys ? ", layers and a free surface" : "", N0, N1, NZ,
+           nt, items.size());
   std::vector<float> o0, o1;
   double ms_best = 0;
   if (g_emu) {
     o0 = h0, o1 = h1;
-    emulate_block<r, R, ZC, X, ZS, C2M, LZ>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data());
+    emulate_block<r, R, ZC, X, ZS, C2M, LZ, PHYS>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data(), pax, pay,
+                                                  paz, fs);
   } else {
     float *d0, *d1, *dc2;
     for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
     int *dl, *ds, *dn, *dd;
     Item *di;
+    float *dax = nullptr, *day = nullptr, *daz = nullptr;
+    if (phys) {
+      CK(cudaMalloc(&dax, N0 * 4));
+      CK(cudaMalloc(&day, N1 * 4));
+      CK(cudaMalloc(&daz, NZ * 4));
+      CK(cudaMemcpy(dax, pax, N0 * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(day, pay, N1 * 4, cudaMemcpyHostToDevice));
+      CK(cudaMemcpy(daz, paz, NZ * 4, cudaMemcpyHostToDevice));
+    }
     CK(cudaMalloc(&dl, lc.size() * sizeof(int)));
     CK(cudaMalloc(&ds, sc.size() * sizeof(int)));
     CK(cudaMalloc(&di, items.size() * sizeof(Item)));
@@ -799,7 +875,7 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
     CK(cudaMemcpy(di, items.data(), items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dc2, hc2.data(), n * 4, cudaMemcpyHostToDevice));
     const size_t smem = 2 * (size_t)G::BUF * sizeof(float);
-    auto kern = block_kernel<r, R, ZC, X, ZS, C2M, LZ>;
+    auto kern = block_kernel<r, R, ZC, X, ZS, C2M, LZ, PHYS>;
     CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
@@ -813,7 +889,8 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
       CK(cudaMemset(dn, 0, sizeof(int)));
       CK(cudaMemset(dd, 0, items.size() * sizeof(int)));
       CK(cudaEventRecord(e0));
-      kern<<<sms, G::NT, smem>>>(d0, d1, dc2, w, N0, N1, NZ, nt, di, (int)items.size(), dn, dd, dl, ds);
+      kern<<<sms, G::NT, smem>>>(d0, d1, dc2, w, N0, N1, NZ, nt, di, (int)items.size(), dn, dd, dl, ds, dax, day, daz,
+                                 fs);
       CK(cudaGetLastError());
       CK(cudaEventRecord(e1));
       CK(cudaEventSynchronize(e1));
@@ -829,13 +906,14 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
     ms_best = best;
     for (float *a : {d0, d1, dc2}) CK(cudaFree(a));
     for (int *a : {dl, ds, dn, dd}) CK(cudaFree(a));
+    for (float *a : {dax, day, daz}) CK(cudaFree(a));
     CK(cudaFree(di));
     CK(cudaEventDestroy(e0));
     CK(cudaEventDestroy(e1));
   }
   size_t bad = 0;
   if (check) {
-    host_block<r>(h0, h1, hc2, N0, N1, NZ, nt, st);
+    host_block<r>(h0, h1, hc2, N0, N1, NZ, nt, st, pax, pay, paz, fs);
     for (size_t i = 0; i < n; i++) bad += memcmp(&h0[i], &o0[i], 4) != 0 || memcmp(&h1[i], &o1[i], 4) != 0;
   }
   if (g_emu)
@@ -904,6 +982,13 @@ static void blocks(int reps, int only) {
   });
   one([&] {
     sizes([&](int a, int b, int, int nt, bool k) { run_block<4, 12, 32, 2, 2, 2, 0>(reps, a, b, 32, nt, k); });
+  });
+  // with absorbing layers and a free surface (the realistic job's boundary)
+  one([&] {
+    sizes([&](int a, int b, int c, int nt, bool k) { run_block<4, 12, 32, 2, 2, 2, 4, true>(reps, a, b, c, nt, k); });
+  });
+  one([&] {
+    sizes([&](int a, int b, int c, int nt, bool k) { run_block<2, 14, 32, 2, 2, 2, 4, true>(reps, a, b, c, nt, k); });
   });
 }
 
