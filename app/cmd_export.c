@@ -13,7 +13,8 @@ static void help_export(FILE *o) {
           "Write the receiver traces of a torrewave result file as SEG-Y rev 1 (IEEE float samples; headers:\n"
           "shot, source and receiver x, y and depth to the centimetre, offset, samples, interval; README.md\n"
           "\"SEG-Y\" lists them). The default OUT.sgy is RESULT.sgy beside RESULT.h5. The file is written under a\n"
-          "temporary name and renamed when complete. SEG-Y stores the sample interval in whole microseconds and at\n"
+          "temporary name and renamed when complete; it may replace a regular file, never the result file itself, a\n"
+          "symbolic link, a folder or a device. SEG-Y stores the sample interval in whole microseconds and at\n"
           "most 32767 samples per trace: other results are refused with what to change in the job.\n"
           "Needs a build with segyio (`torrewave info` says). Exit status: 0 done, 1 error, 2 usage.\n");
 }
@@ -21,7 +22,8 @@ static void help_export(FILE *o) {
 static int run_export(int argc, char **argv) {
   const char *in = NULL, *segy = NULL;
   for (int i = 1; i < argc; i++) {
-    if ((strcmp(argv[i], "--segy") == 0) && i + 1 < argc) {
+    if (strcmp(argv[i], "--segy") == 0) {
+      if (i + 1 >= argc) return tw_app_usage("export", "--segy needs a value (the SEG-Y file to write)");
       segy = argv[++i];
     } else if (strncmp(argv[i], "--segy=", 7) == 0) {
       segy = argv[i] + 7;
@@ -40,7 +42,8 @@ static int run_export(int argc, char **argv) {
   int rc;
   if (!out) {
     rc = tw_app_usage("export", "out of memory");
-  } else if (tw_segy_export(in, out, &err)) {
+  } else if (tw_output_check_file(out, "SEG-Y output", "--segy FILE", in, "the result file being exported", &err) ||
+             tw_segy_export(in, out, &err)) {
     rc = tw_app_fail(&err);
   } else {
     fprintf(stderr, "torrewave: %s -> %s\n", in, out);

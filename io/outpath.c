@@ -63,11 +63,12 @@ typedef struct {
   char key[48];
 } input_file;
 
+#define OUTPUT_FIX "choose another output name (-o, or output.file in the job)"
+
 /* Refuse `path` (what: "output", "XDMF sidecar") when it is there but not a plain regular file, or
- * when it is one of the inputs. */
+ * when it is one of the inputs; fix: what to do instead. */
 static tw_status check_one(const char *path, const char *what, const char *out, const input_file *in, int nin,
-                           tw_error *err) {
-  const char *fix = "choose another output name (-o, or output.file in the job)";
+                           const char *fix, tw_error *err) {
   struct stat ls, st;
   if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
   const char *of = strcmp(path, out) ? " of output '" : "";
@@ -146,11 +147,39 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
   return st;
 }
 
-tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
-  if (!path || !path[0])
-    return tw_error_set(err, TW_EINVAL, "output: the file name is empty; give one with -o FILE.h5 or output.file");
+/* A name at all, not a folder's (what: "output", ...; how: where the name is given). */
+static tw_status check_name(const char *path, const char *what, const char *how, tw_error *err) {
+  if (!path || !path[0]) return tw_error_set(err, TW_EINVAL, "%s: the file name is empty; give one with %s", what, how);
   if (path[strlen(path) - 1] == '/')
-    return tw_error_set(err, TW_EINVAL, "output '%s' names a folder; give a file name, e.g. '%sout.h5'", path, path);
+    return tw_error_set(err, TW_EINVAL, "%s '%s' names a folder; give a file name in it", what, path);
+  return TW_OK;
+}
+
+/* Its folder exists. */
+static tw_status check_folder(const char *path, const char *what, const char *dir, tw_error *err) {
+  struct stat ds;
+  if (stat(dir, &ds) == 0 && S_ISDIR(ds.st_mode)) return TW_OK;
+  return tw_error_set(err, TW_EIO, "%s '%s': its folder '%s' %s; create it first or choose another name", what, path,
+                      dir, errno == ENOENT ? "does not exist" : "is not a folder");
+}
+
+tw_status tw_output_check_file(const char *path, const char *what, const char *how, const char *input,
+                               const char *input_what, tw_error *err) {
+  tw_status st = check_name(path, what, how, err);
+  if (st) return st;
+  char *dir = dir_of(path);
+  st = dir ? check_folder(path, what, dir, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  const input_file in = {input, input_what, ""};
+  char fix[160];
+  snprintf(fix, sizeof fix, "choose another name (%s)", how);
+  if (!st) st = check_one(path, what, path, &in, input ? 1 : 0, fix, err);
+  free(dir);
+  return st;
+}
+
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
+  tw_status st0 = check_name(path, "output", "-o FILE.h5 or output.file", err);
+  if (st0) return st0;
   /* the job's inputs */
   int nin = 0, cap = 2 + (job ? job->nsources : 0);
   input_file *in = calloc((size_t)cap, sizeof *in);
@@ -165,15 +194,12 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
     }
   char *xdmf = tw_xdmf_path(path), *dir = dir_of(path);
   tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
-  struct stat ds;
-  if (!st && (stat(dir, &ds) != 0 || !S_ISDIR(ds.st_mode)))
-    st = tw_error_set(err, TW_EIO, "output '%s': its folder '%s' %s; create it first or choose another output name",
-                      path, dir, errno == ENOENT ? "does not exist" : "is not a folder");
-  if (!st) st = check_one(path, "output", path, in, nin, err);
-  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, err);
+  if (!st) st = check_folder(path, "output", dir, err);
+  if (!st) st = check_one(path, "output", path, in, nin, OUTPUT_FIX, err);
+  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, OUTPUT_FIX, err);
   if (!st && job && job->output_segy) {
     char *sgy = tw_segy_path(path);
-    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, OUTPUT_FIX, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
   if (!st && job && job->ckpt) st = check_ckpt_names(path, xdmf, job, in, nin, err);

@@ -294,6 +294,11 @@ const char *tw_output_temp_path(const tw_output *o);
  * when the run completes, and the output would go with them). probe: also
  * create and remove "<path>.check-PID" (the folder accepts new files). */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
+/* The same rules for one file written from an input (`export`'s SEG-Y from a result file): a name,
+ * its folder there, and if the file exists a regular file that is not `input` (what: "SEG-Y output";
+ * how: where its name is given, for the message; input_what: "the result file"). */
+tw_status tw_output_check_file(const char *path, const char *what, const char *how, const char *input,
+                               const char *input_what, tw_error *err);
 int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */
 double tw_output_free_bytes(const char *path);   /* free bytes on its file system, −1 unknown */
 

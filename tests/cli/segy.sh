@@ -55,6 +55,18 @@ cmp shot.sgy again.sgy && echo "ok: export writes the bytes the run wrote"
 mv shot.sgy first.sgy
 expect 0 'shot.h5 -> shot.sgy' -- "$T" export shot.h5
 cmp shot.sgy first.sgy && echo "ok: export's default name is shot.sgy"
+# export's output obeys the outputs' rules: never the result itself, a FIFO or device, a link or a folder
+cp shot.h5 keep.h5
+expect 1 "SEG-Y output 'shot\.h5' is the result file being exported" -- "$T" export shot.h5 --segy shot.h5
+cmp -s shot.h5 keep.h5 || { echo "FAIL: export replaced its own input"; fail=1; }
+mkfifo pipe.sgy  # (not /dev/null: a regression would replace it, as root)
+expect 1 "SEG-Y output 'pipe\.sgy' is a FIFO \(named pipe\): refusing to replace it" -- "$T" export shot.h5 --segy pipe.sgy
+test -p pipe.sgy || { echo "FAIL: the FIFO was replaced"; fail=1; }
+ln -s keep.h5 link.sgy
+expect 1 "SEG-Y output 'link\.sgy' is a symbolic link" -- "$T" export shot.h5 --segy link.sgy
+test -L link.sgy && cmp -s keep.h5 shot.h5 || { echo "FAIL: the link or its target changed"; fail=1; }
+expect 1 "SEG-Y output: the file name is empty" -- "$T" export shot.h5 --segy ""
+expect 2 "--segy needs a value" -- "$T" export shot.h5 --segy
 
 cat > check.py <<'PY'
 import sys
