@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -934,11 +935,22 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
     tw_output_abort(o);
     return st;
   }
+  /* With output.segy, the old SEG-Y file goes before the new .h5 comes: a run stopped between the two
+   * leaves an .h5 without a SEG-Y file (a survey reruns that shot), never an .h5 beside an earlier
+   * run's SEG-Y file (export rewrites it from either .h5). TW_OUTPUT_CRASH_BEFORE_SEGY (a test hook):
+   * the process kills itself there. */
+  if (o->segy) {
+    char *sgy = tw_segy_path(o->path);
+    if (sgy) unlink(sgy);
+    free(sgy);
+  }
   st = publish_pair(o, err);
   if (st && tw_output_exists(o->temp)) { /* the .h5 itself was not published */
     tw_output_abort(o);
     return st;
   }
+  const char *crash = getenv("TW_OUTPUT_CRASH_BEFORE_SEGY");
+  if (o->segy && crash && *crash == '1') raise(SIGKILL);
   tw_error e2 = {0};
   tw_status st2 = write_segy(o, st ? &e2 : err); /* the first error is the one reported */
   if (!st) st = st2;

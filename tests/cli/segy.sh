@@ -55,6 +55,31 @@ cmp shot.sgy again.sgy && echo "ok: export writes the bytes the run wrote"
 mv shot.sgy first.sgy
 expect 0 'shot.h5 -> shot.sgy' -- "$T" export shot.h5
 cmp shot.sgy first.sgy && echo "ok: export's default name is shot.sgy"
+# A run stopped between its .h5 and its SEG-Y file (the test hook kills it there) leaves the new .h5
+# and no SEG-Y file, never the new .h5 beside the earlier run's SEG-Y file; a survey reruns such a
+# shot, and its SEG-Y file then holds that run's samples (export of its .h5, byte for byte).
+TW_OUTPUT_CRASH_BEFORE_SEGY=1 "$T" run job.cfg -q --set time.steps=120 2>/dev/null
+test -s shot.h5 && test ! -e shot.sgy || { echo "FAIL: after a stop between the two, shot.sgy: $(ls shot.*)"; fail=1; }
+"$T" run job.cfg -q 2>/dev/null  # back to the first job's files
+cat > sv.cfg <<'CFG'
+grid = { n = [24, 20, 16]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 60; dt = 0.001; };
+model = { type = "constant"; vp = 2000.0; };
+scheme = { order = 2; };
+shots = { positions = ( [110.0, 90.0, 70.0] ); receivers = "fixed"; };
+sources = ( { wavelet = { type = "ricker"; frequency = 20.0; amplitude = 1.0; }; } );
+receivers = { lines = ( { from = [10.0, 90.0, 40.0]; to = [220.0, 90.0, 40.0]; count = 12; } ); };
+output = { directory = "sv"; segy = true; };
+solver = { kernel = "cpu"; };
+CFG
+"$T" run sv.cfg -q 2>/dev/null
+sed 's/amplitude = 1.0/amplitude = 2.0/' sv.cfg > sv2.cfg
+TW_OUTPUT_CRASH_BEFORE_SEGY=1 "$T" run sv2.cfg -q 2>/dev/null
+expect 0 "1 run" -- "$T" run sv2.cfg
+expect 0 'sv/shot-00000.h5 -> re.sgy' -- "$T" export sv/shot-00000.h5 --segy re.sgy
+cmp sv/shot-00000.sgy re.sgy && echo "ok: the rerun shot's SEG-Y file is its own" ||
+  { echo "FAIL: the shot's SEG-Y file is not its .h5's"; fail=1; }
+
 # export's output obeys the outputs' rules: never the result itself, a FIFO or device, a link or a folder
 cp shot.h5 keep.h5
 expect 1 "SEG-Y output 'shot\.h5' is the result file being exported" -- "$T" export shot.h5 --segy shot.h5
