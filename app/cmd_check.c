@@ -107,6 +107,10 @@ static int survey_report(const tw_job *job, const tw_validation *val, const tw_j
   }
   char probe[1200];
   struct stat sb;
+  if (tw_survey_check_dir(dir, &err)) {
+    if (!a->output) tw_error_prefix(&err, "%s", job->output_dir_where ? job->output_dir_where : job->path);
+    return tw_app_fail(&err);
+  }
   const int exists = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
   if (exists) snprintf(probe, sizeof probe, "%s/.check-%ld", dir, (long)getpid());
   else snprintf(probe, sizeof probe, "%s.check-%ld", dir, (long)getpid());

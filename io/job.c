@@ -1414,7 +1414,13 @@ static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job
       return bad(c, member(g, "file"), "a survey writes one file per shot",
                  "give output.directory instead (its files: shot-00000.h5, shot-00001.h5, ...)");
     j->output_dir = dir ? strdup(dir) : default_output(c->name, "");
-    return j->output_dir ? TW_OK : oom(c);
+    if (!j->output_dir) return oom(c);
+    if (dir) {
+      char loc[600];
+      where(c, member(g, "directory"), loc, sizeof loc);
+      if (!(j->output_dir_where = strdup(loc))) return oom(c);
+    }
+    return TW_OK;
   }
   if (dir)
     return bad(c, member(g, "directory"), "only a survey (shots = { ... }) writes a directory", "give output.file");
@@ -1697,6 +1703,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->ckpt_file);
   free(job->ckpt_where);
   free(job->dm_where);
+  free(job->output_dir_where);
   free(job->shots);
   free(job->output_dir);
   free(job);

@@ -121,6 +121,7 @@ typedef struct tw_job {
   double (*shots)[3];        /* source positions in job order: shots.positions, then shots.lines */
   int rec_moving;            /* shots.receivers = "moving" */
   char *output_dir;          /* output.directory, default "<job basename>" (surveys only) */
+  char *output_dir_where;    /* where output.directory is given, as errors name it (NULL: the default) */
   /* What a survey's restart compares (a complete shot file carries it): FNV-1a over the job's
    * settings in canonical form (members sorted, exact values), leaving out what does not change a
    * shot's files (output.file/directory, shots.positions/lines, the solver group), plus the size and

@@ -70,8 +70,9 @@ tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, t
   }
 }
 
-/* mkdir -p: every missing component of dir (an existing one is fine). */
-static tw_status make_dirs(const char *dir, tw_error *err) {
+/* The components of dir: each that exists must be a directory; create: mkdir -p (an existing one is
+ * fine), else stop at the first missing one (the run will make the rest). */
+static tw_status walk_dirs(const char *dir, int create, tw_error *err) {
   char *d = strdup(dir);
   if (!d) return tw_error_set(err, TW_ENOMEM, "out of memory");
   tw_status st = TW_OK;
@@ -80,16 +81,25 @@ static tw_status make_dirs(const char *dir, tw_error *err) {
     if (c != '/' && c != '\0') continue;
     *p = '\0';
     struct stat sb;
-    if (mkdir(d, 0777) != 0 && errno != EEXIST)
+    if (create && mkdir(d, 0777) != 0 && errno != EEXIST) {
       st = tw_error_set(err, TW_EIO, "output.directory '%s': cannot create '%s': %s", dir, d, strerror(errno));
-    else if (stat(d, &sb) != 0 || !S_ISDIR(sb.st_mode))
-      st = tw_error_set(err, TW_EIO, "output.directory '%s': '%s' exists and is not a directory", dir, d);
+    } else if (stat(d, &sb) != 0) {
+      if (create) st = tw_error_set(err, TW_EIO, "output.directory '%s': cannot create '%s'", dir, d);
+      *p = c;
+      break; /* (not create) missing: made by the run from here on */
+    } else if (!S_ISDIR(sb.st_mode)) {
+      st = tw_error_set(err, TW_EIO, "output.directory '%s': '%s' exists and is not a directory; choose another "
+                        "directory (output.directory, or -o)", dir, d);
+    }
     *p = c;
     if (st || c == '\0') break;
   }
   free(d);
   return st;
 }
+static tw_status make_dirs(const char *dir, tw_error *err) { return walk_dirs(dir, 1, err); }
+
+tw_status tw_survey_check_dir(const char *dir, tw_error *err) { return walk_dirs(dir, 0, err); }
 
 /* Shot `index` of the job has a complete file in dir, written by this job (hash) at this shot's
  * position. 1: complete; 0: none; −1: a file is there but it is not that shot's (another job, an
@@ -156,6 +166,8 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
   const long n = job->nshots;
   *todo = NULL;
   tw_status st = make_dirs(rep->directory, err);
+  if (st && job->output_dir && strcmp(rep->directory, job->output_dir) == 0) /* (not -o): where it is given */
+    tw_error_prefix(err, "%s", job->output_dir_where ? job->output_dir_where : job->path);
   if (st) return st;
   unsigned char *sel = malloc((size_t)n);
   long *t = malloc((size_t)n * sizeof *t);

@@ -113,6 +113,9 @@ void tw_survey_report_free(tw_survey_report *rep);
 tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err);
 /* "<dir>/shot-00042.h5" (five digits at least, job order from 0). */
 void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
+/* The output directory as the run will make it (`check`): every component of dir that exists is a
+ * directory (the run creates the missing ones). */
+tw_status tw_survey_check_dir(const char *dir, tw_error *err);
 /* The job hash the shot files carry, 16 hex digits: tw_job.hash (the job's settings that change a
  * shot's numbers), the update's arithmetic (TW_UPDATE_FORM) and the version. Not the kernel: every
  * kernel, CPU or GPU, computes the same bits, so a survey restarted on another kernel keeps the

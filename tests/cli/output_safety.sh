@@ -165,4 +165,20 @@ if [ "$avail" -lt 3000000000000 ]; then
     --set 'grid.n=[100,100,100]' --set 'model={type="constant"; vp=2000.0;}' --set time.steps=$n --set snapshots.every=1
 else echo "skip: more than 3 TB free here"; fi
 expect 1 "the job has no receivers, so there is no reference to compute" -- "$T" reference job.cfg --set 'receivers={}'
+# A survey's output.directory through a regular file: check refuses what run refuses, file:line named.
+cat > sv.cfg <<'CFG'
+grid = { n = [16, 16, 12]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 20; };
+model = { type = "constant"; vp = 2000.0; };
+shots = { positions = ( [80.0, 80.0, 60.0] ); receivers = "fixed"; };
+sources = ( { wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { points = ( [40.0, 40.0, 40.0] ); };
+output = { directory = "plain.txt/sub"; };
+solver = { kernel = "cpu"; };
+CFG
+echo keep > plain.txt
+expect 1 "sv\.cfg:7: output\.directory 'plain\.txt/sub': 'plain\.txt' exists and is not a directory" -- "$T" check sv.cfg
+expect 1 "sv\.cfg:7: output\.directory 'plain\.txt/sub': 'plain\.txt' exists and is not a directory" -- "$T" run sv.cfg
+expect 1 "output\.directory 'plain\.txt': 'plain\.txt' exists and is not a directory" -- "$T" check sv.cfg -o plain.txt
+[ "$(cat plain.txt)" = keep ] || { echo "FAIL: plain.txt changed"; fail=1; }
 exit $fail
