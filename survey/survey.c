@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,6 +54,7 @@ struct survey {
   tw_medium *medium;
   int medium_state;          /* 0: being built, 1: ready, −1: failed (under mu) */
   char medium_error[400];
+  int dir_existed;        /* rank 0: the output directory was there before this run */
   pthread_mutex_t mu;
   pthread_cond_t to_main, to_workers;
   worker *w;
@@ -370,6 +372,8 @@ static tw_status start(survey *sv, tw_error *err) {
       tw_survey_hash(sv->job, s.kernel, s.hash);
       snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
       snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
+      struct stat sb;
+      sv->dir_existed = stat(rep->directory, &sb) == 0;
       s.st = survey_plan(sv->job, sv->opts, rep, &sv->todo, err);
     }
     if (s.st) snprintf(s.msg, sizeof s.msg, "%.599s", err->msg);
@@ -422,7 +426,11 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%.399s", e.msg);
     pthread_cond_broadcast(&sv->to_workers);
     pthread_mutex_unlock(&sv->mu);
-    st = dispatch(sv, err);
+    /* The job itself refused by the medium's validation (a shot on the free surface, ...): every rank
+     * finds the same, so none dispatches, and the survey fails as a bad job does (exit 1), not as
+     * shots not run (no rerun can help). Other failures leave this rank's workers retired. */
+    if (ms == TW_ECONFIG) *err = e, st = ms;
+    else st = dispatch(sv, err);
   }
   if (st) stop_workers(sv);
   for (int i = 0; i < sv->nw; i++)
@@ -484,6 +492,8 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
     if (!st && !s.total) st = tw_error_set(err, TW_ENODEV, "%s", s.msg);
     if (!st) st = run_workers(&sv, &me, err);
   }
+  /* A bad job leaves no output directory it made (rmdir: only if empty). */
+  if (st == TW_ECONFIG && rep->root && !sv.dir_existed) rmdir(rep->directory);
   /* Every rank learns the outcome (the same exit status everywhere). */
   survey_end end = {rep->done, rep->failed, rep->to_run - rep->done - rep->failed, rep->stopped};
   if (!st && rep->to_run > 0) st = comm_bcast(sv.comm, &end, (int)sizeof end, err);

@@ -181,4 +181,9 @@ expect 1 "sv\.cfg:7: output\.directory 'plain\.txt/sub': 'plain\.txt' exists and
 expect 1 "sv\.cfg:7: output\.directory 'plain\.txt/sub': 'plain\.txt' exists and is not a directory" -- "$T" run sv.cfg
 expect 1 "output\.directory 'plain\.txt': 'plain\.txt' exists and is not a directory" -- "$T" check sv.cfg -o plain.txt
 [ "$(cat plain.txt)" = keep ] || { echo "FAIL: plain.txt changed"; fail=1; }
+# A survey whose job the validation refuses (a shot on the free surface) fails as a bad job (1, the
+# reason named), not as shots not run (3), and leaves no output directory it made.
+expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
+  --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' --set 'output.directory="fsdir"'
+test ! -e fsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
 exit $fail
