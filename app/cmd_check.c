@@ -46,7 +46,7 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   if (job->ckpt_every) l += (size_t)snprintf(when + l, sizeof when - l, "every %ld steps, ", job->ckpt_every);
   if (job->ckpt_every_seconds > 0)
     l += (size_t)snprintf(when + l, sizeof when - l, "every %g s, ", job->ckpt_every_seconds);
-  snprintf(when + l, sizeof when - l, "on SIGTERM or SIGUSR1");
+  snprintf(when + l, sizeof when - l, "on SIGTERM, SIGUSR1 or SIGHUP");
   const double cells = (double)tw_grid_cells(&est->grid);
   printf("checkpoint   %s: %s each (two time levels of %.3g cells), %s\n", path,
          tw_format_bytes(plan.bytes, b1, sizeof b1), cells, when);

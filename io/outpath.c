@@ -123,23 +123,27 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
     for (int i = 0; i < 3 && !st; i++)
       for (int k = 0; k < 4 && !st; k++) {
         if (!ours[k] || !same_file(ckn[i], ours[k])) continue;
-        char loc[900] = "";
-        if (job->ckpt_file && job->ckpt_where)
-          snprintf(loc, sizeof loc, "%s: checkpoint.file: got \"%s\"; ", job->ckpt_where, job->ckpt_file);
-        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be the run's %s '%s': checkpoint files are removed "
-                          "when the run completes, and the output would go with them; allowed: a checkpoint.file "
-                          "whose name, with .journal and .tmp, is none of the output's files (the default, the "
-                          "output's name + \".ckpt\", never is)", loc, ck_what[i], ckn[i], our_what[k], ours[k]);
+        char loc[900] = "", got[600] = "";
+        if (job->ckpt_file && job->ckpt_where) {
+          snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
+          snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
+        }
+        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be the run's %s '%s' (checkpoint files are removed "
+                          "when the run completes, and the output would go with them)%s; allowed: a name that, with "
+                          ".journal and .tmp, is none of the output's files (the default, the output's name + "
+                          "\".ckpt\", never is)", loc, ck_what[i], ckn[i], our_what[k], ours[k], got);
       }
     for (int i = 0; i < 3 && !st; i++) /* nor an input: a checkpoint would overwrite it */
       for (int k = 0; k < nin && !st; k++) {
         if (!in[k].name || !same_file(ckn[i], in[k].name)) continue;
-        char loc[900] = "";
-        if (job->ckpt_file && job->ckpt_where)
-          snprintf(loc, sizeof loc, "%s: checkpoint.file: got \"%s\"; ", job->ckpt_where, job->ckpt_file);
-        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be %s ('%s'%s%s): a checkpoint would overwrite an "
-                          "input of the job; allowed: a new name (the default is the output's name + \".ckpt\")",
-                          loc, ck_what[i], ckn[i], in[k].what, in[k].name, in[k].key[0] ? ", " : "", in[k].key);
+        char loc[900] = "", got[600] = "";
+        if (job->ckpt_file && job->ckpt_where) {
+          snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
+          snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
+        }
+        st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be %s ('%s'%s%s), which a checkpoint would "
+                          "overwrite%s; allowed: a new name (the default is the output's name + \".ckpt\")", loc,
+                          ck_what[i], ckn[i], in[k].what, in[k].name, in[k].key[0] ? ", " : "", in[k].key, got);
       }
   }
   for (int i = 0; i < 3; i++) free(ckn[i]);
@@ -177,21 +181,40 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
   return st;
 }
 
+/* The job's input files (calloc'd; NULL: out of memory). */
+static input_file *job_inputs(const tw_job *job, int *nin) {
+  int cap = 2 + (job ? job->nsources : 0);
+  input_file *in = calloc((size_t)cap, sizeof *in);
+  *nin = 0;
+  if (!in) return NULL;
+  if (job && job->path) in[(*nin)++] = (input_file){job->path, "the job file", ""};
+  if (job && job->model.file) in[(*nin)++] = (input_file){job->model.file, "the velocity model", "model.file"};
+  for (int s = 0; job && s < job->nsources; s++)
+    if (job->sources[s].wavelet.file) {
+      in[*nin] = (input_file){job->sources[s].wavelet.file, "a wavelet file", ""};
+      snprintf(in[*nin].key, sizeof in[*nin].key, "sources[%d].wavelet.file", s);
+      (*nin)++;
+    }
+  return in;
+}
+
+tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err) {
+  if (!job || !job->ckpt) return TW_OK;
+  int nin;
+  input_file *in = job_inputs(job, &nin);
+  char *xdmf = tw_xdmf_path(path);
+  const tw_status st = in && xdmf ? check_ckpt_names(path, xdmf, job, in, nin, err)
+                                  : tw_error_set(err, TW_ENOMEM, "out of memory");
+  free(in), free(xdmf);
+  return st;
+}
+
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
   tw_status st0 = check_name(path, "output", "-o FILE.h5 or output.file", err);
   if (st0) return st0;
-  /* the job's inputs */
-  int nin = 0, cap = 2 + (job ? job->nsources : 0);
-  input_file *in = calloc((size_t)cap, sizeof *in);
+  int nin;
+  input_file *in = job_inputs(job, &nin); /* the job's inputs */
   if (!in) return tw_error_set(err, TW_ENOMEM, "out of memory");
-  if (job && job->path) in[nin++] = (input_file){job->path, "the job file", ""};
-  if (job && job->model.file) in[nin++] = (input_file){job->model.file, "the velocity model", "model.file"};
-  for (int s = 0; job && s < job->nsources; s++)
-    if (job->sources[s].wavelet.file) {
-      in[nin] = (input_file){job->sources[s].wavelet.file, "a wavelet file", ""};
-      snprintf(in[nin].key, sizeof in[nin].key, "sources[%d].wavelet.file", s);
-      nin++;
-    }
   char *xdmf = tw_xdmf_path(path), *dir = dir_of(path);
   tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
   if (!st) st = check_folder(path, "output", dir, err);
@@ -202,7 +225,6 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
     st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, OUTPUT_FIX, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
-  if (!st && job && job->ckpt) st = check_ckpt_names(path, xdmf, job, in, nin, err);
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
     char *p = malloc(strlen(path) + 32);
     if (!p) {

@@ -290,11 +290,14 @@ const char *tw_output_temp_path(const tw_output *o);
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
  * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
- * with checkpoints, a checkpoint file (checkpoint.file, its .journal and .tmp) that would be one of
- * the run's own files (the output, its sidecar, SEG-Y file or lock: the checkpoint files are removed
- * when the run completes, and the output would go with them). probe: also
+ * (tw_output_check_ckpt: a checkpoint file, checkpoint.file with its .journal and .tmp, that would be
+ * one of the run's own files, the output, its sidecar, SEG-Y file or lock — the checkpoint files are
+ * removed when the run completes, and the output would go with them). probe: also
  * create and remove "<path>.check-PID" (the folder accepts new files). */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
+/* With checkpoints (a run's validation only: `reference` writes none): the checkpoint's files are
+ * none of the run's own files nor an input (as above). */
+tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err);
 /* The same rules for one file written from an input (`export`'s SEG-Y from a result file): a name,
  * its folder there, and if the file exists a regular file that is not `input` (what: "SEG-Y output";
  * how: where its name is given, for the message; input_what: "the result file"). */

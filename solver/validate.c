@@ -313,18 +313,20 @@ static tw_status check_output(const tw_job *job, const char *output, tw_validati
 /* cpu-diamond under solver.device_memory: the plan its create will make (a window of W planes, a
  * height lowered to fit), so that `check` refuses the cap that `run` would, both before anything is
  * allocated, and names where the cap is given. */
-static tw_status check_cpu_window(const tw_job *job, tw_validation *val, tw_error *err) {
-  if (!job->device_memory || strcmp(val->kernel, "cpu-diamond")) return TW_OK;
+static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_validation *val, tw_error *err) {
+  if (strcmp(val->kernel, "cpu-diamond")) return TW_OK;
   tw_problem pb;
   int dts, nt, nt_default, W;
   tw_status st = tw_problem_sizes(job, &pb, err);
-  if (!st) st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err);
+  if (!st) st = tw_cpu_diamond_params(&pb, &dts, &nt, err); /* solver.dts, solver.tower_height */
+  if (st) return tw_error_prefix(err, "%s", job->path);
+  st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err); /* the window under the cap */
   if (st) {
     tw_problem_axes_note(&pb, err);
-    return job->dm_where ? tw_error_prefix(err, "%s", job->dm_where) : st;
+    return tw_error_prefix(err, "%s", job->dm_where ? job->dm_where : job->path);
   }
   val->est.window_planes = W;
-  if (W && nt_default)
+  if (W && nt_default && mode == TW_VALIDATE_CHECK) /* (run's summary says it too) */
     warn(val, "cpu-diamond lowers its tower height from %d to %d steps so that its window fits "
          "solver.device_memory", nt_default, nt);
   return TW_OK;
@@ -430,6 +432,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   phase(val, "memory (GPU: its free memory)", &t);
   if (!st && output) {
     st = tw_output_check_path(output, job, mode == TW_VALIDATE_CHECK, err);
+    if (!st) st = tw_output_check_ckpt(output, job, err);
     if (!st && mode == TW_VALIDATE_RUN) {
       st = tw_output_lock_take(output, &val->lock, err);
       if (!st && !tw_output_lock_held(val->lock))
@@ -459,7 +462,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (!st) st = check_sources(job, v->vmax, val, err);
   if (!st) st = check_surface(job, &val->est.grid, err);
   if (!st) st = check_output(job, output, val, err);
-  if (!st) st = check_cpu_window(job, val, err);
+  if (!st) st = check_cpu_window(job, mode, val, err);
   if (!st) settings_warnings(job, val);
   phase(val, "wavelets, surface, output size", &t);
   if (!st && mode == TW_VALIDATE_CHECK) estimate_runtime(job, val);

@@ -32,6 +32,8 @@ expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missin
 expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a job too large"; fail=1; }
+# cpu-diamond's DTS and height: check refuses what run would
+expect 1 'bad\.cfg: solver\.dts = 1000: the diamond tile' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
 expect 2 'unknown command' -- "$TORREWAVE" frobnicate
 expect 2 'no job file' -- "$TORREWAVE" run
 expect 2 'unknown option' -- "$TORREWAVE" run "$tmp/bad.cfg" --bogus
