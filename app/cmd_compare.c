@@ -1,4 +1,4 @@
-/* torrewave compare A.h5 B.h5 [--rtol X] [--json] [--traces-only]
+/* torrewave compare A.h5 B.h5 [--rtol X] [--json] [--traces-only] [--strict]
  * The comparison is io/compare.c (tw_compare); this file parses options and prints the report,
  * as a table or as JSON. Exit status like diff(1): 0 within rtol, 1 above it, 2 when the files
  * cannot be compared (different grids, dt, sample dt, nothing in common; unreadable files) or on
@@ -35,6 +35,8 @@ static int parse_args(int argc, char **argv, compare_args *c) {
       c->json = 1;
     } else if (strcmp(s, "--traces-only") == 0) {
       c->opts.skip_snapshots = 1;
+    } else if (strcmp(s, "--strict") == 0) {
+      c->opts.strict = 1;
     } else if (s[0] == '-' && s[1]) {
       return tw_app_usage("compare", "unknown option \"%s\"", s);
     } else if (!c->a) {
@@ -274,7 +276,7 @@ static int run_compare(int argc, char **argv) {
 
 static void help_compare(FILE *o) {
   fprintf(o,
-          "usage: torrewave compare A.h5 B.h5 [--rtol X] [--json] [--traces-only]\n\n"
+          "usage: torrewave compare A.h5 B.h5 [--rtol X] [--json] [--traces-only] [--strict]\n\n"
           "Compare two result files (two kernels, two versions, a run and `torrewave reference`).\n"
           "Receivers are paired by coordinates (within 1e-6 of the grid spacing; unpaired ones are listed),\n"
           "snapshots by step. Per dataset (all paired traces together; each common snapshot): the relative\n"
@@ -283,7 +285,10 @@ static void help_compare(FILE *o) {
           "samples are compared.\n\n"
           "  --rtol X         pass when every relative L2 is <= X (default 1e-5)\n"
           "  --json           machine-readable report on stdout\n"
-          "  --traces-only    skip the snapshots\n\n"
+          "  --traces-only    skip the snapshots\n"
+          "  --strict         every receiver, sample and snapshot of both files must pair (unpaired ones,\n"
+          "                   extra samples or snapshot steps make the files not comparable, 2): with\n"
+          "                   --rtol 1e-30, exit 0 means the files hold the same numbers\n\n"
           "Exit status: 0 all datasets within rtol, 1 some above, 2 the files cannot be compared (different\n"
           "grid n, d or origin, dt, sample dt, no common receivers or snapshots: the message says which),\n"
           "a file cannot be read, or a usage error.\n");

@@ -360,6 +360,15 @@ tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_op
   if (!skip && nsp == 0 && a->nsnap > 0 && b->nsnap > 0) /* both have snapshots: none compared is no pass */
     reason(&why, "no snapshot step is in both (A has %d snapshots from step %ld, B %d from step %ld); compare the "
                  "traces alone with --traces-only", a->nsnap, a->snap_steps[0], b->nsnap, b->snap_steps[0]);
+  if (opts && opts->strict) { /* equal files: nothing of either left out */
+    if (rep->nunmatched_a || rep->nunmatched_b)
+      reason(&why, "--strict: receivers without a partner: %ld in A, %ld in B", rep->nunmatched_a,
+             rep->nunmatched_b);
+    if (a->nrec && b->nrec && a->nsamples != b->nsamples)
+      reason(&why, "--strict: A has %ld samples per trace, B %ld", a->nsamples, b->nsamples);
+    if (!skip && (nsp != a->nsnap || nsp != b->nsnap))
+      reason(&why, "--strict: snapshots: %d common steps, A has %d, B %d", nsp, a->nsnap, b->nsnap);
+  }
   if (rep->npairs == 0 && nsp == 0 && why.count == 0)
     reason(&why, "nothing to compare: %s", a->nrec || b->nrec ? "one file has no receivers and no snapshot step is "
                                                                "in both"

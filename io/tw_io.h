@@ -530,6 +530,7 @@ typedef struct tw_compare_opts {
   double coord_tol;          /* receivers pair when each coordinate differs by <= coord_tol · min(d);
                                 0 → 1e-6 */
   int skip_snapshots;        /* compare traces only */
+  int strict;                /* every receiver, sample and snapshot of each file paired, else not comparable */
 } tw_compare_opts;
 
 typedef enum { TW_COMPARE_TRACES, TW_COMPARE_SNAPSHOT } tw_compare_kind;

@@ -205,7 +205,7 @@ if [ $build_ok = 1 ] && [ "${SKIP_E2E:-0}" != 1 ]; then
     set -- $pair
     n=$((n + 1))
     echo "== compare $1 $2 --rtol $3" >>"$LOG/e2e.txt"
-    "$TW" compare "$E/$1.h5" "$E/$2.h5" --rtol "$3" >>"$LOG/e2e.txt" 2>&1 && ok=$((ok + 1))
+    "$TW" compare "$E/$1.h5" "$E/$2.h5" --rtol "$3" --strict >>"$LOG/e2e.txt" 2>&1 && ok=$((ok + 1))
   done
   e2e_line="$ok/$n comparisons within tolerance (e2e.txt)"
   grep -E "^torrewave:|^== compare|relative|L2" "$LOG/e2e.txt" | cut -c1-160

@@ -137,7 +137,7 @@ static tw_result *open_result(const char *path) {
 static tw_status compare_files(const char *pa, const char *pb, double rtol, tw_compare_report *rep, char *msg) {
   tw_result *a = open_result(pa), *b = open_result(pb);
   tw_error err = {0};
-  tw_compare_opts o = {rtol, 0, 0};
+  tw_compare_opts o = {rtol, 0, 0, 0};
   tw_status st = tw_compare(a, b, &o, rep, &err);
   if (msg) strcpy(msg, err.msg);
   tw_result_close(a);

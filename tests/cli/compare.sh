@@ -74,6 +74,14 @@ expect 2 'no common receivers' -- "$T" compare hom.h5 moved.h5 --traces-only
 expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o other.h5 --set 'snapshots.every=7'
 expect 2 'no snapshot step is in both \(A has 2 snapshots from step 50, B [0-9]+ from step 7\)' -- "$T" compare hom.h5 other.h5
 expect 0 '^PASS' -- "$T" compare hom.h5 other.h5 --traces-only
+# --strict: files that differ in what they hold (fewer receivers or samples, other snapshot steps)
+# are not comparable, so exit 0 with --rtol 1e-30 means the same numbers.
+expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o short.h5 --set time.steps=60
+expect 0 '^PASS' -- "$T" compare hom.h5 short.h5 --rtol 1e-30 --traces-only
+expect 2 '--strict: A has [0-9]+ samples per trace, B [0-9]+' -- "$T" compare hom.h5 short.h5 --rtol 1e-30 --traces-only --strict
+expect 2 '--strict: receivers without a partner' -- "$T" compare hom.h5 moved.h5 --traces-only --strict
+expect 2 '--strict: snapshots: 0 common steps, A has 2, B [0-9]+' -- "$T" compare hom.h5 other.h5 --strict
+expect 0 '^PASS' -- "$T" compare hom.h5 hom.h5 --rtol 1e-30 --strict
 expect 2 'cannot open: No such file' -- "$T" compare hom.h5 missing.h5
 expect 2 'needs two result files' -- "$T" compare hom.h5
 expect 2 'unknown option' -- "$T" compare hom.h5 ref.h5 --frobnicate
