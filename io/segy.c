@@ -502,9 +502,13 @@ static tw_status read_geometry(reader *m, const tw_job *job) {
                         "a velocity model has one trace per (inline, crossline)", m->where, m->path, offsets);
   rc = segy_lines_count(m->fp, il, xl, m->sorting, offsets, &m->nil, &m->nxl, m->trace0, m->bsize);
   if (rc) return rfail(m, rc, "counting the inlines and crosslines failed");
-  if ((long)m->nil * m->nxl != m->traces)
-    return tw_error_set(m->err, TW_EFORMAT, "%s: model.file: '%s': %d traces are not a full cube of %d inlines x %d "
-                        "crosslines", m->where, m->path, m->traces, m->nil, m->nxl);
+  if ((long)m->nil * m->nxl != m->traces) { /* segyio's counts come from the first line: say so */
+    const int inl = m->sorting == SEGY_INLINE_SORTING;
+    return tw_error_set(m->err, TW_EFORMAT, "%s: model.file: '%s': %d traces are not a full cube: the first %s holds "
+                        "%d traces, and %d traces are not a whole number of such lines (a trace missing or repeated; "
+                        "segyio reads %d %s x %d %s)", m->where, m->path, m->traces, inl ? "inline" : "crossline",
+                        inl ? m->nxl : m->nil, m->traces, m->nil, "inlines", m->nxl, "crosslines");
+  }
   if (!(m->ilines = malloc((size_t)m->nil * sizeof(int))) || !(m->xlines = malloc((size_t)m->nxl * sizeof(int))))
     return tw_error_set(m->err, TW_ENOMEM, "%s: model: out of memory", m->where);
   rc = segy_inline_indices(m->fp, il, m->sorting, m->nil, m->nxl, offsets, m->ilines, m->trace0, m->bsize);
