@@ -639,7 +639,9 @@ static void run(int reps, int nt, const cudaDeviceProp &prop, int diag = 0, int 
   std::vector<float> o0(n), o1(n);
   CK(cudaMemcpy(o0.data(), d0, n * 4, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(o1.data(), d1, n * 4, cudaMemcpyDeviceToHost));
-  const bool check = nt <= 32 && !getenv("NOCHECK");  // the host replays short towers only (time)
+  // the host replays short towers on short columns only (time: 132 towers x 512 cells x 32 steps ~ 20 s);
+  // the slabs on long columns are checked on 256 cells and in the whole blocks
+  const bool check = nt <= 32 && NZ <= 256 && !getenv("NOCHECK");
   if (check) host_stage<r, R>(h0, h1, hc2, N1, NZ, s, k0, ntow, nt, st);
   size_t bad = 0;
   for (size_t i = 0; check && i < n; i++) bad += memcmp(&h0[i], &o0[i], 4) != 0 || memcmp(&h1[i], &o1[i], 4) != 0;
