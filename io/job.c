@@ -1603,9 +1603,29 @@ static char *with_overrides(const char *text, const char *const *ov, int nov) {
   return r;
 }
 
+/* libconfig's @include directive (a line starting with it) is refused: a job is one file — its text
+ * is what the output records (/job) and what the survey's hash and a checkpoint's identity cover,
+ * and an included file would escape both, along with the guards this file applies to the text
+ * (integers as written, file:line in messages) and the outputs' rule against replacing inputs. */
+static tw_status no_include(const ctx *c, const char *text) {
+  int line = 1;
+  for (const char *p = text; p && *p; line++) {
+    const char *q = p;
+    while (*q == ' ' || *q == '\t') q++;
+    if (strncmp(q, "@include", 8) == 0)
+      return tw_error_set(c->err, TW_ECONFIG, "%s:%d: @include: a job file is one file (its text is what the output "
+                          "records and a survey's hash and a checkpoint cover, which an included file would escape); "
+                          "allowed: the included settings pasted in, or given with --set", c->name, line);
+    p = strchr(p, '\n');
+    if (p) p++;
+  }
+  return TW_OK;
+}
+
 static tw_status load_text(const char *text, const char *name, const char *const *ov, int nov, tw_job **out,
                            tw_error *err) {
   ctx c = {name, err};
+  if (no_include(&c, text)) return TW_ECONFIG;
   tw_job *j = calloc(1, sizeof *j);
   if (!j || !(j->path = strdup(name)) || !(j->text = with_overrides(text, ov, nov))) {
     tw_job_destroy(j);
@@ -1618,9 +1638,6 @@ static tw_status load_text(const char *text, const char *name, const char *const
     }
   config_t cfg;
   config_init(&cfg);
-  char *dir = resolve_rel(name, ".");
-  if (dir) config_set_include_dir(&cfg, dir);
-  free(dir);
   tw_status st = build_config(&c, text, ov, nov, &cfg);
   if (st == TW_OK) st = parse_job(&c, config_root_setting(&cfg), j);
   if (st == TW_OK) j->hash = job_hash(config_root_setting(&cfg), j);
@@ -1634,7 +1651,7 @@ static tw_status load_text(const char *text, const char *name, const char *const
   return TW_OK;
 }
 
-static char *read_file(const char *path, int *eno) {
+static char *read_file(const char *path, size_t *n, int *eno) {
   FILE *f = fopen(path, "rb");
   char *buf = NULL;
   size_t len = 0, cap = 0;
@@ -1653,6 +1670,7 @@ static char *read_file(const char *path, int *eno) {
       fclose(f);
       if (bad_read) return free(buf), *eno = EIO, NULL;
       buf[len] = '\0';
+      *n = len;
       return buf;
     }
   }
@@ -1669,11 +1687,17 @@ tw_status tw_job_load(const char *path, const char *const *overrides, int noverr
   int eno = 0;
   if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
     return tw_error_set(err, TW_EIO, "%s: cannot read the job file: it is a directory", path);
-  char *text = read_file(path, &eno);
+  size_t len = 0;
+  char *text = read_file(path, &len, &eno);
   if (!text) return tw_error_set(err, TW_EIO, "%s: cannot read the job file: %s", path, strerror(eno));
-  if (strlen(text) == 0 && st.st_size > 0) {
+  const char *nul = memchr(text, '\0', len);
+  if (nul) { /* everything after it would be ignored */
+    int line = 1;
+    for (const char *p = text; p < nul; p++) line += *p == '\n';
+    const size_t at = (size_t)(nul - text) + 1;
     free(text);
-    return tw_error_set(err, TW_ECONFIG, "%s:1: the job file starts with a NUL byte (not a text file)", path);
+    return tw_error_set(err, TW_ECONFIG, "%s:%d: a NUL byte (byte %zu of the file): a job file is text; is this the "
+                        "right file?", path, line, at);
   }
   tw_status s = load_text(text, path, overrides, noverrides, out, err);
   free(text);

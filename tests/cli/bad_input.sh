@@ -32,6 +32,9 @@ expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missin
 expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a job too large"; fail=1; }
+# A NUL byte inside a job file: everything after it would be ignored — refused, where it is named.
+(head -n 3 "$tmp/bad.cfg"; printf 'scheme = { order = 2; };\0\n'; tail -n +4 "$tmp/bad.cfg") > "$tmp/nul.cfg"
+expect 1 'nul\.cfg:4: a NUL byte \(byte [0-9]+ of the file\): a job file is text' -- "$TORREWAVE" check "$tmp/nul.cfg"
 # cpu-diamond's DTS and height: check refuses what run would
 expect 1 'bad\.cfg: solver\.dts = 1000: the diamond tile' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
 expect 2 'unknown command' -- "$TORREWAVE" frobnicate
