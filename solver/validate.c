@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cpu_fields.h"
 #include "problem.h"
@@ -332,6 +333,21 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
   return TW_OK;
 }
 
+/* The CPU threads a run would start (solver.threads, else OpenMP's default: OMP_NUM_THREADS or one
+ * per CPU) against this machine: far more than its CPUs only slows a run down, and libgomp cannot
+ * start tens of thousands (a crash inside it, or its own one-line abort). At most 4 per CPU. */
+static tw_status check_threads(const tw_job *job, tw_error *err) {
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+  const int T = tw_cpu_threads_of(job->threads);
+  if (ncpu <= 0 || T <= 4 * ncpu) return TW_OK;
+  if (job->threads)
+    return tw_error_set(err, TW_ECONFIG, "%s: solver.threads = %d: this machine has %ld CPUs; allowed 1 .. %ld (4 "
+                        "per CPU), or 0 / the key left out for one per CPU", job->path, job->threads, ncpu, 4 * ncpu);
+  return tw_error_set(err, TW_ECONFIG, "%s: OpenMP's default thread count is %d (OMP_NUM_THREADS?): this machine "
+                      "has %ld CPUs; allowed at most %ld (4 per CPU): set solver.threads or OMP_NUM_THREADS lower",
+                      job->path, T, ncpu, 4 * ncpu);
+}
+
 static void settings_warnings(const tw_job *job, tw_validation *val) {
   if (job->snap_every > job->steps)
     warn(val, "snapshots.every = %ld is beyond the last step (%ld): no snapshot will be written", job->snap_every,
@@ -425,6 +441,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   double t = tw_wall_seconds();
   tw_status st = tw_kernel_resolve(job->kernel, job, val->kernel, sizeof val->kernel, err);
   if (st) tw_error_prefix(err, "%s", job->path);
+  if (!st) st = check_threads(job, err);
   phase(val, "kernel (CUDA: the GPU count)", &t);
   /* memory from the grid alone, before the model or any field is allocated */
   if (!st) st = tw_estimate_job(job, val->kernel, &val->est, err);

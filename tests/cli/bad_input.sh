@@ -35,6 +35,10 @@ test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a job too large"; fa
 # A NUL byte inside a job file: everything after it would be ignored — refused, where it is named.
 (head -n 3 "$tmp/bad.cfg"; printf 'scheme = { order = 2; };\0\n'; tail -n +4 "$tmp/bad.cfg") > "$tmp/nul.cfg"
 expect 1 'nul\.cfg:4: a NUL byte \(byte [0-9]+ of the file\): a job file is text' -- "$TORREWAVE" check "$tmp/nul.cfg"
+# More CPU threads than 4 a CPU (libgomp crashed at 65536): refused before anything starts.
+expect 1 'bad\.cfg: solver\.threads = 65536: this machine has [0-9]+ CPUs' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.threads=65536
+expect 1 "OpenMP's default thread count is 65536" -- env OMP_NUM_THREADS=65536 "$TORREWAVE" check "$tmp/bad.cfg"
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
 # cpu-diamond's DTS and height: check refuses what run would
 expect 1 'bad\.cfg: solver\.dts = 1000: the diamond tile' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
 expect 2 'unknown command' -- "$TORREWAVE" frobnicate
