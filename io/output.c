@@ -506,10 +506,30 @@ static double points_bytes(const tw_points_at *pt) {
   return pt ? (double)pt->n * (20.0 * pt->taps + 24.0) : 0.0;
 }
 
+/* Values a chunked 3-D dataset of shape n (model order) allocates: HDF5 writes whole chunks. */
+static double chunked3(const int n[3]) {
+  int fz[3];
+  zyx(n, fz);
+  hsize_t c[3];
+  chunk3(fz, c);
+  double v = 1.0;
+  for (int a = 0; a < 3; a++) v *= ceil((double)fz[a] / (double)c[a]) * (double)c[a];
+  return v;
+}
+
 double tw_output_expected_bytes(const tw_output_desc *d) {
-  double snap = (double)d->nsnap * d->snap_n[0] * d->snap_n[1] * d->snap_n[2];
-  double model = d->vp ? (double)d->job->n[0] * d->job->n[1] * d->job->n[2] : 0.0;
-  double values = (double)d->nrec * (double)d->nsamples + snap + model + (double)d->nsrc * (double)(d->steps + 1);
+  /* every dataset rounded up to whole chunks (a trace chunk of 16384 receivers x 8 samples holds a
+   * 9th sample in 16 columns: the estimate was 20 % short on 2e6 receivers over 8 steps) */
+  double traces = 0.0;
+  if (d->nrec > 0 && d->nsamples > 0) {
+    hsize_t ch[2];
+    trace_chunk(d->nrec, d->nsamples, ch);
+    traces = ceil((double)d->nrec / (double)ch[0]) * (double)ch[0] * ceil((double)d->nsamples / (double)ch[1]) *
+             (double)ch[1];
+  }
+  const double snap = d->nsnap > 0 ? (double)d->nsnap * chunked3(d->snap_n) : 0.0;
+  const double model = d->vp ? chunked3(d->job->n) : 0.0;
+  double values = traces + snap + model + (double)d->nsrc * (double)(d->steps + 1);
   double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc) + points_bytes(d->src_at) + points_bytes(d->rec_at);
   return data * 1.01 + (1 << 20);
 }
