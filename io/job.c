@@ -691,11 +691,12 @@ static const config_setting_t *parse_value(config_t *scratch, const char *val, c
   return config_setting_get_member(root, "v");
 }
 
-/* time.steps and time.duration (snapshots.every and .steps) are alternatives: an override of one
- * removes the other, so `--set time.steps=500` works on a job that gives a duration. */
+/* time.steps and time.duration (time.dt and time.dt_margin; snapshots.every and .steps) are
+ * alternatives: an override of one removes the other, so `--set time.steps=500` works on a job that
+ * gives a duration. */
 static void drop_alternative(config_setting_t *parent, const char *gpath, const char *leaf) {
   static const char *const alt[][3] = {
-      {"time", "steps", "duration"}, {"time", "duration", "steps"},
+      {"time", "steps", "duration"}, {"time", "duration", "steps"}, {"time", "dt", "dt_margin"}, {"time", "dt_margin", "dt"},
       {"snapshots", "every", "steps"}, {"snapshots", "steps", "every"}};
   for (size_t i = 0; i < sizeof alt / sizeof alt[0]; i++)
     if (!strcmp(gpath, alt[i][0]) && !strcmp(leaf, alt[i][1]) && config_setting_get_member(parent, alt[i][2]))
@@ -835,6 +836,9 @@ static tw_status parse_time(const ctx *c, const config_setting_t *root, tw_job *
   TRY(key_double(c, t, "dt", 0, 0.0, INFINITY, 1, "a positive time step (seconds)", &j->dt));
   j->dt_margin = DEFAULT_MARGIN;
   TRY(key_double(c, t, "dt_margin", 0, 0.0, 1.0, 1, "a fraction of the stable limit", &j->dt_margin));
+  if (j->dt_given && member(t, "dt_margin")) /* it would be ignored */
+    return bad(c, member(t, "dt_margin"), "has no effect when time.dt is given (dt_margin scales the stable limit "
+               "to choose dt)", "give time.dt or time.dt_margin, not both");
   if (dur && j->dt_given) TRY(steps_from_duration(c, dur, j));
   return TW_OK;
 }

@@ -349,6 +349,10 @@ static tw_status check_threads(const tw_job *job, tw_error *err) {
 }
 
 static void settings_warnings(const tw_job *job, tw_validation *val) {
+  for (int s = 0; s < job->nsources; s++)
+    if (job->sources[s].wavelet.type == TW_WAVELET_RICKER && job->sources[s].wavelet.amplitude == 0.0)
+      warn(val, "sources[%d].wavelet.amplitude = 0: that source radiates nothing%s", s,
+           job->nsources == 1 ? " (every trace and snapshot will be zero)" : "");
   if (job->snap_every > job->steps)
     warn(val, "snapshots.every = %ld is beyond the last step (%ld): no snapshot will be written", job->snap_every,
          job->steps);
