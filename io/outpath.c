@@ -151,11 +151,31 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
   return st;
 }
 
-/* A name at all, not a folder's (what: "output", ...; how: where the name is given). */
+/* Characters the longest name derived from an output's adds to it: its sidecar's or SEG-Y file's
+ * temporary, "<stem>.xdmf.part-<pid>" (pids up to 7 digits), or a default checkpoint's journal. */
+#define DERIVED_EXTRA 20
+
+/* A name at all, not a folder's (what: "output", ...; how: where the name is given), and short
+ * enough for every name the run derives from it (a name at the limit passed the probe, computed the
+ * whole run and failed publishing its sidecar). */
 static tw_status check_name(const char *path, const char *what, const char *how, tw_error *err) {
   if (!path || !path[0]) return tw_error_set(err, TW_EINVAL, "%s: the file name is empty; give one with %s", what, how);
-  if (path[strlen(path) - 1] == '/')
+  const size_t len = strlen(path), base = strlen(base_of(path));
+  if (path[len - 1] == '/')
     return tw_error_set(err, TW_EINVAL, "%s '%s' names a folder; give a file name in it", what, path);
+  char *dir = dir_of(path);
+  const long nm = dir ? pathconf(dir, _PC_NAME_MAX) : -1, pm = dir ? pathconf(dir, _PC_PATH_MAX) : -1;
+  free(dir);
+  const long name_max = nm > 0 ? nm : 255, path_max = pm > 0 ? pm : 4096;
+  if ((long)base + DERIVED_EXTRA > name_max)
+    return tw_error_set(err, TW_EINVAL, "%s '%.60s...': its name is %zu characters, and the run writes files "
+                        "named up to %d more (its temporaries, sidecar, checkpoint journal) where the file system "
+                        "allows %ld; give a name of at most %ld characters (%s)", what, base_of(path), base,
+                        DERIVED_EXTRA, name_max, name_max - DERIVED_EXTRA, how);
+  if ((long)len + DERIVED_EXTRA >= path_max)
+    return tw_error_set(err, TW_EINVAL, "%s '%.60s...': its path is %zu characters, and the run writes paths up to "
+                        "%d longer, over the limit of %ld; give a shorter path (%s)", what, path, len,
+                        DERIVED_EXTRA, path_max, how);
   return TW_OK;
 }
 

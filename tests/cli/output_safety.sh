@@ -188,6 +188,12 @@ size = int(sys.argv[2])
 print(("ok" if size <= est else "FAIL") + f": many.h5 is {size} B, check estimated {est:.0f} B")
 sys.exit(0 if size <= est else 1)
 PY
+# A name too long for what the run derives from it (its sidecar's temporary adds up to 20
+# characters): refused before the run (before, it computed, then failed publishing the sidecar).
+long=$(printf 'a%.0s' $(seq 241)).h5
+expect 1 "its name is 244 characters, and the run writes files named up to 20 more" -- "$T" check job.cfg -o "$long"
+ok=$(printf 'b%.0s' $(seq 230)).h5
+expect 0 "Gcell/s" -- "$T" run job.cfg -q -o "$ok"
 # A survey's output.directory through a regular file: check refuses what run refuses, file:line named.
 cat > sv.cfg <<'CFG'
 grid = { n = [16, 16, 12]; d = [10.0, 10.0, 10.0]; };
