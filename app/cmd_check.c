@@ -63,9 +63,13 @@ static int report_checkpoint(const tw_job *job, const tw_estimate *est, const ch
   tw_ckpt_info f;
   tw_error e = {0};
   if (tw_checkpoint_exists(path)) {
-    if (tw_ckpt_read_info(path, &f, &e))
-      printf("             a file of that name exists and is not a usable checkpoint: %s\n", e.msg);
-    else
+    if (tw_ckpt_read_info(path, &f, &e)) { /* neither run nor run --resume would take it: refused as run does */
+      tw_error_set(err, TW_EINVAL, "checkpoint '%s' already exists and cannot be read (%s): run refuses to "
+                   "overwrite it; if it is a damaged checkpoint of this job, remove it and '%s.journal' to start "
+                   "over, else choose another checkpoint.file", path, e.msg, path);
+      free(path);
+      return TW_EINVAL;
+    } else
       printf("             a checkpoint exists: step %ld of %ld, written by %s for '%s': `run --resume` continues "
              "it (`run` alone refuses to start)\n", f.step, f.id.steps, f.kernel, f.job_path);
   }

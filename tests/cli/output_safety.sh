@@ -78,6 +78,10 @@ expect 1 "the checkpoint 'vp\.bin' would be the velocity model \('vp\.bin', mode
   -- "$T" check job.cfg --set 'checkpoint={every=10;file="vp.bin";}'
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 expect 0 "-> ck\.h5" -- "$T" run ck.cfg --set 'checkpoint.file="ck.ckpt"'
+echo notes > notes.txt  # a file that is not a checkpoint: neither run nor run --resume takes it, so check refuses
+expect 1 "checkpoint 'notes\.txt' already exists and cannot be read .*run refuses to overwrite it" \
+  -- "$T" check ck.cfg --set 'checkpoint.file="notes.txt"'
+[ "$(cat notes.txt)" = notes ] || { echo "FAIL: notes.txt changed"; fail=1; }
 test -s ck.h5 && test ! -e ck.ckpt && test ! -e ck.ckpt.journal || { echo "FAIL: the output is missing or the checkpoint is left"; fail=1; }
 
 # 2. Not regular files: a device (as root this would have replaced /dev/null), a FIFO, a folder, a
