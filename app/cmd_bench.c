@@ -1,11 +1,13 @@
 /* torrewave bench — time kernels on synthetic problems and print them beside the stepwise
  * ceiling measured in the same run (docs/design.md §6). The timing lives in solver/ (bench.c,
  * gpu_bench.cu); this file parses options and prints. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app.h"
+#include "tw_io.h"
 #include "tw_solver.h"
 
 #define MAXLIST 64
@@ -124,6 +126,10 @@ static int run_bench(int argc, char **argv) {
       return tw_app_usage("bench", "unknown option \"%s\"", a);
     }
 #undef NEEDV
+  }
+  if (json) { /* before the bench, not after it: the outputs' rules (never a link, FIFO, device or folder) */
+    tw_error jerr = {0};
+    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, &jerr)) return tw_app_fail(&jerr);
   }
   const int ngpu = tw_gpu_count();
   if (!grid[0]) { /* --gb: NY = 1024, NZ = 512, NX from the size */
@@ -284,7 +290,7 @@ static int run_bench(int argc, char **argv) {
   if (json) {
     FILE *f = fopen(json, "w");
     if (!f) {
-      tw_error_set(&err, TW_EIO, "--json %s: cannot open for writing", json);
+      tw_error_set(&err, TW_EIO, "--json %s: cannot open for writing: %s", json, strerror(errno));
       free(res), free(ok), free(pct_of);
       return tw_app_fail(&err);
     }
