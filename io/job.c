@@ -594,7 +594,7 @@ static int int_literal(const char *lit, const char *p, const char **end) {
   const int suffix = *d == 'L';
   while (**end == 'L') (*end)++;
   const unsigned long long lim64 = neg ? 9223372036854775808ull : 9223372036854775807ull;
-  if (over || (!hex && v > lim64) || (hex && v > 0xffffffffffffffffull)) return -1;
+  if (over || v > lim64) return -1; /* (hex too: libconfig would read 0xFFFFFFFFFFFFFFFF as −1) */
   const unsigned long long lim32 = neg ? 2147483648ull : 2147483647ull;
   return !suffix && v > lim32;
 }
@@ -805,7 +805,9 @@ static tw_status parse_grid(const ctx *c, const config_setting_t *root, tw_job *
   if ((double)n[0] * (double)n[1] * (double)n[2] > MAX_CELLS)
     return bad(c, member(g, "n"), "too many cells in the model", "allowed at most 2^40 cells in all");
   for (int a = 0; a < 3; a++) j->n[a] = (int)n[a];
-  TRY(key_vec(c, g, "d", 1, 3, 0.0, INFINITY, 1, "a positive number (metres)", j->d));
+  /* within [1e-9, 1e9] m: the stencil's weights C/d² stay well inside float32 (d = 1e-30 or 5e19
+   * overflowed them, and the run failed at its first step as if the wavefield had blown up) */
+  TRY(key_vec(c, g, "d", 1, 3, 1e-9, 1e9, 0, "a spacing from 1e-9 to 1e9 metres", j->d));
   return key_vec(c, g, "origin", 0, 3, -INFINITY, INFINITY, 0, "a finite number (metres)", j->origin);
 }
 
