@@ -170,5 +170,8 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err);
 void tw_xdmf_remove_stale(const char *h5path);
 
 #define TW_XDMF_MARKER "written by torrewave"
+/* The torrewave sidecar at xdmf describes another .h5 than h5path ("q" and "q.h5" share "q.xdmf"),
+ * and that file is there: 1, its name in other[n]. */
+int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, size_t n);
 
 #endif

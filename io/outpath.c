@@ -240,6 +240,11 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   if (!st) st = check_folder(path, "output", dir, err);
   if (!st) st = check_one(path, "output", path, in, nin, OUTPUT_FIX, err);
   if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, OUTPUT_FIX, err);
+  char other[512];
+  if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
+    st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
+                      "file, which is there): a run would replace it and leave '%s' without its sidecar; %s", xdmf,
+                      path, other, other, OUTPUT_FIX);
   if (!st && job && job->output_segy) {
     char *sgy = tw_segy_path(path);
     st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, OUTPUT_FIX, err) : tw_error_set(err, TW_ENOMEM, "out of memory");

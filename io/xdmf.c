@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -172,16 +173,53 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
   return st;
 }
 
+/* "dir" of "dir/name" ("." for "name"); malloc'd. */
+static char *dir_part(const char *path) {
+  const char *slash = strrchr(path, '/');
+  const size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
+  char *d = malloc(n + 1);
+  if (d) memcpy(d, slash ? path : ".", n), d[n] = '\0';
+  return d;
+}
+
+int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, size_t n) {
+  FILE *f = fopen(xdmf, "r");
+  if (!f) return 0;
+  char head[2048];
+  const size_t k = fread(head, 1, sizeof head - 1, f);
+  fclose(f);
+  head[k] = '\0';
+  static const char about[] = "snapshots of the pressure p (Pa) in ";
+  const char *a = strstr(head, TW_XDMF_MARKER) ? strstr(head, about) : NULL;
+  if (!a) return 0;
+  a += sizeof about - 1;
+  const char *e = strchr(a, ';');
+  if (!e || (size_t)(e - a) >= n || memchr(a, '&', (size_t)(e - a))) return 0; /* (an escaped name: not compared) */
+  memcpy(other, a, (size_t)(e - a));
+  other[e - a] = '\0';
+  if (strcmp(other, base_name(h5path)) == 0) return 0;
+  char *dir = dir_part(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
+  int there = 0;
+  if (full) {
+    sprintf(full, "%s/%s", dir, other);
+    struct stat sb;
+    there = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+  }
+  free(dir), free(full);
+  return there;
+}
+
 void tw_xdmf_remove_stale(const char *h5path) {
   char *path = tw_xdmf_path(h5path);
   if (!path) return;
   FILE *f = fopen(path, "r");
   if (f) {
-    char head[512];
+    char head[512], other[512];
     size_t n = fread(head, 1, sizeof head - 1, f);
     head[n] = '\0';
     fclose(f);
-    if (strstr(head, TW_XDMF_MARKER)) unlink(path);
+    /* ours, and not the sidecar of another output that is there ("q" and "q.h5" share "q.xdmf") */
+    if (strstr(head, TW_XDMF_MARKER) && !tw_xdmf_describes_other(path, h5path, other, sizeof other)) unlink(path);
   }
   free(path);
 }

@@ -100,4 +100,12 @@ if "$TORREWAVE" run snap.cfg "${small[@]}" -o "names/a:b.h5" 2> colon.txt; then 
 cat colon.txt
 grep -q "output 'names/a:b.h5' is complete, but its XDMF sidecar is not: .*contains ':'" colon.txt
 test -f "names/a:b.h5" && test ! -e "names/a:b.xdmf"
+# "q" and "q.h5" share the sidecar "q.xdmf": a run onto "q" with snapshots is refused while q.h5 is
+# there (it would take q.h5's sidecar), one without snapshots leaves that sidecar alone
+mkdir -p share && "$TORREWAVE" run snap.cfg -o share/q.h5 -q 2>/dev/null
+! "$TORREWAVE" run snap.cfg -o share/q -q 2> share.txt
+grep -q "XDMF sidecar 'share/q.xdmf' of output 'share/q' is that of output 'q.h5'" share.txt
+sed '/^snapshots/,/}; };$/d' snap.cfg > nosnap.cfg
+"$TORREWAVE" run nosnap.cfg -o share/q -q 2>/dev/null
+grep -q 'q.h5:/snapshots' share/q.xdmf
 echo "xdmf: ok"
