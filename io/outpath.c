@@ -116,8 +116,17 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
   const char *ours[4] = {path, xdmf, sgy, lock}, *our_what[4] = {"output", "XDMF sidecar", "SEG-Y file", "lock file"};
   const char *ck_what[3] = {"checkpoint", "checkpoint journal", "checkpoint's temporary"};
   tw_status st = TW_OK;
+  char *ckdir = ck ? dir_of(ck) : NULL;
+  const long nm = ckdir ? pathconf(ckdir, _PC_NAME_MAX) : -1;
+  free(ckdir);
   if (!ck || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  } else if ((long)strlen(base_of(ck)) + 8 > (nm > 0 ? nm : 255)) { /* its journal: + ".journal" */
+    char loc[900] = "";
+    if (job->ckpt_where) snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
+    st = tw_error_set(err, TW_EINVAL, "%sthe checkpoint's name is %zu characters and its journal's 8 more, over the "
+                      "file system's limit of %ld; allowed: a shorter name", loc, strlen(base_of(ck)),
+                      nm > 0 ? nm : 255L);
   } else {
     sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(lock, "%s.lock", path);
     for (int i = 0; i < 3 && !st; i++)
@@ -191,13 +200,13 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
                                const char *input_what, tw_error *err) {
   tw_status st = check_name(path, what, how, err);
   if (st) return st;
-  char *dir = dir_of(path);
+  char *dir = dir_of(path), *side = input ? tw_xdmf_path(input) : NULL; /* the input's sidecar is its too */
   st = dir ? check_folder(path, what, dir, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
-  const input_file in = {input, input_what, ""};
+  const input_file in[2] = {{input, input_what, ""}, {side, "that file's XDMF sidecar", ""}};
   char fix[160];
   snprintf(fix, sizeof fix, "choose another name (%s)", how);
-  if (!st) st = check_one(path, what, path, &in, input ? 1 : 0, fix, err);
-  free(dir);
+  if (!st) st = check_one(path, what, path, in, input ? (side ? 2 : 1) : 0, fix, err);
+  free(dir), free(side);
   return st;
 }
 

@@ -530,6 +530,8 @@ double tw_output_expected_bytes(const tw_output_desc *d) {
   const double snap = d->nsnap > 0 ? (double)d->nsnap * chunked3(d->snap_n) : 0.0;
   const double model = d->vp ? chunked3(d->job->n) : 0.0;
   double values = traces + snap + model + (double)d->nsrc * (double)(d->steps + 1);
+  /* output.segy: OUT.sgy beside it, 3600 bytes of headers and per trace 240 + its samples */
+  if (d->job && d->job->output_segy) values += (3600.0 + (double)d->nrec * (240.0 + 4.0 * (double)d->nsamples)) / 4.0;
   double data = 4.0 * values + 24.0 * ((double)d->nrec + d->nsrc) + points_bytes(d->src_at) + points_bytes(d->rec_at);
   return data * 1.01 + (1 << 20);
 }

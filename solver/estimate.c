@@ -53,7 +53,8 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   /* c²dt² on the padded grid, the model while it is converted, sources and trace buffers; the
    * receivers' tables, ~200 B each (up to 8 taps: cells, indices, weights; positions; the output's
    * chunk column: 2e7 receivers peaked at 3.8 GB, ~190 B each, where this said 123 MiB) */
-  est->host_bytes = 4.0 * cells + model + (traces < 128e6 ? traces : 128e6) + 200.0 * (double)job->nrec;
+  const double per_rec = job->rec_interp == TW_INTERP_TRILINEAR ? 520.0 : 200.0; /* (2e6 trilinear: 1.03 GB) */
+  est->host_bytes = 4.0 * cells + model + (traces < 128e6 ? traces : 128e6) + per_rec * (double)job->nrec;
   if (tw_kernel_is_gpu(kernel)) {
     est->host_bytes += 8.0 * cells; /* the two time levels, for snapshots and the window */
     est->device_bytes = 12.0 * cells;

@@ -73,9 +73,13 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
   c->job = job;
   c->resume = resume;
   c->avail = (double)tw_host_memory_available();
-  tw_status st = TW_OK;
+  /* A checkpoint named like one of the run's files or an input: that reason first (the file may be
+   * there, and "not a checkpoint" would hide why). */
+  tw_status st = tw_output_check_ckpt(output, job, err);
   const int exists = tw_checkpoint_exists(c->path);
-  if (resume && !exists) {
+  if (st) {
+    /* (said above) */
+  } else if (resume && !exists) {
     st = tw_error_set(err, TW_EINVAL, "--resume: no checkpoint '%s'%s; run without --resume to start over",
                       c->path, tw_checkpoint_exists(c->jpath) ? " (only its journal: the run stopped before its "
                                                                 "first checkpoint)" : "");

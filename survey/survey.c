@@ -54,7 +54,8 @@ struct survey {
   tw_medium *medium;
   int medium_state;          /* 0: being built, 1: ready, −1: failed (under mu) */
   char medium_error[400];
-  int dir_existed;        /* rank 0: the output directory was there before this run */
+  char first_new[1024];   /* rank 0: the first component of the output directory that was not there
+                             before this run ("": all were) */
   pthread_mutex_t mu;
   pthread_cond_t to_main, to_workers;
   worker *w;
@@ -361,6 +362,25 @@ typedef struct {
 } survey_end;
 
 /* Rank 0's plan (kernel, hash, the shots to run) for every rank; an error on rank 0 is every rank's. */
+/* The first component of dir (a prefix of it) that does not exist, or "" when dir does. */
+static void first_missing(const char *dir, char *out, size_t n) {
+  out[0] = '\0';
+  char d[1024];
+  snprintf(d, sizeof d, "%s", dir);
+  for (char *p = d + 1;; p++) {
+    const char c = *p;
+    if (c != '/' && c != '\0') continue;
+    *p = '\0';
+    struct stat sb;
+    if (stat(d, &sb) != 0) {
+      snprintf(out, n, "%s", d);
+      return;
+    }
+    *p = c;
+    if (c == '\0') return;
+  }
+}
+
 static tw_status start(survey *sv, tw_error *err) {
   tw_survey_report *rep = sv->rep;
   survey_start s;
@@ -372,8 +392,7 @@ static tw_status start(survey *sv, tw_error *err) {
       tw_survey_hash(sv->job, s.kernel, s.hash);
       snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
       snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
-      struct stat sb;
-      sv->dir_existed = stat(rep->directory, &sb) == 0;
+      first_missing(rep->directory, sv->first_new, sizeof sv->first_new);
       s.st = survey_plan(sv->job, sv->opts, rep, &sv->todo, err);
     }
     if (s.st) snprintf(s.msg, sizeof s.msg, "%.599s", err->msg);
@@ -426,11 +445,29 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%.399s", e.msg);
     pthread_cond_broadcast(&sv->to_workers);
     pthread_mutex_unlock(&sv->mu);
-    /* The job itself refused by the medium's validation (a shot on the free surface, ...): every rank
-     * finds the same, so none dispatches, and the survey fails as a bad job does (exit 1), not as
-     * shots not run (no rerun can help). Other failures leave this rank's workers retired. */
-    if (ms == TW_ECONFIG) *err = e, st = ms;
-    else st = dispatch(sv, err);
+    /* The job itself refused by the medium's validation (a shot on the free surface, a cpu-diamond
+     * DTS or cap, ...): the survey fails as a bad job does (exit 1), not as shots not run (no rerun
+     * can help). Decided together — a refusal that depends on the host (its CPUs) must not leave
+     * the other ranks waiting in dispatch: the first rank's reason goes to all. Other failures (a
+     * model file this host cannot read, its memory) leave this rank's workers retired. */
+    typedef struct {
+      int code;
+      char msg[600];
+    } job_refusal;
+    job_refusal mine = {ms == TW_ECONFIG || ms == TW_EINVAL || ms == TW_ERANGE ? (int)ms : 0, ""}, all1 = mine;
+    if (mine.code) snprintf(mine.msg, sizeof mine.msg, "%.599s", e.msg);
+    job_refusal *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
+    if (sv->rep->root && !all) st = tw_error_set(err, TW_ENOMEM, "out of memory");
+    if (!st) st = comm_gather(sv->comm, &mine, (int)sizeof mine, all, err);
+    if (!st && sv->rep->root) {
+      all1.code = 0;
+      for (int r = 0; r < sv->rep->nranks && !all1.code; r++)
+        if (all[r].code) all1 = all[r];
+    }
+    free(all);
+    if (!st) st = comm_bcast(sv->comm, &all1, (int)sizeof all1, err);
+    if (!st && all1.code) st = tw_error_set(err, (tw_status)all1.code, "%s", all1.msg);
+    else if (!st) st = dispatch(sv, err);
   }
   if (st) stop_workers(sv);
   for (int i = 0; i < sv->nw; i++)
@@ -492,8 +529,18 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
     if (!st && !s.total) st = tw_error_set(err, TW_ENODEV, "%s", s.msg);
     if (!st) st = run_workers(&sv, &me, err);
   }
-  /* A bad job leaves no output directory it made (rmdir: only if empty). */
-  if (st == TW_ECONFIG && rep->root && !sv.dir_existed) rmdir(rep->directory);
+  /* A bad job leaves no output directory it made, nor the folders made on the way to it (rmdir: only
+   * if empty), back up to the first that was not there. */
+  if ((st == TW_ECONFIG || st == TW_EINVAL || st == TW_ERANGE) && rep->root && sv.first_new[0]) {
+    char d[sizeof rep->directory];
+    snprintf(d, sizeof d, "%s", rep->directory);
+    for (;;) {
+      if (rmdir(d) != 0 || strcmp(d, sv.first_new) == 0) break;
+      char *slash = strrchr(d, '/');
+      if (!slash || slash == d) break;
+      *slash = '\0';
+    }
+  }
   /* Every rank learns the outcome (the same exit status everywhere). */
   survey_end end = {rep->done, rep->failed, rep->to_run - rep->done - rep->failed, rep->stopped};
   if (!st && rep->to_run > 0) st = comm_bcast(sv.comm, &end, (int)sizeof end, err);

@@ -219,4 +219,13 @@ expect 1 "output\.directory 'plain\.txt': 'plain\.txt' exists and is not a direc
 expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' --set 'output.directory="fsdir"'
 test ! -e fsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
+expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
+  --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' -o par/sub/dir
+test ! -e par || { echo "FAIL: the refused survey left the folders it made on the way"; fail=1; }
+expect 1 "solver\.dts = 1000: the diamond tile" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
+  --set 'output.directory="dtsdir"'
+test ! -e dtsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
+long=$(printf 'c%.0s' $(seq 250))
+expect 1 "checkpoint\.file: the checkpoint's name is 250 characters and its journal's 8 more" \
+  -- "$T" check ck.cfg --set "checkpoint.file=\"$long\""
 exit $fail
