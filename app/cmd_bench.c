@@ -75,10 +75,17 @@ static int run_bench(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char opt[64]; /* --opt=value is --opt value */
+    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
+    if (eq && (size_t)(eq - a) < sizeof opt) {
+      memcpy(opt, a, (size_t)(eq - a)), opt[eq - a] = '\0';
+      a = opt, v = eq + 1;
+    }
+    const int inline_v = eq != NULL;
 #define NEEDV                                                              \
   do {                                                                     \
     if (!v) return tw_app_usage("bench", "%s needs a value", a);           \
-    i++;                                                                   \
+    if (!inline_v) i++;                                                    \
   } while (0)
     if (tw_app_is_help(a)) {
       help_bench(stdout);
@@ -164,12 +171,15 @@ static int run_bench(int argc, char **argv) {
       snprintf(kl_store[nk++], sizeof kl_store[0], "%s", klist0[i]);
     }
   }
+  if (!nk) return tw_app_usage("bench", "--kernels: no kernel named (a comma list, e.g. cpu,cpu-diamond)");
   const int no = split(orders_buf, ol, MAXLIST);
   int orders[MAXLIST];
+  if (!no) return tw_app_usage("bench", "--orders: no order named (a comma list of even orders, e.g. 2,4,8)");
   for (int i = 0; i < no; i++) {
-    orders[i] = atoi(ol[i]);
-    if (orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
-      return tw_app_usage("bench", "--orders: %s is not an even order in 2..16", ol[i]);
+    char *end;
+    orders[i] = (int)strtol(ol[i], &end, 10);
+    if (*end || orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
+      return tw_app_usage("bench", "--orders: \"%s\" is not an even order in 2..16", ol[i]);
   }
   int any_gpu = 0, any_cpu = 0;
   for (int i = 0; i < nk; i++) {

@@ -153,7 +153,7 @@ int main(int argc, char **argv) {
   }
   int help = strcmp(name, "help") == 0;
   if (help) {
-    if (argc < 3) {
+    if (argc < 3 || strcmp(argv[2], "help") == 0) { /* (help help: this) */
       usage(stdout);
       return TW_EXIT_OK;
     }

@@ -186,10 +186,16 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
     const char *opt = plus + 1;
     if (strncmp(opt, "cap=", 4) == 0) {
       if (tw_parse_memsize(opt + 4, &pbo.device_memory, err)) return tw_error_prefix(err, "bench: %s", kernel);
-    } else if (strncmp(opt, "h=", 2) == 0 && atoi(opt + 2) > 0) {
-      pbo.tower_height = atoi(opt + 2);
-    } else if (strncmp(opt, "dts=", 4) == 0 && atoi(opt + 4) > 0) {
-      pbo.dts = atoi(opt + 4);
+      if (!pbo.device_memory) return tw_error_set(err, TW_EINVAL, "bench: %s: +cap=0: a cap must be positive", kernel);
+    } else if (strncmp(opt, "h=", 2) == 0 || strncmp(opt, "dts=", 4) == 0) {
+      char *end;
+      const char *num = opt + (opt[0] == 'h' ? 2 : 4);
+      const long n = strtol(num, &end, 10);
+      if (*end || n < 1 || n > 1 << 20)
+        return tw_error_set(err, TW_EINVAL, "bench: kernel option \"+%s\" of %s: takes a positive integer", opt,
+                            kernel);
+      if (opt[0] == 'h') pbo.tower_height = (int)n;
+      else pbo.dts = (int)n;
     } else if (strcmp(opt, "rest") == 0) {
       rest = 1;
     } else {
