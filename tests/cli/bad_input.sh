@@ -41,9 +41,9 @@ expect 1 "OpenMP's default thread count is 65536" -- env OMP_NUM_THREADS=65536 "
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
 # cpu-diamond's DTS and height: check refuses what run would
 expect 1 'bad\.cfg: solver\.dts = 1000: the diamond tile' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
-expect 2 '--orders: "2x" is not an even order' -- "$TORREWAVE" bench --orders 2x
-expect 2 '--orders: no order named' -- "$TORREWAVE" bench --orders ,
-expect 2 '--kernels: no kernel named' -- "$TORREWAVE" bench --kernels ,
+expect 2 'orders: "2x" is not an even order' -- "$TORREWAVE" bench --orders 2x
+expect 2 'orders: no order named' -- "$TORREWAVE" bench --orders ,
+expect 2 'kernels: no kernel named' -- "$TORREWAVE" bench --kernels ,
 expect 0 'commands:' -- "$TORREWAVE" help help
 expect 2 'unknown command' -- "$TORREWAVE" frobnicate
 expect 2 'no job file' -- "$TORREWAVE" run
