@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "io_internal.h"
 #include "tw_io.h"
 
 #define HEADER_BYTES 4096
@@ -174,11 +175,9 @@ static void stream_out(int fd, uint64_t off, uint64_t len, uint64_t poff, uint64
 
 /* Make a rename durable: fsync the folder (best effort). */
 static void sync_dir_of(const char *path) {
-  char *dir = strdup(path);
+  char *dir = tw_dir_of(path);
   if (!dir) return;
-  char *slash = strrchr(dir, '/');
-  if (slash) slash[slash == dir ? 1 : 0] = '\0';
-  int fd = open(slash ? dir : ".", O_RDONLY);
+  int fd = open(dir, O_RDONLY);
   if (fd >= 0) fsync(fd), close(fd);
   free(dir);
 }

@@ -98,6 +98,9 @@ tw_status tw_io_publish(const char *temp, const char *path, tw_error *err);
 /* "<dir>/<base><ext>" for "<dir>/<base>.h5" (".hdf5", ".he5", ".hdf" likewise; other names get
  * ext appended). malloc'd; NULL when out of memory. */
 char *tw_sibling_path(const char *h5path, const char *ext);
+/* "dir" of "dir/name" ("." for "name", "/" for "/name"), malloc'd; the "name" of it (outpath.c). */
+char *tw_dir_of(const char *path);
+const char *tw_base_of(const char *path);
 
 /* ---------------------------------------------------------------- segy.c */
 

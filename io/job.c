@@ -173,6 +173,13 @@ static tw_status missing(const ctx *c, const config_setting_t *parent, const cha
 
 static tw_status oom(const ctx *c) { return tw_error_set(c->err, TW_ENOMEM, "%s: out of memory", c->name); }
 
+/* Where setting s is given, as errors name it, kept for messages after parsing (*out, malloc'd). */
+static tw_status keep_where(const ctx *c, const config_setting_t *s, char **out) {
+  char loc[600];
+  where(c, s, loc, sizeof loc);
+  return (*out = strdup(loc)) ? TW_OK : oom(c);
+}
+
 /* ================================================================ 2. typed getters */
 
 static config_setting_t *member(const config_setting_t *g, const char *key) {
@@ -1421,12 +1428,7 @@ static tw_status parse_output(const ctx *c, const config_setting_t *root, tw_job
                  "give output.directory instead (its files: shot-00000.h5, shot-00001.h5, ...)");
     j->output_dir = dir ? strdup(dir) : default_output(c->name, "");
     if (!j->output_dir) return oom(c);
-    if (dir) {
-      char loc[600];
-      where(c, member(g, "directory"), loc, sizeof loc);
-      if (!(j->output_dir_where = strdup(loc))) return oom(c);
-    }
-    return TW_OK;
+    return dir ? keep_where(c, member(g, "directory"), &j->output_dir_where) : TW_OK;
   }
   if (dir)
     return bad(c, member(g, "directory"), "only a survey (shots = { ... }) writes a directory", "give output.file");
@@ -1445,9 +1447,7 @@ static tw_status parse_memory(const ctx *c, const config_setting_t *s, tw_job *j
   }
   if (!j->device_memory) /* not "no cap": that is the key left out; a cap of 0 is a slip */
     return bad(c, s, "must be a positive memory size", "allowed e.g. \"8G\"; leave the key out for no cap");
-  char loc[600];
-  where(c, s, loc, sizeof loc);
-  if (!(j->dm_where = strdup(loc))) return oom(c);
+  TRY(keep_where(c, s, &j->dm_where));
   return TW_OK;
 }
 
@@ -1486,11 +1486,7 @@ static tw_status parse_checkpoint(const ctx *c, const config_setting_t *root, tw
   TRY(key_string(c, g, "file", 0, "a file name", &file));
   if (file && !*file) return bad(c, member(g, "file"), "must not be empty", "allowed a file name, e.g. \"shot.ckpt\"");
   if (file && !(j->ckpt_file = strdup(file))) return oom(c);
-  if (file) {
-    char loc[600];
-    where(c, member(g, "file"), loc, sizeof loc);
-    if (!(j->ckpt_where = strdup(loc))) return oom(c);
-  }
+  if (file) TRY(keep_where(c, member(g, "file"), &j->ckpt_where));
   return TW_OK;
 }
 

@@ -34,8 +34,7 @@
 #include "io_internal.h"
 #include "tw_io.h"
 
-/* "dir" of "dir/name" ("." for "name", "/" for "/name"); malloc'd. */
-static char *dir_of(const char *path) {
+char *tw_dir_of(const char *path) {
   const char *slash = strrchr(path, '/');
   if (!slash) return strdup(".");
   size_t n = slash == path ? 1 : (size_t)(slash - path);
@@ -44,7 +43,7 @@ static char *dir_of(const char *path) {
   return d;
 }
 
-static const char *base_of(const char *path) {
+const char *tw_base_of(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
 }
@@ -98,8 +97,8 @@ static tw_status check_one(const char *path, const char *what, const char *out, 
 static int same_file(const char *a, const char *b) {
   struct stat sa, sb;
   if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-  if (strcmp(base_of(a), base_of(b))) return 0;
-  char *da = dir_of(a), *db = dir_of(b), *ra = da ? realpath(da, NULL) : NULL, *rb = db ? realpath(db, NULL) : NULL;
+  if (strcmp(tw_base_of(a), tw_base_of(b))) return 0;
+  char *da = tw_dir_of(a), *db = tw_dir_of(b), *ra = da ? realpath(da, NULL) : NULL, *rb = db ? realpath(db, NULL) : NULL;
   const int same = ra && rb ? strcmp(ra, rb) == 0 : da && db && strcmp(da, db) == 0;
   free(da), free(db), free(ra), free(rb);
   return same;
@@ -116,27 +115,27 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
   const char *ours[4] = {path, xdmf, sgy, lock}, *our_what[4] = {"output", "XDMF sidecar", "SEG-Y file", "lock file"};
   const char *ck_what[3] = {"checkpoint", "checkpoint journal", "checkpoint's temporary"};
   tw_status st = TW_OK;
-  char *ckdir = ck ? dir_of(ck) : NULL;
+  char *ckdir = ck ? tw_dir_of(ck) : NULL;
   const long nm = ckdir ? pathconf(ckdir, _PC_NAME_MAX) : -1;
   free(ckdir);
   if (!ck || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
-  } else if ((long)strlen(base_of(ck)) + 8 > (nm > 0 ? nm : 255)) { /* its journal: + ".journal" */
+  } else if ((long)strlen(tw_base_of(ck)) + 8 > (nm > 0 ? nm : 255)) { /* its journal: + ".journal" */
     char loc[900] = "";
     if (job->ckpt_where) snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
     st = tw_error_set(err, TW_EINVAL, "%sthe checkpoint's name is %zu characters and its journal's 8 more, over the "
-                      "file system's limit of %ld; allowed: a shorter name", loc, strlen(base_of(ck)),
+                      "file system's limit of %ld; allowed: a shorter name", loc, strlen(tw_base_of(ck)),
                       nm > 0 ? nm : 255L);
   } else {
     sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(lock, "%s.lock", path);
+    char loc[900] = "", got[600] = ""; /* where checkpoint.file is given, and its value */
+    if (job->ckpt_file && job->ckpt_where) {
+      snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
+      snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
+    }
     for (int i = 0; i < 3 && !st; i++)
       for (int k = 0; k < 4 && !st; k++) {
         if (!ours[k] || !same_file(ckn[i], ours[k])) continue;
-        char loc[900] = "", got[600] = "";
-        if (job->ckpt_file && job->ckpt_where) {
-          snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
-          snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
-        }
         st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be the run's %s '%s' (checkpoint files are removed "
                           "when the run completes, and the output would go with them)%s; allowed: a name that, with "
                           ".journal and .tmp, is none of the output's files (the default, the output's name + "
@@ -145,11 +144,6 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
     for (int i = 0; i < 3 && !st; i++) /* nor an input: a checkpoint would overwrite it */
       for (int k = 0; k < nin && !st; k++) {
         if (!in[k].name || !same_file(ckn[i], in[k].name)) continue;
-        char loc[900] = "", got[600] = "";
-        if (job->ckpt_file && job->ckpt_where) {
-          snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
-          snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
-        }
         st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be %s ('%s'%s%s), which a checkpoint would "
                           "overwrite%s; allowed: a new name (the default is the output's name + \".ckpt\")", loc,
                           ck_what[i], ckn[i], in[k].what, in[k].name, in[k].key[0] ? ", " : "", in[k].key, got);
@@ -169,17 +163,17 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
  * whole run and failed publishing its sidecar). */
 static tw_status check_name(const char *path, const char *what, const char *how, tw_error *err) {
   if (!path || !path[0]) return tw_error_set(err, TW_EINVAL, "%s: the file name is empty; give one with %s", what, how);
-  const size_t len = strlen(path), base = strlen(base_of(path));
+  const size_t len = strlen(path), base = strlen(tw_base_of(path));
   if (path[len - 1] == '/')
     return tw_error_set(err, TW_EINVAL, "%s '%s' names a folder; give a file name in it", what, path);
-  char *dir = dir_of(path);
+  char *dir = tw_dir_of(path);
   const long nm = dir ? pathconf(dir, _PC_NAME_MAX) : -1, pm = dir ? pathconf(dir, _PC_PATH_MAX) : -1;
   free(dir);
   const long name_max = nm > 0 ? nm : 255, path_max = pm > 0 ? pm : 4096;
   if ((long)base + DERIVED_EXTRA > name_max)
     return tw_error_set(err, TW_EINVAL, "%s '%.60s...': its name is %zu characters, and the run writes files "
                         "named up to %d more (its temporaries, sidecar, checkpoint journal) where the file system "
-                        "allows %ld; give a name of at most %ld characters (%s)", what, base_of(path), base,
+                        "allows %ld; give a name of at most %ld characters (%s)", what, tw_base_of(path), base,
                         DERIVED_EXTRA, name_max, name_max - DERIVED_EXTRA, how);
   if ((long)len + DERIVED_EXTRA >= path_max)
     return tw_error_set(err, TW_EINVAL, "%s '%.60s...': its path is %zu characters, and the run writes paths up to "
@@ -200,7 +194,7 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
                                const char *input_what, tw_error *err) {
   tw_status st = check_name(path, what, how, err);
   if (st) return st;
-  char *dir = dir_of(path), *side = input ? tw_xdmf_path(input) : NULL; /* the input's sidecar is its too */
+  char *dir = tw_dir_of(path), *side = input ? tw_xdmf_path(input) : NULL; /* the input's sidecar is its too */
   st = dir ? check_folder(path, what, dir, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   const input_file in[2] = {{input, input_what, ""}, {side, "that file's XDMF sidecar", ""}};
   char fix[160];
@@ -244,7 +238,7 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   int nin;
   input_file *in = job_inputs(job, &nin); /* the job's inputs */
   if (!in) return tw_error_set(err, TW_ENOMEM, "out of memory");
-  char *xdmf = tw_xdmf_path(path), *dir = dir_of(path);
+  char *xdmf = tw_xdmf_path(path), *dir = tw_dir_of(path);
   tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
   if (!st) st = check_folder(path, "output", dir, err);
   if (!st) st = check_one(path, "output", path, in, nin, OUTPUT_FIX, err);
@@ -283,7 +277,7 @@ int tw_output_exists(const char *path) {
 }
 
 double tw_output_free_bytes(const char *path) {
-  char *dir = dir_of(path);
+  char *dir = tw_dir_of(path);
   struct statvfs sv;
   int ok = dir && statvfs(dir, &sv) == 0 && sv.f_blocks > 0;
   free(dir);
@@ -310,15 +304,15 @@ static int process_gone(long pid) { return pid > 0 && pid != (long)getpid() && k
 tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err) {
   *names = NULL;
   *count = 0;
-  char *dir = dir_of(path), *xdmf = tw_xdmf_path(path), *sgy = tw_segy_path(path);
+  char *dir = tw_dir_of(path), *xdmf = tw_xdmf_path(path), *sgy = tw_segy_path(path);
   char *pre[4] = {NULL, NULL, NULL, NULL};
   tw_status st = TW_OK;
   if (dir && xdmf && sgy && (pre[0] = malloc(strlen(path) + 16)) && (pre[1] = malloc(strlen(path) + 16)) &&
       (pre[2] = malloc(strlen(xdmf) + 16)) && (pre[3] = malloc(strlen(sgy) + 16))) {
-    sprintf(pre[0], "%s.part-", base_of(path));
-    sprintf(pre[1], "%s.check-", base_of(path));
-    sprintf(pre[2], "%s.part-", base_of(xdmf));
-    sprintf(pre[3], "%s.part-", base_of(sgy));
+    sprintf(pre[0], "%s.part-", tw_base_of(path));
+    sprintf(pre[1], "%s.check-", tw_base_of(path));
+    sprintf(pre[2], "%s.part-", tw_base_of(xdmf));
+    sprintf(pre[3], "%s.part-", tw_base_of(sgy));
   } else {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
   }

@@ -49,10 +49,9 @@ char *tw_sibling_path(const char *h5path, const char *ext) {
 
 char *tw_xdmf_path(const char *h5path) { return tw_sibling_path(h5path, ".xdmf"); }
 
-static const char *base_name(const char *path) {
-  const char *slash = strrchr(path, '/');
-  return slash ? slash + 1 : path;
-}
+/* The "about" line names the .h5 after this (tw_xdmf_describes_other reads it back). */
+#define XDMF_ABOUT "snapshots of the pressure p (Pa) in "
+
 
 /* Attribute/text escaping for the file name (the only free text in the document). */
 static void put_escaped(FILE *f, const char *s) {
@@ -124,11 +123,11 @@ static void put_grid(FILE *f, const tw_xdmf_desc *d, int c, const char *h5base) 
 }
 
 static void put_document(FILE *f, const tw_xdmf_desc *d) {
-  const char *h5base = base_name(d->h5path);
+  const char *h5base = tw_base_of(d->h5path);
   fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
   fprintf(f, "<!-- " TW_XDMF_MARKER " " TW_VERSION " -->\n");
   fprintf(f, "<Xdmf Version=\"3.0\" xmlns:xi=\"http://www.w3.org/2001/XInclude\">\n  <Domain>\n");
-  fprintf(f, "    <Information Name=\"about\" Value=\"snapshots of the pressure p (Pa) in ");
+  fprintf(f, "    <Information Name=\"about\" Value=\"" XDMF_ABOUT);
   put_escaped(f, h5base);
   fprintf(f, "; ParaView axes: X = x, Y = y, Z = -depth (m)\"/>\n");
   fprintf(f, "    <Grid Name=\"snapshots\" GridType=\"Collection\" CollectionType=\"Temporal\">\n");
@@ -139,10 +138,10 @@ static void put_document(FILE *f, const tw_xdmf_desc *d) {
 tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
   if (!d || !d->h5path || d->count < 0 || (d->count > 0 && (!d->step || !d->time)))
     return tw_error_set(err, TW_EINVAL, "tw_xdmf_write: invalid description");
-  const char *why = unreferable(base_name(d->h5path));
+  const char *why = unreferable(tw_base_of(d->h5path));
   if (why)
     return tw_error_set(err, TW_EUNSUPPORTED, "XDMF sidecar: the name '%s' cannot be referenced from XML/XDMF: %s; "
-                        "choose another output name to get a sidecar", base_name(d->h5path), why);
+                        "choose another output name to get a sidecar", tw_base_of(d->h5path), why);
   char *path = tw_xdmf_path(d->h5path);
   size_t tlen = path ? strlen(path) + 32 : 0;
   char *temp = path ? malloc(tlen) : NULL;
@@ -173,15 +172,6 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
   return st;
 }
 
-/* "dir" of "dir/name" ("." for "name"); malloc'd. */
-static char *dir_part(const char *path) {
-  const char *slash = strrchr(path, '/');
-  const size_t n = !slash ? 1 : slash == path ? 1 : (size_t)(slash - path);
-  char *d = malloc(n + 1);
-  if (d) memcpy(d, slash ? path : ".", n), d[n] = '\0';
-  return d;
-}
-
 int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, size_t n) {
   FILE *f = fopen(xdmf, "r");
   if (!f) return 0;
@@ -189,16 +179,15 @@ int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, s
   const size_t k = fread(head, 1, sizeof head - 1, f);
   fclose(f);
   head[k] = '\0';
-  static const char about[] = "snapshots of the pressure p (Pa) in ";
-  const char *a = strstr(head, TW_XDMF_MARKER) ? strstr(head, about) : NULL;
+  const char *a = strstr(head, TW_XDMF_MARKER) ? strstr(head, XDMF_ABOUT) : NULL;
   if (!a) return 0;
-  a += sizeof about - 1;
+  a += sizeof XDMF_ABOUT - 1;
   const char *e = strchr(a, ';');
   if (!e || (size_t)(e - a) >= n || memchr(a, '&', (size_t)(e - a))) return 0; /* (an escaped name: not compared) */
   memcpy(other, a, (size_t)(e - a));
   other[e - a] = '\0';
-  if (strcmp(other, base_name(h5path)) == 0) return 0;
-  char *dir = dir_part(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
+  if (strcmp(other, tw_base_of(h5path)) == 0) return 0;
+  char *dir = tw_dir_of(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
   int there = 0;
   if (full) {
     sprintf(full, "%s/%s", dir, other);

@@ -71,8 +71,10 @@ tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, t
 }
 
 /* The components of dir: each that exists must be a directory; create: mkdir -p (an existing one is
- * fine), else stop at the first missing one (the run will make the rest). */
-static tw_status walk_dirs(const char *dir, int create, tw_error *err) {
+ * fine), else stop at the first missing one (the run will make the rest) and, with missing, name it
+ * there ("" when dir exists). */
+static tw_status walk_dirs(const char *dir, int create, char *missing, size_t n, tw_error *err) {
+  if (missing) missing[0] = '\0';
   char *d = strdup(dir);
   if (!d) return tw_error_set(err, TW_ENOMEM, "out of memory");
   tw_status st = TW_OK;
@@ -85,6 +87,7 @@ static tw_status walk_dirs(const char *dir, int create, tw_error *err) {
       st = tw_error_set(err, TW_EIO, "output.directory '%s': cannot create '%s': %s", dir, d, strerror(errno));
     } else if (stat(d, &sb) != 0) {
       if (create) st = tw_error_set(err, TW_EIO, "output.directory '%s': cannot create '%s'", dir, d);
+      if (missing) snprintf(missing, n, "%s", d);
       *p = c;
       break; /* (not create) missing: made by the run from here on */
     } else if (!S_ISDIR(sb.st_mode)) {
@@ -97,9 +100,14 @@ static tw_status walk_dirs(const char *dir, int create, tw_error *err) {
   free(d);
   return st;
 }
-static tw_status make_dirs(const char *dir, tw_error *err) { return walk_dirs(dir, 1, err); }
+static tw_status make_dirs(const char *dir, tw_error *err) { return walk_dirs(dir, 1, NULL, 0, err); }
 
-tw_status tw_survey_check_dir(const char *dir, tw_error *err) { return walk_dirs(dir, 0, err); }
+tw_status tw_survey_check_dir(const char *dir, tw_error *err) { return walk_dirs(dir, 0, NULL, 0, err); }
+
+void survey_first_missing(const char *dir, char *out, size_t n) {
+  tw_error ignored; /* a component that is not a directory: the plan reports it */
+  (void)walk_dirs(dir, 0, out, n, &ignored);
+}
 
 /* Shot `index` of the job has a complete file in dir, written by this job (hash) at this shot's
  * position. 1: complete; 0: none; −1: a file is there but it is not that shot's (another job, an

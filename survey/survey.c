@@ -361,26 +361,11 @@ typedef struct {
   int stopped;
 } survey_end;
 
-/* Rank 0's plan (kernel, hash, the shots to run) for every rank; an error on rank 0 is every rank's. */
-/* The first component of dir (a prefix of it) that does not exist, or "" when dir does. */
-static void first_missing(const char *dir, char *out, size_t n) {
-  out[0] = '\0';
-  char d[1024];
-  snprintf(d, sizeof d, "%s", dir);
-  for (char *p = d + 1;; p++) {
-    const char c = *p;
-    if (c != '/' && c != '\0') continue;
-    *p = '\0';
-    struct stat sb;
-    if (stat(d, &sb) != 0) {
-      snprintf(out, n, "%s", d);
-      return;
-    }
-    *p = c;
-    if (c == '\0') return;
-  }
-}
+/* A status that refuses the job itself (bad settings, a medium the kernel cannot run): exit 1, not
+ * shots to rerun. */
+static int job_refused(tw_status st) { return st == TW_ECONFIG || st == TW_EINVAL || st == TW_ERANGE; }
 
+/* Rank 0's plan (kernel, hash, the shots to run) for every rank; an error on rank 0 is every rank's. */
 static tw_status start(survey *sv, tw_error *err) {
   tw_survey_report *rep = sv->rep;
   survey_start s;
@@ -392,7 +377,7 @@ static tw_status start(survey *sv, tw_error *err) {
       tw_survey_hash(sv->job, s.kernel, s.hash);
       snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
       snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
-      first_missing(rep->directory, sv->first_new, sizeof sv->first_new);
+      survey_first_missing(rep->directory, sv->first_new, sizeof sv->first_new);
       s.st = survey_plan(sv->job, sv->opts, rep, &sv->todo, err);
     }
     if (s.st) snprintf(s.msg, sizeof s.msg, "%.599s", err->msg);
@@ -454,7 +439,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
       int code;
       char msg[600];
     } job_refusal;
-    job_refusal mine = {ms == TW_ECONFIG || ms == TW_EINVAL || ms == TW_ERANGE ? (int)ms : 0, ""}, all1 = mine;
+    job_refusal mine = {job_refused(ms) ? (int)ms : 0, ""}, all1 = mine;
     if (mine.code) snprintf(mine.msg, sizeof mine.msg, "%.599s", e.msg);
     job_refusal *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
     if (sv->rep->root && !all) st = tw_error_set(err, TW_ENOMEM, "out of memory");
@@ -531,7 +516,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   }
   /* A bad job leaves no output directory it made, nor the folders made on the way to it (rmdir: only
    * if empty), back up to the first that was not there. */
-  if ((st == TW_ECONFIG || st == TW_EINVAL || st == TW_ERANGE) && rep->root && sv.first_new[0]) {
+  if (job_refused(st) && rep->root && sv.first_new[0]) {
     char d[sizeof rep->directory];
     snprintf(d, sizeof d, "%s", rep->directory);
     for (;;) {

@@ -49,5 +49,7 @@ void comm_abort(survey_comm *c);
  * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed). */
 tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
                       tw_error *err);
+/* The first component of dir (a prefix of it) that does not exist, in out; "" when dir exists. */
+void survey_first_missing(const char *dir, char *out, size_t n);
 
 #endif
