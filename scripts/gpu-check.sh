@@ -30,7 +30,8 @@
 #               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
 #               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt);
 #               SMEM_BLOCK=MASK: its whole blocks (blocks(), 63 = all: checked on 200 x 170 x 96, timed on
-#               1024 x 1024 x 512), SMEM=0 to run only those
+#               1024 x 1024 x 512 at heights 32 and 64; BLOCK_NT=32 only one: each costs ~30 s of host
+#               random fields), SMEM=0 to run only those
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
@@ -239,10 +240,11 @@ if [ -n "${SMEM:-}" ]; then
   if nvcc -O3 -arch=sm_90 -std=c++17 -fmad=false -ftz=true -I"$ROOT/common" -Xptxas -v -o "$B/smemtower" \
     "$ROOT/scripts/experiments/smemtower.cu" >>"$LOG/build.log" 2>&1; then
     : >"$B/smem.out"
-    [ "$SMEM" != 0 ] && { ONLY=$SMEM "$B/smemtower" 3 >>"$B/smem.out" 2>&1 || smem_ok=0; }
-    [ -n "${SMEM_BLOCK:-}" ] && { BLOCK=$SMEM_BLOCK "$B/smemtower" 3 >>"$B/smem.out" 2>&1 || smem_ok=0; }
+    # line by line into the log, so that a call cut off at its time limit still sends back what ran
+    [ "$SMEM" != 0 ] && { ONLY=$SMEM stdbuf -oL "$B/smemtower" 3 2>&1 | tee -a "$LOG/diamond.txt" >>"$B/smem.out" || smem_ok=0; }
+    [ -n "${SMEM_BLOCK:-}" ] && { BLOCK=$SMEM_BLOCK stdbuf -oL "$B/smemtower" 3 2>&1 | tee -a "$LOG/diamond.txt" >>"$B/smem.out" || smem_ok=0; }
     grep -q FAILED "$B/smem.out" && smem_ok=0
-    tee -a "$LOG/diamond.txt" <"$B/smem.out" | cut -c1-220
+    cut -c1-220 "$B/smem.out"
     if [ -n "${SMEM_NCU:-}" ]; then
       NCU_BIN=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
       echo "== smemtower layouts $SMEM_NCU, one launch each (height 32)" >>"$LOG/ncu.txt"
