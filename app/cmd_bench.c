@@ -136,7 +136,8 @@ static int run_bench(int argc, char **argv) {
   }
   if (json) { /* before the bench, not after it: the outputs' rules (never a link, FIFO, device or folder) */
     tw_error jerr = {0};
-    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, &jerr)) return tw_app_fail(&jerr);
+    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, NULL, NULL, &jerr))
+      return tw_app_fail(&jerr);
   }
   const int ngpu = tw_gpu_count();
   if (!grid[0]) { /* --gb: NY = 1024, NZ = 512, NX from the size */

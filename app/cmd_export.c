@@ -13,9 +13,11 @@ static void help_export(FILE *o) {
           "Write the receiver traces of a torrewave result file as SEG-Y rev 1 (IEEE float samples; headers:\n"
           "shot, source and receiver x, y and depth to the centimetre, offset, samples, interval; README.md\n"
           "\"SEG-Y\" lists them). The default OUT.sgy is RESULT.sgy beside RESULT.h5. The file is written under a\n"
-          "temporary name and renamed when complete; it may replace a regular file, never the result file itself, a\n"
-          "symbolic link, a folder or a device. SEG-Y stores the sample interval in whole microseconds and at\n"
-          "most 32767 samples per trace: other results are refused with what to change in the job.\n"
+          "temporary name and renamed when complete; it may replace only a SEG-Y file torrewave wrote (an earlier\n"
+          "export or output.segy), never another file (export does not know the job: a job file or a velocity\n"
+          "model under that name stays), the result file itself, a symbolic link, a folder or a device. SEG-Y\n"
+          "stores the sample interval in whole microseconds and at most 32767 samples per trace: other results\n"
+          "are refused with what to change in the job.\n"
           "Needs a build with segyio (`torrewave info` says). Exit status: 0 done, 1 error, 2 usage.\n");
 }
 
@@ -42,7 +44,9 @@ static int run_export(int argc, char **argv) {
   int rc;
   if (!out) {
     rc = tw_app_usage("export", "out of memory");
-  } else if (tw_output_check_file(out, "SEG-Y output", "--segy FILE", in, "the result file being exported", &err) ||
+  } else if ((tw_segy_available() && /* (without segyio, export says that first) */
+              tw_output_check_file(out, "SEG-Y output", "--segy FILE", in, "the result file being exported",
+                                   tw_segy_ours, "a SEG-Y file torrewave wrote (export replaces only those)", &err)) ||
              tw_segy_export(in, out, &err)) {
     rc = tw_app_fail(&err);
   } else {

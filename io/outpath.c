@@ -12,10 +12,12 @@
  *     write lock (released by the kernel when the process dies, kill -9 included; honoured over
  *     NFS), so two runs onto one output cannot both write it: the second fails at once and names
  *     the first's process. The lock file holds the pid as text and is removed on release (after
- *     publishing both files);
+ *     publishing both files); a stale one is taken over, anything else under its name (a link, a
+ *     folder, a FIFO, a file of other content) is refused, never followed, written or removed;
  *   - temporaries of earlier runs of the same output whose process is gone (OUT.h5.part-PID after
  *     a kill -9, OUT.xdmf.part-PID, OUT.sgy.part-PID, OUT.h5.check-PID) are listed by `check` and removed by the next
- *     run, which holds the lock, so no live run can be writing them.
+ *     run, which holds the lock, so no live run can be writing them; one that is not a regular
+ *     file (a folder, a link: no run wrote it) is refused, by check and run alike, and left.
  * Library code: nothing here prints; the app says what was removed. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700 /* realpath */
@@ -48,10 +50,26 @@ const char *tw_base_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-static const char *kind_of(mode_t m) {
+/* What is at path (ls: its lstat), for messages: "a directory", "a symbolic link (to 'x')", ...
+ * (into buf). */
+static const char *kind_at(const char *path, const struct stat *ls, char *buf, size_t len) {
+  const mode_t m = ls->st_mode;
+  if (S_ISLNK(m)) {
+    char target[1024];
+    ssize_t n = readlink(path, target, sizeof target - 1);
+    target[n > 0 ? n : 0] = '\0';
+    snprintf(buf, len, "a symbolic link (to '%s')", target);
+    return buf;
+  }
   return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
-       : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : S_ISLNK(m) ? "a symbolic link"
+       : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : S_ISREG(m) ? "a regular file"
                                                                        : "not a regular file";
+}
+
+static char *lock_name(const char *path) {
+  char *p = malloc(strlen(path) + 6);
+  if (p) sprintf(p, "%s.lock", path);
+  return p;
 }
 
 /* ---------------------------------------------------------------- the names */
@@ -71,25 +89,54 @@ static tw_status check_one(const char *path, const char *what, const char *out, 
   struct stat ls, st;
   if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
   const char *of = strcmp(path, out) ? " of output '" : "";
-  if (S_ISLNK(ls.st_mode)) {
-    char target[1024];
-    ssize_t n = readlink(path, target, sizeof target - 1);
-    target[n > 0 ? n : 0] = '\0';
-    return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is a symbolic link (to '%s'): refusing to replace it; outputs "
-                        "are written under a temporary name and renamed, which would replace the link, not its "
-                        "target: name the target itself, or %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "",
-                        target, fix);
-  }
+  char buf[1100];
+  const char *kind = kind_at(path, &ls, buf, sizeof buf);
+  if (S_ISLNK(ls.st_mode))
+    return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs are written under a "
+                        "temporary name and renamed, which would replace the link, not its target: name the target "
+                        "itself, or %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, fix);
   if (!S_ISREG(ls.st_mode))
     return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs must be regular files "
-                        "or new names: %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind_of(ls.st_mode),
-                        fix);
+                        "or new names: %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, fix);
   for (int i = 0; i < nin; i++)
     if (in[i].name && stat(in[i].name, &st) == 0 && st.st_dev == ls.st_dev && st.st_ino == ls.st_ino)
       return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the "
                           "job; %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", in[i].what, in[i].name,
                           in[i].key[0] ? ", " : "", in[i].key, fix);
   return TW_OK;
+}
+
+/* A lock file torrewave wrote holds its run's pid as text ("<pid>\n"), or nothing yet (a run between
+ * creating and writing it; a file system without locks, where it stays empty). */
+static int lock_text_ok(int fd) {
+  char buf[32];
+  const ssize_t n = pread(fd, buf, sizeof buf, 0);
+  ssize_t i = 0;
+  while (i < n && buf[i] >= '0' && buf[i] <= '9') i++;
+  return n >= 0 && n < (ssize_t)sizeof buf && (i == n || (i > 0 && i == n - 1 && buf[i] == '\n'));
+}
+
+/* OUT.h5.lock, when it is there, must be one torrewave made: a regular file holding a pid. A run
+ * opens it, truncates it and removes it at the end (a stale one, its run killed, is taken over so),
+ * so anything else — a symbolic link (never followed), a folder, a device, a FIFO, another file
+ * under that name (a job file called OUT.h5.lock) — is refused before it is opened for writing, by
+ * `check` as by `run`, and left as it is. Never call it in the process that holds the lock (closing
+ * a descriptor of the file would drop the fcntl lock). */
+static tw_status check_lock(const char *path, const char *lock, tw_error *err) {
+  struct stat ls;
+  if (lstat(lock, &ls) != 0) return TW_OK; /* none: the run creates it */
+  const int fd = S_ISREG(ls.st_mode) ? open(lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
+  const int e = errno, ok = fd >= 0 && lock_text_ok(fd);
+  if (fd >= 0) close(fd);
+  if (S_ISREG(ls.st_mode) && fd < 0)
+    return tw_error_set(err, TW_EIO, "output '%s': cannot open its lock file '%s': %s", path, lock, strerror(e));
+  if (ok) return TW_OK;
+  char kind[1100];
+  return tw_error_set(err, TW_EINVAL, "output '%s': its lock file '%s' is %s%s, not a lock file torrewave wrote (a "
+                      "regular file holding the pid of the run writing the output): refusing to use or remove it; "
+                      "remove it yourself if nothing needs it, or %s", path, lock,
+                      kind_at(lock, &ls, kind, sizeof kind),
+                      S_ISREG(ls.st_mode) ? " that holds something other than a process id" : "", OUTPUT_FIX);
 }
 
 /* One file for two names: the same folder (realpath) and base name, or, when both exist, the same
@@ -191,7 +238,8 @@ static tw_status check_folder(const char *path, const char *what, const char *di
 }
 
 tw_status tw_output_check_file(const char *path, const char *what, const char *how, const char *input,
-                               const char *input_what, tw_error *err) {
+                               const char *input_what, int (*replaceable)(const char *path),
+                               const char *replaceable_what, tw_error *err) {
   tw_status st = check_name(path, what, how, err);
   if (st) return st;
   char *dir = tw_dir_of(path), *side = input ? tw_xdmf_path(input) : NULL; /* the input's sidecar is its too */
@@ -200,6 +248,9 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
   char fix[160];
   snprintf(fix, sizeof fix, "choose another name (%s)", how);
   if (!st) st = check_one(path, what, path, in, input ? (side ? 2 : 1) : 0, fix, err);
+  if (!st && replaceable && tw_output_exists(path) && !replaceable(path)) /* the command does not know the job */
+    st = tw_error_set(err, TW_EINVAL, "%s '%s' exists and is not %s: refusing to replace it; remove it first if it may "
+                      "go, or %s", what, path, replaceable_what, fix);
   free(dir), free(side);
   return st;
 }
@@ -243,6 +294,9 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   if (!st) st = check_folder(path, "output", dir, err);
   if (!st) st = check_one(path, "output", path, in, nin, OUTPUT_FIX, err);
   if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, OUTPUT_FIX, err);
+  char *lock = st ? NULL : lock_name(path);
+  if (!st) st = lock ? check_lock(path, lock, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  free(lock);
   char other[512];
   if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
@@ -331,6 +385,16 @@ tw_status tw_output_stale(const char *path, int remove, char ***names, int *coun
     }
     if (strcmp(dir, ".") == 0) memcpy(full, e->d_name, nl + 1);
     else sprintf(full, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", e->d_name);
+    struct stat ls;
+    char kind[1100];
+    if (lstat(full, &ls) == 0 && !S_ISREG(ls.st_mode)) { /* not a file a run wrote: not ours to remove */
+      st = tw_error_set(err, TW_EINVAL, "output '%s': '%s' is named like a temporary of an earlier run (process %ld, "
+                        "gone), but is %s, which torrewave never writes: refusing to remove it; remove it yourself "
+                        "if nothing needs it, or %s", path, full, pid, kind_at(full, &ls, kind, sizeof kind),
+                        OUTPUT_FIX);
+      free(full);
+      break;
+    }
     if (remove && unlink(full) != 0 && errno != ENOENT) {
       st = tw_error_set(err, TW_EIO, "output '%s': cannot remove '%s', left by an earlier run (process %ld, gone): %s",
                         path, full, pid, strerror(errno));
@@ -363,12 +427,6 @@ struct tw_output_lock {
   char *path;
 };
 
-static char *lock_name(const char *path) {
-  char *p = malloc(strlen(path) + 6);
-  if (p) sprintf(p, "%s.lock", path);
-  return p;
-}
-
 /* The holder of the lock on fd (F_GETLK), else the pid written in the file; 0 if unknown. */
 static long holder_of(int fd) {
   struct flock fl;
@@ -392,9 +450,13 @@ static void lock_free(tw_output_lock *lk) {
 tw_status tw_output_lock_take(const char *path, tw_output_lock **out, tw_error *err) {
   *out = NULL;
   tw_output_lock *lk = calloc(1, sizeof *lk);
-  if (!lk || !(lk->path = lock_name(path))) {
+  /* what is there must be a lock file of ours (also for callers that skip tw_output_check_path) */
+  const tw_status st0 = !lk || !(lk->path = lock_name(path)) ? tw_error_set(err, TW_ENOMEM, "out of memory")
+                                                              : check_lock(path, lk->path, err);
+  if (st0) {
+    if (lk) free(lk->path);
     free(lk);
-    return tw_error_set(err, TW_ENOMEM, "out of memory");
+    return st0;
   }
   for (int attempt = 0;; attempt++) {
     lk->fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -461,7 +523,7 @@ void tw_output_lock_release(tw_output_lock *lk) {
 
 long tw_output_lock_holder(const char *path) {
   char *name = lock_name(path);
-  int fd = name ? open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+  int fd = name ? open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
   free(name);
   if (fd < 0) return 0;
   struct flock fl;

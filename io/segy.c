@@ -135,6 +135,11 @@ tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw
                       NO_SEGYIO_FIX);
 }
 
+int tw_segy_ours(const char *path) {
+  (void)path;
+  return 0;
+}
+
 void tw_segy_remove_stale(const char *h5path) { (void)h5path; }
 
 #else /* TW_HAVE_SEGYIO */
@@ -408,15 +413,20 @@ tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err)
   return st;
 }
 
+int tw_segy_ours(const char *path) {
+  segy_file *fp = path ? segy_open(path, "rb") : NULL;
+  char text[SEGY_TEXT_HEADER_SIZE + 1] = {0}, bin[SEGY_BINARY_HEADER_SIZE];
+  const int ours = fp && segy_read_textheader(fp, text) == SEGY_OK && strstr(text, TW_SEGY_MARKER) &&
+                   segy_binheader(fp, bin) == SEGY_OK;
+  if (fp) segy_close(fp);
+  return ours;
+}
+
 /* A SEG-Y file torrewave wrote beside an HDF5 output of the same name is stale once that output
  * is rewritten without output.segy: remove it, but only one that carries our marker. */
 void tw_segy_remove_stale(const char *h5path) {
   char *path = tw_segy_path(h5path);
-  segy_file *fp = path ? segy_open(path, "rb") : NULL;
-  char text[SEGY_TEXT_HEADER_SIZE + 1] = {0};
-  int ours = fp && segy_read_textheader(fp, text) == SEGY_OK && strstr(text, TW_SEGY_MARKER);
-  if (fp) segy_close(fp);
-  if (ours) unlink(path);
+  if (path && tw_segy_ours(path)) unlink(path);
   free(path);
 }
 

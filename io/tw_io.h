@@ -204,6 +204,9 @@ char *tw_segy_path(const char *h5path);
  * receivers, more than 32767 samples per trace, or a sample interval that is not a whole number
  * of microseconds. */
 tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err);
+/* 1 when path is a SEG-Y file torrewave wrote (3200-byte textual header carrying "written by
+ * torrewave", a binary header after it), else 0 (also in a build without segyio). */
+int tw_segy_ours(const char *path);
 /* The same limits for a finalized job with output.segy (tw_job_finalize calls it): TW_OK, or a
  * status with what is wrong in what[], the offending value in got[] and what to change in
  * allowed[] (no file or line). */
@@ -285,37 +288,46 @@ const char *tw_output_temp_path(const tw_output *o);
 
 /* ---------------------------------------------------------------- the output's name (outpath.c)
  * An output and its sidecar may replace only regular files that are none of the job's inputs;
- * a run holds a lock on the name (OUT.h5.lock, an fcntl lock) for its whole duration. */
+ * a run holds a lock on the name (OUT.h5.lock, an fcntl lock) for its whole duration. Its lock file
+ * and an earlier run's temporaries must be torrewave's (regular files; a lock holding a pid). */
 
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
  * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
  * (tw_output_check_ckpt: a checkpoint file, checkpoint.file with its .journal and .tmp, that would be
  * one of the run's own files, the output, its sidecar, SEG-Y file or lock — the checkpoint files are
- * removed when the run completes, and the output would go with them). probe: also
- * create and remove "<path>.check-PID" (the folder accepts new files). */
+ * removed when the run completes, and the output would go with them); a lock file "<path>.lock"
+ * that is not a regular file holding a pid (or nothing), i.e. not one torrewave wrote (a link, a
+ * folder, a FIFO, a job file of that name). probe: also create and remove "<path>.check-PID" (the
+ * folder accepts new files). Never call it in the process that holds path's lock. */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
 /* With checkpoints (a run's validation only: `reference` writes none): the checkpoint's files are
  * none of the run's own files nor an input (as above). */
 tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err);
 /* The same rules for one file written from an input (`export`'s SEG-Y from a result file): a name,
  * its folder there, and if the file exists a regular file that is not `input` (what: "SEG-Y output";
- * how: where its name is given, for the message; input_what: "the result file"). */
+ * how: where its name is given, for the message; input_what: "the result file") and, with
+ * replaceable, one it accepts (what such a file is: replaceable_what, e.g. "a SEG-Y file torrewave
+ * wrote"): a command that does not know the job (export) must not replace a job file or a model. */
 tw_status tw_output_check_file(const char *path, const char *what, const char *how, const char *input,
-                               const char *input_what, tw_error *err);
+                               const char *input_what, int (*replaceable)(const char *path),
+                               const char *replaceable_what, tw_error *err);
 int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */
 double tw_output_free_bytes(const char *path);   /* free bytes on its file system, −1 unknown */
 
 /* Temporaries left by earlier runs of this output whose process is gone (kill -9, a crash):
  * "<path>.part-PID", "<sidecar>.part-PID", "<segy>.part-PID", "<path>.check-PID". *names (free with
  * tw_output_stale_free) lists them; with remove, they are deleted too (a run does it while it
- * holds the lock). A live process (kill(pid, 0) succeeds) keeps its files. */
+ * holds the lock). A live process (kill(pid, 0) succeeds) keeps its files. A gone process's name
+ * that is not a regular file (a folder, a link: no run wrote it) fails, listing and removing
+ * alike (TW_EINVAL, naming it). */
 tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err);
 void tw_output_stale_free(char **names, int count);
 
 typedef struct tw_output_lock tw_output_lock;
 /* Take the output's lock, failing at once with TW_EBUSY naming the holder's pid when another
- * process holds it. Released (and the lock file removed) by tw_output_lock_release; the kernel releases
+ * process holds it, and with TW_EINVAL when the lock file is not one torrewave wrote (as
+ * tw_output_check_path). Released (and the lock file removed) by tw_output_lock_release; the kernel releases
  * it when the process dies. On a file system without locks (ENOLCK) it succeeds holding nothing
  * (tw_output_lock_held says 0). fcntl locks belong to the process: one process does not conflict
  * with itself. */

@@ -105,6 +105,37 @@ expect 2 "-o needs a value" -- "$T" run job.cfg -o
 expect 2 "--set needs a value" -- "$T" check job.cfg --set
 if ls ./*.part-* ./*.lock >/dev/null 2>&1; then echo "FAIL: refused runs left files: $(ls)"; fail=1; fi
 
+# 2b. What stands in the lock's or a killed run's temporary's place must be torrewave's own: a lock
+#     file that is a symbolic link (dangling or not), a folder, a FIFO or a file holding no pid (a job
+#     file named so: a run truncated it and removed it), and a "temporary" of a gone process that is a
+#     folder or a link, are refused by check and by run alike, naming the path, and left as they are
+#     (check passed them, then run failed; a FIFO lock hung check). A stale lock of a killed run (its
+#     pid) is still taken over and removed.
+mkdir odd && echo keep > odd/target && ln -s target odd/sl.h5.lock && ln -s nowhere odd/dl.h5.lock &&
+  mkdir odd/fo.h5.lock && mkfifo odd/fi.h5.lock && cp job.cfg jf.h5.lock && mkdir odd/dp.h5.part-999999999 &&
+  ln -s target odd/lp.h5.part-999999998 && echo 999999997 > odd/st.h5.lock
+for c in check run; do
+  expect 1 "output 'odd/sl\.h5': its lock file 'odd/sl\.h5\.lock' is a symbolic link \(to 'target'\), not a lock file torrewave wrote .*refusing to use or remove it; remove it yourself" \
+    -- timeout 20 "$T" $c job.cfg -o odd/sl.h5
+  expect 1 "its lock file 'odd/dl\.h5\.lock' is a symbolic link \(to 'nowhere'\)" -- timeout 20 "$T" $c job.cfg -o odd/dl.h5
+  expect 1 "its lock file 'odd/fo\.h5\.lock' is a directory, not a lock file" -- timeout 20 "$T" $c job.cfg -o odd/fo.h5
+  expect 1 "its lock file 'odd/fi\.h5\.lock' is a FIFO \(named pipe\), not a lock file" -- timeout 20 "$T" $c job.cfg -o odd/fi.h5
+  expect 1 "its lock file 'jf\.h5\.lock' is a regular file that holds something other than a process id" \
+    -- timeout 20 "$T" $c jf.h5.lock -o jf.h5
+  expect 1 "output 'odd/dp\.h5': 'odd/dp\.h5\.part-999999999' is named like a temporary of an earlier run \(process 999999999, gone\), but is a directory, which torrewave never writes: refusing to remove it" \
+    -- timeout 20 "$T" $c job.cfg -o odd/dp.h5
+  expect 1 "'odd/lp\.h5\.part-999999998' is named like a temporary .* but is a symbolic link \(to 'target'\)" \
+    -- timeout 20 "$T" $c job.cfg -o odd/lp.h5
+done
+test -L odd/sl.h5.lock && test -L odd/dl.h5.lock && test -d odd/fo.h5.lock && test -p odd/fi.h5.lock &&
+  test -d odd/dp.h5.part-999999999 && test -L odd/lp.h5.part-999999998 && cmp -s job.cfg jf.h5.lock &&
+  [ "$(cat odd/target)" = keep ] || { echo "FAIL: a refused lock or temporary changed: $(ls -l odd)"; fail=1; }
+if ls odd/*.h5 jf.h5 odd/*.part-* 2>/dev/null | grep -v -e dp.h5.part -e lp.h5.part; then echo "FAIL: a refused run wrote"; fail=1; fi
+expect 0 "^ok$" -- "$T" check job.cfg -o odd/st.h5
+expect 0 "Gcell/s" -- "$T" run job.cfg -o odd/st.h5 -q
+test -s odd/st.h5 && test ! -e odd/st.h5.lock || { echo "FAIL: a killed run's lock was not taken over"; fail=1; }
+rm -rf odd jf.h5.lock
+
 # 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
 #    output's size, the replacement of an existing output, warnings of settings that do nothing.
 "$T" check job.cfg --set snapshots.every=100 --set receivers.interval=90 --set 'solver.device_memory="1G"' > check.txt

@@ -91,6 +91,22 @@ ln -s keep.h5 link.sgy
 expect 1 "SEG-Y output 'link\.sgy' is a symbolic link" -- "$T" export shot.h5 --segy link.sgy
 test -L link.sgy && cmp -s keep.h5 shot.h5 || { echo "FAIL: the link or its target changed"; fail=1; }
 expect 1 "SEG-Y output: the file name is empty" -- "$T" export shot.h5 --segy ""
+# export does not know the job, so it replaces only a SEG-Y file torrewave wrote (an earlier export or
+# output.segy, "written by torrewave" in its textual header): a job file under that name (once
+# destroyed by `export shot.h5 --segy job.cfg`), a SEG-Y file from elsewhere (a velocity cube) and a
+# cut one of ours stay; ours is replaced.
+cp job.cfg myjob.cfg
+"$py" -c 'import segyio, numpy as np
+s = segyio.spec(); s.format = 5; s.samples = range(4); s.tracecount = 1
+with segyio.create("foreign.sgy", s) as f: f.trace[0] = np.zeros(4, np.float32)'
+cp foreign.sgy foreign.keep && head -c 3300 again.sgy > cut.sgy && cp cut.sgy cut.keep
+expect 1 "SEG-Y output 'myjob\.cfg' exists and is not a SEG-Y file torrewave wrote \(export replaces only those\): refusing to replace it; remove it first if it may go, or choose another name \(--segy FILE\)" \
+  -- "$T" export shot.h5 --segy myjob.cfg
+expect 1 "SEG-Y output 'foreign\.sgy' exists and is not a SEG-Y file torrewave wrote" -- "$T" export shot.h5 --segy foreign.sgy
+expect 1 "SEG-Y output 'cut\.sgy' exists and is not a SEG-Y file torrewave wrote" -- "$T" export shot.h5 --segy cut.sgy
+cmp -s job.cfg myjob.cfg && cmp -s foreign.sgy foreign.keep && cmp -s cut.sgy cut.keep ||
+  { echo "FAIL: export replaced a file torrewave did not write"; fail=1; }
+expect 0 'shot.h5 -> again.sgy' -- "$T" export shot.h5 --segy again.sgy  # ours: replaced
 expect 2 "--segy needs a value" -- "$T" export shot.h5 --segy
 
 cat > check.py <<'PY'
