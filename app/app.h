@@ -34,6 +34,30 @@ int tw_app_usage(const char *cmd, const char *fmt, ...);
 /* True when argv[i] is -h or --help. */
 int tw_app_is_help(const char *arg);
 
+/* The option loop every subcommand shares, as POSIX utilities read their arguments: options and
+ * operands in any order; "--" ends the options (every argument after it is an operand: a job file
+ * named "-x.cfg"); "-" alone is an operand; "--name=value" is "--name value". */
+typedef struct tw_app_opt {
+  const char *shrt, *lng;    /* "-o", "--output" (either may be NULL) */
+  const char *value;         /* what its value is ("FILE.h5", for "-o needs a value: -o FILE.h5"); NULL: a flag */
+} tw_app_opt;
+typedef struct tw_app_args {
+  const char *cmd;           /* for the usage errors */
+  int argc;
+  char **argv;               /* argv[0] is the subcommand name */
+  const tw_app_opt *opts;
+  int nopts;
+  int i;                     /* the next argument (start at 1) */
+  int operands_only;         /* after "--" */
+} tw_app_args;
+#define TW_APP_END (-1)
+#define TW_APP_OPERAND (-2)
+#define TW_APP_BAD (-3)
+/* The next argument: the index of its option in opts (*value: its value; NULL for a flag),
+ * TW_APP_OPERAND (*value: the operand), TW_APP_END, or TW_APP_BAD once a usage error is printed (an
+ * unknown option, a value missing or given to a flag): then return TW_EXIT_USAGE. */
+int tw_app_next(tw_app_args *it, const char **value);
+
 /* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]; run and check also take
  * the survey's --shots LIST, run --force, --workers N and -v. */
 typedef struct tw_job_args {
@@ -48,8 +72,8 @@ typedef struct tw_job_args {
   int force;                 /* --force */
   int workers;               /* --workers N (0: default) */
 } tw_job_args;
-/* Parse JOB, --set, -o/--output, -q/--quiet, and for `run` --resume. Unknown options → usage error
- * (returns != 0). */
+/* Parse JOB, --set, -o/--output, -q/--quiet, -v, the survey's options (run, check) and run's
+ * --resume, through tw_app_next. Unknown options → usage error (returns != 0). */
 int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a);
 void tw_app_job_args_free(tw_job_args *a);
 

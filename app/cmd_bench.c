@@ -2,6 +2,7 @@
  * ceiling measured in the same run (docs/design.md §6). The timing lives in solver/ (bench.c,
  * gpu_bench.cu); this file parses options and prints. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,67 +73,50 @@ static int run_bench(int argc, char **argv) {
   long steps = 0;
   int reps = 5, warmup = 1, absorb = 20, fs = 1, ceiling = 1;
   const char *json = NULL;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    char opt[64]; /* --opt=value is --opt value */
-    const char *eq = strncmp(a, "--", 2) == 0 ? strchr(a, '=') : NULL;
-    if (eq && (size_t)(eq - a) < sizeof opt) {
-      memcpy(opt, a, (size_t)(eq - a)), opt[eq - a] = '\0';
-      a = opt, v = eq + 1;
+  enum { HELP, KERNELS, ORDERS, GRID, CPU_GRID, GB, STEPS, REPS, WARMUP, ABSORB, NO_FS, NO_CEILING, JSON, NOPTS };
+  static const tw_app_opt opts[NOPTS] = {
+      [HELP] = {"-h", "--help", NULL},           [KERNELS] = {NULL, "--kernels", "LIST"},
+      [ORDERS] = {NULL, "--orders", "LIST"},     [GRID] = {NULL, "--grid", "NXxNYxNZ"},
+      [CPU_GRID] = {NULL, "--cpu-grid", "NXxNYxNZ"}, [GB] = {NULL, "--gb", "G"},
+      [STEPS] = {NULL, "--steps", "N"},          [REPS] = {NULL, "--reps", "N"},
+      [WARMUP] = {NULL, "--warmup", "N"},        [ABSORB] = {NULL, "--absorb", "N"},
+      [NO_FS] = {NULL, "--no-free-surface", NULL}, [NO_CEILING] = {NULL, "--no-ceiling", NULL},
+      [JSON] = {NULL, "--json", "FILE"}};
+  tw_app_args it = {"bench", argc, argv, opts, NOPTS, 1, 0};
+  const char *v;
+  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+    switch (k) {
+      case TW_APP_BAD: return TW_EXIT_USAGE;
+      case TW_APP_OPERAND: return tw_app_usage("bench", "takes no operands, got \"%s\"", v);
+      case HELP: help_bench(stdout); return TW_EXIT_OK;
+      case KERNELS: snprintf(kernels_buf, sizeof kernels_buf, "%s", v); break;
+      case ORDERS: snprintf(orders_buf, sizeof orders_buf, "%s", v); break;
+      case GRID:
+        if (!parse_grid(v, grid)) return tw_app_usage("bench", "--grid takes NXxNYxNZ, got \"%s\"", v);
+        break;
+      case CPU_GRID:
+        if (!parse_grid(v, cpu_grid)) return tw_app_usage("bench", "--cpu-grid takes NXxNYxNZ, got \"%s\"", v);
+        break;
+      case GB:
+        gb = atof(v);
+        if (!(gb > 0)) return tw_app_usage("bench", "--gb takes a positive size in GiB, got \"%s\"", v);
+        break;
+      case STEPS:
+      case REPS:
+      case WARMUP:
+      case ABSORB: { /* counts: steps and repetitions >= 1, warm-ups and absorbing cells >= 0 */
+        char *end;
+        const long n = strtol(v, &end, 10), least = k == STEPS || k == REPS;
+        if (!*v || *end || n < least || n > INT_MAX)
+          return tw_app_usage("bench", "%s takes a count >= %ld, got \"%s\"", opts[k].lng, least, v);
+        if (k == STEPS) steps = n;
+        else *(k == REPS ? &reps : k == WARMUP ? &warmup : &absorb) = (int)n;
+        break;
+      }
+      case NO_FS: fs = 0; break;
+      case NO_CEILING: ceiling = 0; break;
+      case JSON: json = v; break;
     }
-    const int inline_v = eq != NULL;
-#define NEEDV                                                              \
-  do {                                                                     \
-    if (!v) return tw_app_usage("bench", "%s needs a value", a);           \
-    if (!inline_v) i++;                                                    \
-  } while (0)
-    if (tw_app_is_help(a)) {
-      help_bench(stdout);
-      return TW_EXIT_OK;
-    } else if (strcmp(a, "--kernels") == 0) {
-      NEEDV;
-      snprintf(kernels_buf, sizeof kernels_buf, "%s", v);
-    } else if (strcmp(a, "--orders") == 0) {
-      NEEDV;
-      snprintf(orders_buf, sizeof orders_buf, "%s", v);
-    } else if (strcmp(a, "--grid") == 0) {
-      NEEDV;
-      if (!parse_grid(v, grid)) return tw_app_usage("bench", "--grid takes NXxNYxNZ, got \"%s\"", v);
-    } else if (strcmp(a, "--cpu-grid") == 0) {
-      NEEDV;
-      if (!parse_grid(v, cpu_grid)) return tw_app_usage("bench", "--cpu-grid takes NXxNYxNZ, got \"%s\"", v);
-    } else if (strcmp(a, "--gb") == 0) {
-      NEEDV;
-      gb = atof(v);
-      if (!(gb > 0)) return tw_app_usage("bench", "--gb takes a positive size in GiB, got \"%s\"", v);
-    } else if (strcmp(a, "--steps") == 0) {
-      NEEDV;
-      steps = atol(v);
-      if (steps < 1) return tw_app_usage("bench", "--steps takes a count >= 1, got \"%s\"", v);
-    } else if (strcmp(a, "--reps") == 0) {
-      NEEDV;
-      reps = atoi(v);
-      if (reps < 1) return tw_app_usage("bench", "--reps takes a count >= 1, got \"%s\"", v);
-    } else if (strcmp(a, "--warmup") == 0) {
-      NEEDV;
-      warmup = atoi(v);
-      if (warmup < 0) return tw_app_usage("bench", "--warmup takes a count >= 0, got \"%s\"", v);
-    } else if (strcmp(a, "--absorb") == 0) {
-      NEEDV;
-      absorb = atoi(v);
-      if (absorb < 0) return tw_app_usage("bench", "--absorb takes a count >= 0, got \"%s\"", v);
-    } else if (strcmp(a, "--no-free-surface") == 0) {
-      fs = 0;
-    } else if (strcmp(a, "--no-ceiling") == 0) {
-      ceiling = 0;
-    } else if (strcmp(a, "--json") == 0) {
-      NEEDV;
-      json = v;
-    } else {
-      return tw_app_usage("bench", "unknown option \"%s\"", a);
-    }
-#undef NEEDV
   }
   if (json) { /* before the bench, not after it: the outputs' rules (never a link, FIFO, device or folder) */
     tw_error jerr = {0};

@@ -112,7 +112,7 @@ static int survey_report(const tw_job *job, const tw_validation *val, const tw_j
   char probe[1200];
   struct stat sb;
   if (tw_survey_check_dir(dir, &err)) {
-    if (!a->output) tw_error_prefix(&err, "%s", job->output_dir_where ? job->output_dir_where : job->path);
+    if (!a->output) tw_error_prefix(&err, "%s", tw_job_where(job, job->output_dir_where));
     return tw_app_fail(&err);
   }
   const int exists = stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode);
@@ -201,7 +201,8 @@ static int run_check(int argc, char **argv) {
   const double t0 = tw_wall_seconds();
   /* A survey's files are checked per shot when they are written (its directory below). */
   const char *out = job->nshots ? NULL : a.output ? a.output : job->output;
-  if (tw_job_validate(job, out, TW_VALIDATE_CHECK, &val, NULL, &err)) {
+  if (tw_job_validate(job, out, TW_VALIDATE_CHECK, &val, NULL, &err) ||
+      (job->nshots && tw_survey_check_workers(job, val.kernel, a.workers, &err))) {
     rc = tw_app_fail(&err);
   } else {
     rc = report(job, &val, out, &a);
@@ -214,7 +215,8 @@ static int run_check(int argc, char **argv) {
 }
 
 static void help_check(FILE *o) {
-  fprintf(o, "usage: torrewave check JOB.cfg [--set key=value]... [-o OUT.h5 | -o DIR] [--shots LIST] [-v]\n\n"
+  fprintf(o, "usage: torrewave check JOB.cfg [--set key=value]... [-o OUT.h5 | -o DIR] [--shots LIST] [--workers N]\n"
+             "                      [-v]\n\n"
              "Validate a job without running it, exactly as `torrewave run` validates it before computing: the job\n"
              "file, the model (velocities in the physical range), the wavelets (files read; float32 range; their\n"
              "highest frequency), sources and receivers against a free surface, memory, and the output (its name\n"
@@ -225,7 +227,8 @@ static void help_check(FILE *o) {
              "this disk's speed (measured with a 64 MiB probe beside it), whether it is written in the background,\n"
              "and a checkpoint already there. For a survey (shots = { ... }): the shots (--shots LIST: those\n"
              "selected), one shot file's size and all of them, and the survey's time per shot, on one GPU and on\n"
-             "this host's GPUs. -v: where check's own time went (kernel, memory, output, model, wavelets, ...).\n"
+             "this host's GPUs; --workers N: the CPU threads of N workers held to 4 per CPU, as `run` holds them.\n"
+             "-v: where check's own time went (kernel, memory, output, model, wavelets, ...).\n"
              "Exit status 0 when the job can run, 1 on any error (the message names the job file, line, key,\n"
              "value and what is allowed).\n");
 }

@@ -22,29 +22,30 @@ typedef struct {
 } compare_args;
 
 static int parse_args(int argc, char **argv, compare_args *c) {
+  enum { RTOL, JSON, TRACES_ONLY, STRICT, NOPTS };
+  static const tw_app_opt opts[NOPTS] = {[RTOL] = {NULL, "--rtol", "X"}, [JSON] = {NULL, "--json", NULL},
+                                         [TRACES_ONLY] = {NULL, "--traces-only", NULL},
+                                         [STRICT] = {NULL, "--strict", NULL}};
+  tw_app_args it = {"compare", argc, argv, opts, NOPTS, 1, 0};
+  const char *v;
+  char *end;
   memset(c, 0, sizeof *c);
   c->opts.rtol = 1e-5;
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    if (strcmp(s, "--rtol") == 0 && i + 1 < argc) {
-      char *end;
-      c->opts.rtol = strtod(argv[++i], &end);
-      if (*end || !(c->opts.rtol > 0) || !isfinite(c->opts.rtol))
-        return tw_app_usage("compare", "--rtol takes a positive number, got \"%s\"", argv[i]);
-    } else if (strcmp(s, "--json") == 0) {
-      c->json = 1;
-    } else if (strcmp(s, "--traces-only") == 0) {
-      c->opts.skip_snapshots = 1;
-    } else if (strcmp(s, "--strict") == 0) {
-      c->opts.strict = 1;
-    } else if (s[0] == '-' && s[1]) {
-      return tw_app_usage("compare", "unknown option \"%s\"", s);
-    } else if (!c->a) {
-      c->a = s;
-    } else if (!c->b) {
-      c->b = s;
-    } else {
-      return tw_app_usage("compare", "takes two files, got a third: \"%s\"", s);
+  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+    switch (k) {
+      case TW_APP_BAD: return TW_EXIT_USAGE;
+      case TW_APP_OPERAND:
+        if (c->b) return tw_app_usage("compare", "takes two files, got a third: \"%s\"", v);
+        *(c->a ? &c->b : &c->a) = v;
+        break;
+      case RTOL:
+        c->opts.rtol = strtod(v, &end);
+        if (!*v || *end || !(c->opts.rtol > 0) || !isfinite(c->opts.rtol))
+          return tw_app_usage("compare", "--rtol takes a positive number, got \"%s\"", v);
+        break;
+      case JSON: c->json = 1; break;
+      case TRACES_ONLY: c->opts.skip_snapshots = 1; break;
+      case STRICT: c->opts.strict = 1; break;
     }
   }
   if (!c->b) return tw_app_usage("compare", "needs two result files: A.h5 B.h5");

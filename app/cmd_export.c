@@ -22,20 +22,14 @@ static void help_export(FILE *o) {
 }
 
 static int run_export(int argc, char **argv) {
-  const char *in = NULL, *segy = NULL;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--segy") == 0) {
-      if (i + 1 >= argc) return tw_app_usage("export", "--segy needs a value (the SEG-Y file to write)");
-      segy = argv[++i];
-    } else if (strncmp(argv[i], "--segy=", 7) == 0) {
-      segy = argv[i] + 7;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tw_app_usage("export", "unknown option \"%s\"", argv[i]);
-    } else if (!in) {
-      in = argv[i];
-    } else {
-      return tw_app_usage("export", "more than one result file (\"%s\" and \"%s\")", in, argv[i]);
-    }
+  static const tw_app_opt opts[] = {{NULL, "--segy", "OUT.sgy"}};
+  tw_app_args it = {"export", argc, argv, opts, 1, 1, 0};
+  const char *in = NULL, *segy = NULL, *v;
+  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+    if (k == TW_APP_BAD) return TW_EXIT_USAGE;
+    if (k == 0) segy = v;
+    else if (in) return tw_app_usage("export", "more than one result file (\"%s\" and \"%s\")", in, v);
+    else in = v;
   }
   if (!in) return tw_app_usage("export", "no result file given");
   char *def = segy ? NULL : tw_segy_path(in);

@@ -18,16 +18,18 @@ static void help_info(FILE *out) {
 }
 
 static int run_info(int argc, char **argv) {
+  static const tw_app_opt opts[] = {{"-h", "--help", NULL}, {NULL, "--kernels", NULL}};
+  tw_app_args it = {"info", argc, argv, opts, 2, 1, 0};
   int kernels_only = 0;
-  for (int i = 1; i < argc; i++) {
-    if (tw_app_is_help(argv[i])) {
+  const char *v;
+  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+    if (k == TW_APP_BAD) return TW_EXIT_USAGE;
+    if (k == TW_APP_OPERAND) return tw_app_usage("info", "takes no operands, got \"%s\"", v);
+    if (k == 0) {
       help_info(stdout);
       return TW_EXIT_OK;
-    } else if (strcmp(argv[i], "--kernels") == 0) {
-      kernels_only = 1;
-    } else {
-      return tw_app_usage("info", "unknown option \"%s\"", argv[i]);
     }
+    kernels_only = 1;
   }
   const int ngpu = tw_gpu_count();
   if (kernels_only) {

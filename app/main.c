@@ -18,7 +18,9 @@ static void usage(FILE *out) {
           "usage: torrewave COMMAND [options]\n\ncommands:\n",
           TW_VERSION);
   for (int i = 0; i < NCMD; i++) fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-  fprintf(out, "\n`torrewave help COMMAND` or `torrewave COMMAND --help` for a command's options.\n"
+  fprintf(out, "\n`torrewave help COMMAND` or `torrewave COMMAND --help` for a command's options. Options and\n"
+               "operands come in any order, --name=value is --name value, and `--` ends the options (a job file\n"
+               "named -x.cfg: `torrewave run -- -x.cfg`).\n"
                "Job-file reference: README.md.\n");
 }
 
@@ -67,46 +69,71 @@ void tw_app_print_phases(FILE *o, const tw_phases *p, double wall_s) {
 
 int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
+static int opt_named(const char *name, const char *arg, size_t len) {
+  return name && strlen(name) == len && strncmp(name, arg, len) == 0;
+}
+
+int tw_app_next(tw_app_args *it, const char **value) {
+  *value = NULL;
+  if (it->i >= it->argc) return TW_APP_END;
+  const char *s = it->argv[it->i++];
+  if (!it->operands_only && strcmp(s, "--") == 0) {
+    it->operands_only = 1;
+    return tw_app_next(it, value);
+  }
+  if (it->operands_only || s[0] != '-' || !s[1]) return *value = s, TW_APP_OPERAND;
+  const char *eq = strncmp(s, "--", 2) == 0 ? strchr(s, '=') : NULL;
+  const size_t len = eq ? (size_t)(eq - s) : strlen(s);
+  for (int k = 0; k < it->nopts; k++) {
+    const tw_app_opt *o = &it->opts[k];
+    if (!opt_named(o->shrt, s, len) && !opt_named(o->lng, s, len)) continue;
+    if (!o->value && eq) return tw_app_usage(it->cmd, "%.*s takes no value, got \"%s\"", (int)len, s, s), TW_APP_BAD;
+    if (!o->value) return k;
+    if (eq) *value = eq + 1;
+    else if (it->i < it->argc) *value = it->argv[it->i++];
+    else return tw_app_usage(it->cmd, "%s needs a value: %s %s", s, s, o->value), TW_APP_BAD;
+    return k;
+  }
+  return tw_app_usage(it->cmd, "unknown option \"%s\"", s), TW_APP_BAD;
+}
+
+/* run, check and reference: the options all three take, then a survey's (run and check), then run's. */
+enum { JOB_SET, JOB_OUTPUT, JOB_QUIET, JOB_VERBOSE, JOB_SHOTS, JOB_FORCE, JOB_WORKERS, JOB_RESUME, JOB_NOPTS };
+static const tw_app_opt job_opts[JOB_NOPTS] = {
+    [JOB_SET] = {"-s", "--set", "key=value"}, [JOB_OUTPUT] = {"-o", "--output", "FILE.h5"},
+    [JOB_QUIET] = {"-q", "--quiet", NULL},    [JOB_VERBOSE] = {"-v", "--verbose", NULL},
+    [JOB_SHOTS] = {NULL, "--shots", "LIST"},  [JOB_FORCE] = {NULL, "--force", NULL},
+    [JOB_WORKERS] = {NULL, "--workers", "N"}, [JOB_RESUME] = {NULL, "--resume", NULL}};
+
 /* The option loop of tw_app_job_args: returns 0 or a usage status (a->sets still owned). */
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
-  const int survey = strcmp(cmd, "run") == 0 || strcmp(cmd, "check") == 0; /* --shots, --force, --workers */
-  for (int i = 1; i < argc; i++) {
-    const char *s = argv[i];
-    const int set = strcmp(s, "--set") == 0 || strcmp(s, "-s") == 0, out = strcmp(s, "-o") == 0 || strcmp(s, "--output") == 0;
-    if ((set || out) && i + 1 == argc)
-      return tw_app_usage(cmd, "%s needs a value: %s", s, set ? "--set key=value" : "-o FILE.h5");
-    if (set && i + 1 < argc) {
-      if (!strchr(argv[i + 1], '=')) return tw_app_usage(cmd, "--set takes key=value, got \"%s\"", argv[i + 1]);
-      a->sets[a->nsets++] = argv[++i];
-    } else if (strncmp(s, "--set=", 6) == 0) {
-      a->sets[a->nsets++] = s + 6;
-    } else if (out && i + 1 < argc) {
-      a->output = argv[++i];
-    } else if (strncmp(s, "--output=", 9) == 0) {
-      a->output = s + 9;
-    } else if (strcmp(s, "-q") == 0 || strcmp(s, "--quiet") == 0) {
-      a->quiet = 1;
-    } else if (strcmp(s, "--resume") == 0 && strcmp(cmd, "run") == 0) {
-      a->resume = 1;
-    } else if (strcmp(s, "-v") == 0 || strcmp(s, "--verbose") == 0) {
-      a->verbose = 1;
-    } else if (survey && strcmp(s, "--shots") == 0 && i + 1 < argc) {
-      a->shots = argv[++i];
-    } else if (survey && strncmp(s, "--shots=", 8) == 0) {
-      a->shots = s + 8;
-    } else if (survey && strcmp(s, "--force") == 0) {
-      a->force = 1;
-    } else if (survey && strcmp(s, "--workers") == 0 && i + 1 < argc) {
-      char *end = NULL;
-      const long n = strtol(argv[++i], &end, 10);
-      if (*end || n < 1 || n > 64) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", argv[i]);
-      a->workers = (int)n;
-    } else if (s[0] == '-' && s[1]) {
-      return tw_app_usage(cmd, "unknown option \"%s\"", s);
-    } else if (!a->job) {
-      a->job = s;
-    } else {
-      return tw_app_usage(cmd, "more than one job file (\"%s\" and \"%s\")", a->job, s);
+  const int run = strcmp(cmd, "run") == 0, survey = run || strcmp(cmd, "check") == 0;
+  tw_app_args it = {cmd, argc, argv, job_opts, run ? JOB_NOPTS : survey ? JOB_RESUME : JOB_SHOTS, 1, 0};
+  const char *v;
+  char *end = NULL;
+  long n;
+  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+    switch (k) {
+      case TW_APP_BAD: return TW_EXIT_USAGE;
+      case TW_APP_OPERAND:
+        if (a->job) return tw_app_usage(cmd, "more than one job file (\"%s\" and \"%s\")", a->job, v);
+        a->job = v;
+        break;
+      case JOB_SET:
+        if (!strchr(v, '=')) return tw_app_usage(cmd, "--set takes key=value, got \"%s\"", v);
+        a->sets[a->nsets++] = v;
+        break;
+      case JOB_OUTPUT: a->output = v; break;
+      case JOB_QUIET: a->quiet = 1; break;
+      case JOB_VERBOSE: a->verbose = 1; break;
+      case JOB_SHOTS: a->shots = v; break;
+      case JOB_FORCE: a->force = 1; break;
+      case JOB_WORKERS:
+        n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > 64) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", v);
+        a->workers = (int)n;
+        break;
+      case JOB_RESUME: a->resume = 1; break;
     }
   }
   return a->job ? 0 : tw_app_usage(cmd, "no job file given");

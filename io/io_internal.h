@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "tw_io.h"
 
@@ -101,6 +102,8 @@ char *tw_sibling_path(const char *h5path, const char *ext);
 /* "dir" of "dir/name" ("." for "name", "/" for "/name"), malloc'd; the "name" of it (outpath.c). */
 char *tw_dir_of(const char *path);
 const char *tw_base_of(const char *path);
+/* What a file that is not a regular one is, for messages: "a directory", "a FIFO (named pipe)", ... */
+const char *tw_file_kind(mode_t mode);
 
 /* ---------------------------------------------------------------- segy.c */
 

@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <libconfig.h>
 #include <math.h>
@@ -23,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_internal.h"
 
 #define MAX_N (1L << 20)                 /* cells per axis */
 #define MAX_CELLS 1099511627776.0        /* 2^40 cells in the model */
@@ -470,31 +474,42 @@ static char *resolve_rel(const char *jobname, const char *file) {
   return r;
 }
 
-/* The file named by setting s must exist and be readable; *out gets the resolved name. */
+/* Open a file the job names, or the job file itself, for reading: regular files only. A FIFO without
+ * a writer would block open(2) (and one with a writer gives a stream, not a file), a device such as
+ * /dev/zero never ends, a directory holds no text: O_NONBLOCK makes the open return at once whatever
+ * the file is, and fstat decides. NULL with *kind (tw_file_kind) or *eno set. */
+static FILE *open_regular(const char *path, struct stat *st, const char **kind, int *eno) {
+  *kind = NULL, *eno = 0;
+  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return *eno = errno, NULL;
+  FILE *f = NULL;
+  if (fstat(fd, st) != 0) *eno = errno;
+  else if (!S_ISREG(st->st_mode)) *kind = tw_file_kind(st->st_mode);
+  else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) *eno = errno;
+  if (!f) close(fd);
+  return f;
+}
+
+/* The file named by setting s must be a readable regular file; *out gets the resolved name. */
 static tw_status key_file(const ctx *c, const config_setting_t *g, const char *key, const char *desc, char **out,
                           struct stat *st) {
-  const char *name = NULL;
+  const char *name = NULL, *kind;
   char what[600];
+  int e;
   TRY(key_string(c, g, key, 1, desc, &name));
   config_setting_t *s = member(g, key);
   char *path = resolve_rel(c->name, name);
   if (!path) return oom(c);
-  FILE *f = NULL;
-  int e = 0;
-  if (stat(path, st) != 0)
-    e = errno;
-  else if (S_ISDIR(st->st_mode))
-    e = EISDIR;
-  else if (!(f = fopen(path, "rb")))
-    e = errno;
-  if (f) fclose(f);
-  if (e) {
-    snprintf(what, sizeof what, "cannot read \"%s\" (%s)", path, strerror(e));
-    free(path);
-    return bad(c, s, what, "expected a readable file; relative names resolve from the job file's folder");
+  FILE *f = open_regular(path, st, &kind, &e);
+  if (f) {
+    fclose(f);
+    *out = path;
+    return TW_OK;
   }
-  *out = path;
-  return TW_OK;
+  if (kind) snprintf(what, sizeof what, "cannot read \"%s\" (it is %s, not a regular file)", path, kind);
+  else snprintf(what, sizeof what, "cannot read \"%s\" (%s)", path, strerror(e));
+  free(path);
+  return bad(c, s, what, "expected a readable regular file; relative names resolve from the job file's folder");
 }
 
 /* ================================================================ 3. overrides and the config */
@@ -542,41 +557,60 @@ static config_setting_t *copy_setting(config_setting_t *parent, const char *name
  * So the text is scanned before libconfig sees it: a literal beyond 32 bits gets its L (newer
  * libconfig does that itself), one beyond 64 bits is an error that shows the literal as written. */
 
+/* Where the scan is in the setting tree, so that a literal it refuses is named as errors name a
+ * setting ("grid.n[2]", path_of): a frame per open group, list or array, with a group's current
+ * member (the last name before '=' or ':') and a list's or array's current element (commas seen).
+ * An override's value starts in a frame of its own, named by the override's key. */
+#define SCAN_DEPTH 16
+typedef struct {
+  char open;                /* '{', '(', '[', or 'v' (an override's value) */
+  int index;
+  char name[64];
+} scan_frame;
+
 typedef struct {
   const ctx *c;
   const char *ov;           /* the override, when the text is an override's value */
   const char *text;
+  scan_frame f[SCAN_DEPTH];
+  int depth;                /* f[depth] is the innermost frame (deeper ones are not kept) */
 } int_scan;
 
 static int name_char(char ch) {
   return ((ch | 32) >= 'a' && (ch | 32) <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '*';
 }
 
-/* The name before the '=' or ':' that precedes position at on its line ("steps" in "steps = 1"). */
-static void key_before(const char *text, const char *at, char *buf, size_t n) {
-  const char *bol = at;
-  while (bol > text && bol[-1] != '\n') bol--;
-  const char *p = at;
-  while (p > bol && p[-1] != '=' && p[-1] != ':') p--;
-  buf[0] = '\0';
-  if (p == bol) return;
-  const char *e = p - 1;
-  while (e > bol && (e[-1] == ' ' || e[-1] == '\t')) e--;
-  const char *b = e;
-  while (b > bol && name_char(b[-1])) b--;
-  snprintf(buf, n, "%.*s", (int)(e - b), b);
+static void scan_open(int_scan *sc, char open) {
+  if (++sc->depth < SCAN_DEPTH) sc->f[sc->depth] = (scan_frame){open, 0, ""};
+}
+
+/* A name at p..e: a group's member when '=' or ':' follows it. */
+static void scan_name(int_scan *sc, const char *p, const char *e) {
+  const char *q = e;
+  while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
+  if (sc->depth < SCAN_DEPTH && sc->f[sc->depth].open == '{' && (*q == '=' || *q == ':'))
+    snprintf(sc->f[sc->depth].name, sizeof sc->f[0].name, "%.*s", (int)(e - p), p);
+}
+
+static void scan_path(const int_scan *sc, char *buf, size_t n) {
+  const char *eq = sc->ov ? strchr(sc->ov, '=') : NULL;
+  snprintf(buf, n, "%.*s", eq ? (int)(eq - sc->ov) : 0, sc->ov ? sc->ov : "");
+  for (int d = 0; d <= sc->depth && d < SCAN_DEPTH; d++) {
+    const scan_frame *f = &sc->f[d];
+    const size_t l = strlen(buf);
+    if (f->open == '{') snprintf(buf + l, n - l, "%s%s", l ? "." : "", f->name);
+    else if (f->open != 'v') snprintf(buf + l, n - l, "[%d]", f->index);
+  }
 }
 
 static tw_status int_too_large(const int_scan *sc, const char *lit, size_t len) {
-  char key[128], loc[512];
+  char key[256], loc[512];
+  scan_path(sc, key, sizeof key);
   if (sc->ov) {
-    const char *eq = strchr(sc->ov, '=');
-    snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - sc->ov) : 0, sc->ov);
     snprintf(loc, sizeof loc, "%s: --set %s", sc->c->name, sc->ov);
   } else {
     int line = 1;
     for (const char *p = sc->text; p < lit; p++) line += *p == '\n';
-    key_before(sc->text, lit, key, sizeof key);
     snprintf(loc, sizeof loc, "%s:%d", sc->c->name, line);
   }
   return tw_error_set(sc->c->err, TW_ECONFIG, "%s: %s%sinteger out of range: got %.*s; allowed "
@@ -608,9 +642,11 @@ static int int_literal(const char *lit, const char *p, const char **end) {
 
 /* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits. */
 static tw_status fix_integers(const ctx *c, const char *text, const char *ov, char **out) {
-  const int_scan sc = {c, ov, text};
+  int_scan sc = {c, ov, text, {{0}}, 0};
   size_t n = strlen(text), extra = 0;
   for (int pass = 0; pass < 2; pass++) {
+    sc.depth = 0;
+    sc.f[0] = (scan_frame){ov ? 'v' : '{', 0, ""};
     char *o = pass ? malloc(n + extra + 1) : NULL;
     if (pass && !o) return oom(c);
     size_t w = 0;
@@ -633,6 +669,15 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
         p = e ? e + 2 : p + strlen(p);
       } else if (((*p | 32) >= 'a' && (*p | 32) <= 'z') || *p == '*') {
         while (name_char(*p)) p++;
+        scan_name(&sc, s, p);
+      } else if (*p == '{' || *p == '(' || *p == '[') {
+        scan_open(&sc, *p++);
+      } else if (*p == '}' || *p == ')' || *p == ']') {
+        sc.depth -= sc.depth > 0;
+        p++;
+      } else if (*p == ',') {
+        if (sc.depth < SCAN_DEPTH) sc.f[sc.depth].index++;
+        p++;
       } else if (isdigit((unsigned char)*p) || ((*p == '-' || *p == '+') && isdigit((unsigned char)p[1]))) {
         const char *digits = isdigit((unsigned char)*p) ? p : p + 1, *e;
         const int hex = digits[0] == '0' && (digits[1] | 32) == 'x';
@@ -809,6 +854,7 @@ static tw_status parse_grid(const ctx *c, const config_setting_t *root, tw_job *
   TRY(key_group(c, root, "grid", 1, &g));
   TRY(check_keys(c, g, keys, "grid"));
   TRY(key_ivec(c, g, "n", 3, 1, MAX_N, "a positive integer", n));
+  TRY(keep_where(c, member(g, "n"), &j->n_where));
   if ((double)n[0] * (double)n[1] * (double)n[2] > MAX_CELLS)
     return bad(c, member(g, "n"), "too many cells in the model", "allowed at most 2^40 cells in all");
   for (int a = 0; a < 3; a++) j->n[a] = (int)n[a];
@@ -1447,7 +1493,6 @@ static tw_status parse_memory(const ctx *c, const config_setting_t *s, tw_job *j
   }
   if (!j->device_memory) /* not "no cap": that is the key left out; a cap of 0 is a slip */
     return bad(c, s, "must be a positive memory size", "allowed e.g. \"8G\"; leave the key out for no cap");
-  TRY(keep_where(c, s, &j->dm_where));
   return TW_OK;
 }
 
@@ -1464,6 +1509,10 @@ static tw_status parse_solver(const ctx *c, const config_setting_t *root, tw_job
     TRY(key_int(c, g, "tower_height", 1, MAX_N, "a positive integer", &j->tower_height));
     TRY(key_int(c, g, "threads", 0, 65536, "a number of threads (0 = all)", &j->threads));
     if (member(g, "device_memory")) TRY(parse_memory(c, member(g, "device_memory"), j));
+    static const char *const kept[] = {"kernel", "dts", "tower_height", "device_memory", "threads"};
+    char **where[] = {&j->kernel_where, &j->dts_where, &j->height_where, &j->dm_where, &j->threads_where};
+    for (int i = 0; i < 5; i++)
+      if (member(g, kept[i])) TRY(keep_where(c, member(g, kept[i]), where[i]));
   }
   snprintf(j->kernel, sizeof j->kernel, "%s", kernels[k]);
   return TW_OK;
@@ -1653,11 +1702,10 @@ static tw_status load_text(const char *text, const char *name, const char *const
   return TW_OK;
 }
 
-static char *read_file(const char *path, size_t *n, int *eno) {
-  FILE *f = fopen(path, "rb");
+/* The whole of f, NUL-terminated (f is closed). */
+static char *read_all(FILE *f, size_t *n, int *eno) {
   char *buf = NULL;
   size_t len = 0, cap = 0;
-  if (!f) return *eno = errno, NULL;
   for (;;) {
     if (len + 4096 + 1 > cap) {
       cap = cap ? cap * 2 : 8192;
@@ -1685,12 +1733,15 @@ static char *read_file(const char *path, size_t *n, int *eno) {
 tw_status tw_job_load(const char *path, const char *const *overrides, int noverrides, tw_job **out, tw_error *err) {
   if (!out || !path) return tw_error_set(err, TW_EINVAL, "tw_job_load: null argument");
   *out = NULL;
-  struct stat st = {0};
+  struct stat st;
+  const char *kind;
   int eno = 0;
-  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-    return tw_error_set(err, TW_EIO, "%s: cannot read the job file: it is a directory", path);
+  FILE *f = open_regular(path, &st, &kind, &eno);
+  if (kind)
+    return tw_error_set(err, TW_EIO, "%s: cannot read the job file: it is %s; allowed a regular file (a FIFO, a "
+                        "device or a folder is refused without reading it)", path, kind);
   size_t len = 0;
-  char *text = read_file(path, &len, &eno);
+  char *text = f ? read_all(f, &len, &eno) : NULL;
   if (!text) return tw_error_set(err, TW_EIO, "%s: cannot read the job file: %s", path, strerror(eno));
   const char *nul = memchr(text, '\0', len);
   if (nul) { /* everything after it would be ignored */
@@ -1729,6 +1780,11 @@ void tw_job_destroy(tw_job *job) {
   free(job->ckpt_file);
   free(job->ckpt_where);
   free(job->dm_where);
+  free(job->n_where);
+  free(job->kernel_where);
+  free(job->dts_where);
+  free(job->height_where);
+  free(job->threads_where);
   free(job->output_dir_where);
   free(job->shots);
   free(job->output_dir);

@@ -50,20 +50,21 @@ const char *tw_base_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
-/* What is at path (ls: its lstat), for messages: "a directory", "a symbolic link (to 'x')", ...
- * (into buf). */
-static const char *kind_at(const char *path, const struct stat *ls, char *buf, size_t len) {
-  const mode_t m = ls->st_mode;
-  if (S_ISLNK(m)) {
-    char target[1024];
-    ssize_t n = readlink(path, target, sizeof target - 1);
-    target[n > 0 ? n : 0] = '\0';
-    snprintf(buf, len, "a symbolic link (to '%s')", target);
-    return buf;
-  }
+/* What a file of mode m is, for messages ("a directory", ...); io_internal.h. */
+const char *tw_file_kind(mode_t m) {
   return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"
        : S_ISFIFO(m) ? "a FIFO (named pipe)" : S_ISSOCK(m) ? "a socket" : S_ISREG(m) ? "a regular file"
-                                                                       : "not a regular file";
+       : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
+}
+
+/* What is at path (ls: its lstat), for messages: tw_file_kind, a link with its target (into buf). */
+static const char *kind_at(const char *path, const struct stat *ls, char *buf, size_t len) {
+  if (!S_ISLNK(ls->st_mode)) return tw_file_kind(ls->st_mode);
+  char target[1024];
+  ssize_t n = readlink(path, target, sizeof target - 1);
+  target[n > 0 ? n : 0] = '\0';
+  snprintf(buf, len, "a symbolic link (to '%s')", target);
+  return buf;
 }
 
 static char *lock_name(const char *path) {

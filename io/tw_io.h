@@ -82,6 +82,8 @@ typedef struct tw_job {
 
   int n[3];
   double d[3], origin[3];
+  char *n_where;             /* where grid.n is given, as errors name it ("job.cfg:3" or "job.cfg: --set
+                                grid.n=..."): the memory a job needs is refused there */
 
   long steps;                /* number of time steps (from time.steps or ceil(duration/dt)) */
   double dt;                 /* seconds; 0 until tw_job_finalize when time.dt is omitted */
@@ -129,12 +131,19 @@ typedef struct tw_job {
    * and the program version (README, "Surveys"). */
   uint64_t hash;
 
+  /* The solver group's settings are refused after parsing (a kernel this machine lacks, the
+   * schedule's limits, threads beyond this machine's CPUs): *_where is where each is given, as errors
+   * name it (NULL: not given). */
   char kernel[32];           /* "auto", "cpu", "cpu-diamond", "gpu-stepwise", "gpu-diamond" */
+  char *kernel_where;
   int dts;                   /* 0 = default per order */
+  char *dts_where;
   int tower_height;          /* 0 = default per order */
+  char *height_where;
   uint64_t device_memory;    /* bytes; 0 = no cap (the key left out; 0 itself is refused) */
-  char *dm_where;            /* where solver.device_memory is given, as errors name it (NULL: not given) */
+  char *dm_where;
   int threads;               /* solver.threads: CPU threads, 0 = all */
+  char *threads_where;
 
   int ckpt;                  /* 1: a checkpoint group is present (checkpoints on) */
   long ckpt_every;           /* checkpoint.every: steps between checkpoints, 0 = none */
@@ -151,6 +160,10 @@ tw_status tw_job_load(const char *path, const char *const *overrides, int noverr
 tw_status tw_job_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
                              tw_job **out, tw_error *err);
 void tw_job_destroy(tw_job *job);
+
+/* Where a setting refused after parsing is given, as errors name it: its kept location (a *_where
+ * of the job: "job.cfg:12" or "job.cfg: --set key=value"), else the job file. */
+static inline const char *tw_job_where(const tw_job *job, const char *kept) { return kept ? kept : job->path; }
 
 /* With the model's velocity range known: choose dt when omitted (margin × stable limit), check
  * stability when given, compute steps from duration, expand snapshots.every. Idempotent. */

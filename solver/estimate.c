@@ -66,21 +66,25 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
 }
 
 tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err) {
-  char need[32], have[32];
-  const double host = (double)tw_host_memory_available();
+  char need[32], have[32], n[96];
+  const double host = (double)tw_host_memory_available(), cells = (double)tw_grid_cells(&est->grid);
+  snprintf(n, sizeof n, "[%d, %d, %d]", job->n[0], job->n[1], job->n[2]);
   if (host > 0 && est->host_bytes > host)
-    return tw_error_set(err, TW_ENOMEM, "%s: the job needs %s of host memory and %s is available", job->path,
-                        tw_format_bytes(est->host_bytes, need, sizeof need), tw_format_bytes(host, have, sizeof have));
+    return tw_error_set(err, TW_ENOMEM, "%s: grid.n: the job needs %s of host memory and %s is available: got %s "
+                        "(%.3g cells padded, %.3g bytes each with kernel %s); allowed about %.3g cells padded at most: "
+                        "a coarser grid, or a machine with more memory", tw_job_where(job, job->n_where),
+                        tw_format_bytes(est->host_bytes, need, sizeof need), tw_format_bytes(host, have, sizeof have), n,
+                        cells, est->host_bytes / cells, kernel, host / (est->host_bytes / cells));
   if (tw_kernel_is_gpu(kernel) && est->window_planes && est->device_bytes < est->window_min_bytes) {
     if (est->window_auto)
-      return tw_error_set(err, TW_ENOMEM, "%s: kernel %s: the grid does not fit the GPU's free memory (%s) and the "
-                          "smallest window, about %s, does not either%s", job->path, kernel,
-                          tw_format_bytes(est->device_bytes, have, sizeof have),
-                          tw_format_bytes(est->window_min_bytes, need, sizeof need),
-                          job->tower_height ? "; lower solver.tower_height" : "");
+      return tw_error_set(err, TW_ENOMEM, "%s: grid.n: kernel %s: the grid does not fit the GPU's free memory (%s) "
+                          "and the smallest window, about %s, does not either: got %s; allowed a smaller grid%s",
+                          tw_job_where(job, job->n_where), kernel, tw_format_bytes(est->device_bytes, have, sizeof have),
+                          tw_format_bytes(est->window_min_bytes, need, sizeof need), n,
+                          job->tower_height ? ", or a lower solver.tower_height" : "");
     return tw_error_set(err, TW_ERANGE, "%s: solver.device_memory = %s is below the smallest window the GPU kernels "
-                        "can run for this job, about %s; raise solver.device_memory%s", job->path,
-                        tw_format_bytes(est->device_bytes, have, sizeof have),
+                        "can run for this job, about %s; allowed at least that: raise solver.device_memory%s",
+                        tw_job_where(job, job->dm_where), tw_format_bytes(est->device_bytes, have, sizeof have),
                         tw_format_bytes(est->window_min_bytes, need, sizeof need),
                         job->tower_height ? " or lower solver.tower_height" : "");
   }

@@ -189,6 +189,11 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
  * allocated, and by `check`. */
 tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estimate *est, tw_error *err);
 
+/* At most 4 CPU threads per CPU of this machine, in all: `workers` sessions (a survey's --workers;
+ * 1 for a run) of threads_each each. TW_ECONFIG names solver.threads where it is given, or
+ * --workers, and both values. */
+tw_status tw_check_threads(const tw_job *job, int workers, int threads_each, tw_error *err);
+
 /* ---------------------------------------------------------------- validation (validate.c)
  * The one validation of a job: `check` prints what it finds, tw_run_job performs it before it
  * computes anything, so whatever check accepts, run accepts. */

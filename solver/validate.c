@@ -324,7 +324,7 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
   st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err); /* the window under the cap */
   if (st) {
     tw_problem_axes_note(&pb, err);
-    return tw_error_prefix(err, "%s", job->dm_where ? job->dm_where : job->path);
+    return tw_error_prefix(err, "%s", tw_job_where(job, job->dm_where));
   }
   val->est.window_planes = W;
   if (W && nt_default && mode == TW_VALIDATE_CHECK) /* (run's summary says it too) */
@@ -333,19 +333,47 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
   return TW_OK;
 }
 
-/* The CPU threads a run would start (solver.threads, else OpenMP's default: OMP_NUM_THREADS or one
- * per CPU) against this machine: far more than its CPUs only slows a run down, and libgomp cannot
- * start tens of thousands (a crash inside it, or its own one-line abort). At most 4 per CPU. */
-static tw_status check_threads(const tw_job *job, tw_error *err) {
-  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-  const int T = tw_cpu_threads_of(job->threads);
-  if (ncpu <= 0 || T <= 4 * ncpu) return TW_OK;
+/* The CPU threads a run would start against this machine: far more than its CPUs only slows a run
+ * down, and libgomp cannot start tens of thousands (a crash inside it, or its own one-line abort).
+ * At most 4 per CPU, in all: workers (a survey's --workers) × threads_each. */
+tw_status tw_check_threads(const tw_job *job, int workers, int threads_each, tw_error *err) {
+  const long ncpu = sysconf(_SC_NPROCESSORS_ONLN), max = 4 * ncpu;
+  if (ncpu <= 0 || (long)workers * threads_each <= max) return TW_OK;
+  const char *at = tw_job_where(job, job->threads_where);
+  if (workers > 1 && job->threads) {
+    char allowed[160];
+    if (max / workers)
+      snprintf(allowed, sizeof allowed, "allowed at most %ld with --workers %d (%ld threads in all), or fewer workers",
+               max / workers, workers, max);
+    else
+      snprintf(allowed, sizeof allowed, "allowed --workers at most %ld (%ld threads in all)", max, max);
+    return tw_error_set(err, TW_ECONFIG, "%s: solver.threads: --workers %d x solver.threads = %ld CPU threads, over 4 "
+                        "per CPU on this machine's %ld CPUs: got %d; %s", at, workers, (long)workers * threads_each,
+                        ncpu, job->threads, allowed);
+  }
+  if (workers > 1)
+    return tw_error_set(err, TW_ECONFIG, "%s: --workers %d: %d workers x %d CPU thread%s each (solver.threads not "
+                        "given: the CPUs shared among the workers, at least one each) = %ld CPU threads, over 4 per CPU "
+                        "on this machine's %ld CPUs; allowed --workers at most %ld", job->path, workers, workers,
+                        threads_each, threads_each == 1 ? "" : "s", (long)workers * threads_each, ncpu,
+                        max / threads_each);
   if (job->threads)
-    return tw_error_set(err, TW_ECONFIG, "%s: solver.threads = %d: this machine has %ld CPUs; allowed 1 .. %ld (4 "
-                        "per CPU), or 0 / the key left out for one per CPU", job->path, job->threads, ncpu, 4 * ncpu);
+    return tw_error_set(err, TW_ECONFIG, "%s: solver.threads: over 4 threads per CPU on this machine's %ld CPUs: got "
+                        "%d; allowed 1..%ld, or 0 / the key left out for one per CPU", at, ncpu, job->threads, max);
   return tw_error_set(err, TW_ECONFIG, "%s: OpenMP's default thread count is %d (OMP_NUM_THREADS?): this machine "
                       "has %ld CPUs; allowed at most %ld (4 per CPU): set solver.threads or OMP_NUM_THREADS lower",
-                      job->path, T, ncpu, 4 * ncpu);
+                      job->path, threads_each, ncpu, max);
+}
+
+/* solver.dts and solver.tower_height within the schedule's limits (tw_schedule_params), whichever
+ * kernel runs: a value no kernel takes is refused where it is given, before anything is read. */
+static tw_status check_schedule(const tw_job *job, tw_error *err) {
+  int dts, nt;
+  if (job->dts && tw_schedule_params(job->order, job->dts, 0, &dts, &nt, err))
+    return tw_error_prefix(err, "%s", tw_job_where(job, job->dts_where));
+  if (job->tower_height && tw_schedule_params(job->order, 0, job->tower_height, &dts, &nt, err))
+    return tw_error_prefix(err, "%s", tw_job_where(job, job->height_where));
+  return TW_OK;
 }
 
 static void settings_warnings(const tw_job *job, tw_validation *val) {
@@ -444,8 +472,9 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   tw_velocity *v = NULL;
   double t = tw_wall_seconds();
   tw_status st = tw_kernel_resolve(job->kernel, job, val->kernel, sizeof val->kernel, err);
-  if (st) tw_error_prefix(err, "%s", job->path);
-  if (!st) st = check_threads(job, err);
+  if (st) tw_error_prefix(err, "%s", tw_job_where(job, job->kernel_where));
+  if (!st) st = tw_check_threads(job, 1, tw_cpu_threads_of(job->threads), err);
+  if (!st) st = check_schedule(job, err);
   phase(val, "kernel (CUDA: the GPU count)", &t);
   /* memory from the grid alone, before the model or any field is allocated */
   if (!st) st = tw_estimate_job(job, val->kernel, &val->est, err);

@@ -175,7 +175,7 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
   *todo = NULL;
   tw_status st = make_dirs(rep->directory, err);
   if (st && job->output_dir && strcmp(rep->directory, job->output_dir) == 0) /* (not -o): where it is given */
-    tw_error_prefix(err, "%s", job->output_dir_where ? job->output_dir_where : job->path);
+    tw_error_prefix(err, "%s", tw_job_where(job, job->output_dir_where));
   if (st) return st;
   unsigned char *sel = malloc((size_t)n);
   long *t = malloc((size_t)n * sizeof *t);

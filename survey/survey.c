@@ -290,6 +290,23 @@ static int cpus_here(int *all) {
   return n;
 }
 
+/* The CPU kernels' threads per worker when solver.threads does not say: the process's CPUs shared
+ * among its nw workers and, when its affinity mask covers the host, the host's lsize ranks; at
+ * least one each. */
+static int threads_share(int nw, int lsize) {
+  int all = 0;
+  const int cpus = cpus_here(&all), share = nw * (all ? lsize : 1);
+  return cpus / share > 0 ? cpus / share : 1;
+}
+
+/* As --workers asks (an HDF5 that is not thread-safe makes it one worker, but the same job and
+ * options are refused on every machine of as many CPUs). */
+tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err) {
+  if (tw_kernel_is_gpu(kernel)) return TW_OK;
+  const int nw = workers > 0 ? workers : 1;
+  return tw_check_threads(job, nw, job->threads ? job->threads : threads_share(nw, 1), err);
+}
+
 /* This rank's workers and their devices: the GPUs of the host split among its ranks by their rank
  * on the host (GPU d to local rank d mod local ranks), or one GPU shared when the host has more
  * ranks than GPUs; one worker per GPU, or opts->workers over them in turn. The CPU kernels: one
@@ -312,12 +329,7 @@ static tw_status plan_workers(survey *sv, survey_hello *me, tw_error *err) {
   int nw = sv->opts->workers > 0 ? sv->opts->workers : ndev;
   if (nw > SURVEY_MAX_WORKERS) nw = SURVEY_MAX_WORKERS;
   if (nw > 1 && !tw_io_threadsafe()) nw = 1; /* HDF5 without its thread-safe build: one writer */
-  if (!sv->gpu && sv->job->threads == 0) {
-    int all = 0;
-    const int cpus = cpus_here(&all);
-    const int share = nw * (all ? sv->lsize : 1);
-    sv->threads = cpus / share > 0 ? cpus / share : 1;
-  }
+  if (!sv->gpu && sv->job->threads == 0) sv->threads = threads_share(nw, sv->lsize);
   sv->rep->threads = sv->gpu ? 0 : (sv->threads ? sv->threads : sv->job->threads);
   me->nworkers = nw;
   for (int i = 0; i < nw; i++) me->device[i] = dev[i % ndev];
@@ -372,7 +384,7 @@ static tw_status start(survey *sv, tw_error *err) {
   memset(&s, 0, sizeof s);
   if (rep->rank == 0) {
     s.st = tw_kernel_resolve(sv->job->kernel, sv->job, s.kernel, sizeof s.kernel, err);
-    if (s.st) tw_error_prefix(err, "%s", sv->job->path);
+    if (s.st) tw_error_prefix(err, "%s", tw_job_where(sv->job, sv->job->kernel_where));
     if (!s.st) {
       tw_survey_hash(sv->job, s.kernel, s.hash);
       snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
@@ -424,17 +436,19 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
   }
   if (!st) {
     tw_error e = {0};
-    const tw_status ms = tw_medium_create(sv->job, &sv->medium, &sv->rep->setup, &e);
+    tw_status ms = tw_survey_check_workers(sv->job, sv->rep->kernel, sv->opts->workers, &e);
+    if (!ms) ms = tw_medium_create(sv->job, &sv->medium, &sv->rep->setup, &e);
     pthread_mutex_lock(&sv->mu);
     sv->medium_state = ms ? -1 : 1;
     if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%.399s", e.msg);
     pthread_cond_broadcast(&sv->to_workers);
     pthread_mutex_unlock(&sv->mu);
     /* The job itself refused by the medium's validation (a shot on the free surface, a cpu-diamond
-     * DTS or cap, ...): the survey fails as a bad job does (exit 1), not as shots not run (no rerun
-     * can help). Decided together — a refusal that depends on the host (its CPUs) must not leave
-     * the other ranks waiting in dispatch: the first rank's reason goes to all. Other failures (a
-     * model file this host cannot read, its memory) leave this rank's workers retired. */
+     * DTS or cap, ...) or by its workers' threads in all: the survey fails as a bad job does (exit
+     * 1), not as shots not run (no rerun can help). Decided together — a refusal that depends on
+     * the host (its CPUs) must not leave the other ranks waiting in dispatch: the first rank's
+     * reason goes to all. Other failures (a model file this host cannot read, its memory) leave
+     * this rank's workers retired. */
     typedef struct {
       int code;
       char msg[600];

@@ -116,6 +116,10 @@ void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
 /* The output directory as the run will make it (`check`): every component of dir that exists is a
  * directory (the run creates the missing ones). */
 tw_status tw_survey_check_dir(const char *dir, tw_error *err);
+/* The CPU threads of this process's workers in all (--workers N, 0 for the default; CPU kernels:
+ * solver.threads each, else their share of the CPUs) within 4 per CPU (tw_check_threads): `run`
+ * refuses the job (TW_ECONFIG) before its first shot, `check` alike. */
+tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err);
 /* The job hash the shot files carry, 16 hex digits: tw_job.hash (the job's settings that change a
  * shot's numbers), the update's arithmetic (TW_UPDATE_FORM) and the version. Not the kernel: every
  * kernel, CPU or GPU, computes the same bits, so a survey restarted on another kernel keeps the

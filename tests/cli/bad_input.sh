@@ -29,18 +29,65 @@ test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for an unstable dt"; fai
 expect 1 'does not exist' -- "$TORREWAVE" check "$tmp/bad.cfg" -o /nonexistent/dir/x.h5
 expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missing.cfg"
 # A memory need beyond the machine is refused before anything is allocated, for check and run.
-expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
-expect 1 'needs .* of host memory and .* is available' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
+# (named where grid.n is given: the --set, or file:line in tests/bad_jobs/memory_beyond_host.cfg)
+expect 1 'bad\.cfg: --set grid\.n=\[20000,20000,2000\]: grid\.n: the job needs .* of host memory and .* is available: got \[20000, 20000, 2000\]' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
+expect 1 'grid\.n: the job needs .* of host memory and .* is available: got .*; allowed about' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a job too large"; fail=1; }
 # A NUL byte inside a job file: everything after it would be ignored — refused, where it is named.
 (head -n 3 "$tmp/bad.cfg"; printf 'scheme = { order = 2; };\0\n'; tail -n +4 "$tmp/bad.cfg") > "$tmp/nul.cfg"
 expect 1 'nul\.cfg:4: a NUL byte \(byte [0-9]+ of the file\): a job file is text' -- "$TORREWAVE" check "$tmp/nul.cfg"
 # More CPU threads than 4 a CPU (libgomp crashed at 65536): refused before anything starts.
-expect 1 'bad\.cfg: solver\.threads = 65536: this machine has [0-9]+ CPUs' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.threads=65536
+expect 1 'bad\.cfg: --set solver\.threads=65536: solver\.threads: over 4 threads per CPU on this machine.s [0-9]+ CPUs: got 65536; allowed 1\.\.[0-9]+' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.threads=65536
 expect 1 "OpenMP's default thread count is 65536" -- env OMP_NUM_THREADS=65536 "$TORREWAVE" check "$tmp/bad.cfg"
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
-# cpu-diamond's DTS and height: check refuses what run would
-expect 1 'bad\.cfg: solver\.dts = 1000: the diamond tile' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
+# cpu-diamond's DTS and height: check refuses what run would, where the value is given (a job file's
+# line: tests/bad_jobs/dts_beyond_tile.cfg)
+expect 1 'bad\.cfg: --set solver=\{kernel="cpu-diamond";dts=1000;\}: solver\.dts: the diamond tile .*: got 1000; allowed 1\.\.64 for order 8' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
+expect 1 'bad\.cfg: --set solver\.tower_height=100000: solver\.tower_height: over the limit of 65536 steps .*got 100000; allowed 1\.\.65536' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.kernel=cpu-diamond --set solver.tower_height=100000
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
+if ! "$TORREWAVE" info --kernels | grep -q ' gpu$'; then # (a kernel this machine lacks: named where it is given)
+  expect 1 'bad\.cfg: --set solver\.kernel=gpu-diamond: solver\.kernel: "gpu-diamond" (needs a GPU|is not available in this build)' -- "$TORREWAVE" check "$tmp/bad.cfg" --set solver.kernel=gpu-diamond
+fi
+# --workers N x solver.threads is held to 4 threads a CPU in all, as solver.threads alone is: run and
+# check refuse it naming both, and the survey leaves no folder.
+ncpu=$(getconf _NPROCESSORS_ONLN)
+cat > "$tmp/survey.cfg" <<CFG
+grid = { n = [20, 20, 10]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 10; };
+model = { type = "constant"; vp = 2000.0; };
+shots = { positions = ( [50.0, 50.0, 50.0], [60.0, 50.0, 50.0] ); };
+sources = ( { wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { points = ( [100.0, 100.0, 10.0] ); };
+solver = { kernel = "cpu";
+           threads = $((4 * ncpu)); };
+CFG
+expect 1 "survey\.cfg:8: solver\.threads: --workers 2 x solver\.threads = $((8 * ncpu)) CPU threads, over 4 per CPU on this machine.s $ncpu CPUs: got $((4 * ncpu)); allowed at most $((2 * ncpu)) with --workers 2" -- "$TORREWAVE" run "$tmp/survey.cfg" --workers 2 -q -o "$tmp/shots"
+test ! -e "$tmp/shots" || { echo "FAIL: a refused survey left its folder"; fail=1; }
+expect 1 "survey\.cfg:8: solver\.threads: --workers 2 x solver\.threads" -- "$TORREWAVE" check "$tmp/survey.cfg" --workers 2
+if [ $((4 * ncpu)) -lt 64 ]; then # solver.threads not given: at least one thread a worker
+  expect 1 "survey\.cfg: --workers 64: 64 workers x 1 CPU thread each .* over 4 per CPU .*; allowed --workers at most $((4 * ncpu))" -- "$TORREWAVE" check "$tmp/survey.cfg" --workers 64 --set solver.threads=0
+fi
+# A job file is read only when it is a regular file: a FIFO (no writer: open(2) would block), a
+# device, a folder are refused at once; so are a model or wavelet file of those kinds.
+mkfifo "$tmp/fifo.cfg"
+expect 1 'fifo\.cfg: cannot read the job file: it is a FIFO \(named pipe\); allowed a regular file' -- timeout 20 "$TORREWAVE" check "$tmp/fifo.cfg"
+expect 1 '/dev/null: cannot read the job file: it is a character device' -- timeout 20 "$TORREWAVE" run /dev/null
+expect 1 'cannot read the job file: it is a directory' -- timeout 20 "$TORREWAVE" check "$tmp"
+sed 's/model = .*/model = { type = "raw"; file = "fifo.cfg"; };/' "$tmp/bad.cfg" > "$tmp/raw_fifo.cfg"
+expect 1 'raw_fifo\.cfg:3: model\.file: cannot read ".*fifo\.cfg" \(it is a FIFO \(named pipe\), not a regular file\)' -- timeout 20 "$TORREWAVE" check "$tmp/raw_fifo.cfg"
+# "--" ends the options, for every command (a job file named -x.cfg after it); "--name=value" is
+# "--name value", and a flag takes no value.
+cp "$tmp/bad.cfg" "$tmp/-x.cfg"
+expect 2 'unknown option "-x\.cfg"' -- "$TORREWAVE" check -x.cfg
+expect 0 '^ok$' -- "$TORREWAVE" check -- -x.cfg
+expect 0 'Gcell/s' -- "$TORREWAVE" run -o dashdash.h5 -- -x.cfg
+test -e "$tmp/dashdash.h5" || { echo "FAIL: run -- -x.cfg wrote no output"; fail=1; }
+expect 2 'more than one job file \("bad\.cfg" and "--set"\)' -- "$TORREWAVE" check bad.cfg -- --set
+expect 2 'quiet takes no value' -- "$TORREWAVE" check bad.cfg --quiet=yes
+expect 2 "result '-x\\.h5': cannot open" -- "$TORREWAVE" compare -- dashdash.h5 -x.h5
+expect 1 'holds no receiver traces' -- "$TORREWAVE" export --segy=x.sgy -- dashdash.h5
+expect 2 'takes no operands, got "--kernels"' -- "$TORREWAVE" info -- --kernels
+expect 2 'takes no operands, got "--orders"' -- "$TORREWAVE" bench -- --orders
 expect 2 'orders: "2x" is not an even order' -- "$TORREWAVE" bench --orders 2x
 expect 2 'orders: no order named' -- "$TORREWAVE" bench --orders ,
 expect 2 'kernels: no kernel named' -- "$TORREWAVE" bench --kernels ,

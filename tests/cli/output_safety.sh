@@ -253,7 +253,7 @@ test ! -e fsdir || { echo "FAIL: the refused survey left its output directory"; 
 expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' -o par/sub/dir
 test ! -e par || { echo "FAIL: the refused survey left the folders it made on the way"; fail=1; }
-expect 1 "solver\.dts = 1000: the diamond tile" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
+expect 1 "sv\.cfg: --set solver\.dts=1000: solver\.dts: the diamond tile .*: got 1000" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
   --set 'output.directory="dtsdir"'
 test ! -e dtsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
 long=$(printf 'c%.0s' $(seq 250))
