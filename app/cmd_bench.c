@@ -1,11 +1,16 @@
 /* torrewave bench — time kernels on synthetic problems and print them beside the stepwise
  * ceiling measured in the same run (docs/design.md §6). The timing lives in solver/ (bench.c,
  * gpu_bench.cu); this file parses options and prints. */
+#define _POSIX_C_SOURCE 200809L /* pread, O_NOFOLLOW */
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "app.h"
 #include "tw_io.h"
@@ -42,7 +47,8 @@ static void help_bench(FILE *out) {
           "  --absorb N         absorbing cells per face inside the grid (default 20)\n"
           "  --no-free-surface  absorbing layer on top too\n"
           "  --no-ceiling       skip the ceiling measurements\n"
-          "  --json FILE        also write the results as JSON\n");
+          "  --json FILE        also write the results as JSON; an existing FILE is replaced only when bench\n"
+          "                     wrote it (its first key \"written_by\": \"torrewave bench\")\n");
 }
 
 static int parse_grid(const char *s, int N[3]) {
@@ -64,6 +70,55 @@ static void json_str(FILE *f, const char *s) {
     if ((unsigned char)*s >= 0x20) fputc(*s, f);
   }
   fputc('"', f);
+}
+
+/* Every JSON file bench writes begins so: what --json recognises as its own (bench_json_ours). */
+#define BENCH_JSON_HEAD "{\n  \"written_by\": \"torrewave bench\",\n"
+
+/* Past the text s at p, else NULL (also for p NULL). */
+static const char *past_text(const char *p, const char *s) {
+  const size_t n = strlen(s);
+  return p && strncmp(p, s, n) == 0 ? p + n : NULL;
+}
+
+/* Past a string as json_str writes it (p after its opening quote) and its closing quote, else NULL. */
+static const char *past_string(const char *p) {
+  for (; p && *p; p++) {
+    if (*p == '"') return p + 1;
+    if ((unsigned char)*p < 0x20 || (*p == '\\' && p[1] != '"' && p[1] != '\\')) return NULL;
+    p += *p == '\\';
+  }
+  return NULL;
+}
+
+/* Past a number as "%.3f" writes it, else NULL. */
+static const char *past_number(const char *p) {
+  char *end = NULL;
+  if (p && !isspace((unsigned char)*p)) (void)strtod(p, &end);
+  return end && end > p ? end : NULL;
+}
+
+/* --json replaces only a file bench wrote (a job file or a model under that name stays): one that
+ * begins with BENCH_JSON_HEAD, or one of a torrewave from before that marker, recognised by what
+ * every earlier bench wrote and nothing else writes: "version", "device", "copy_gbps" and
+ * "ceiling_gcells" first, in that order and layout, and the end of the results list last. */
+static int bench_json_ours(const char *path) {
+  static const char end[] = "\n  ]\n}\n";
+  const size_t nend = sizeof end - 1;
+  char head[2048] = "", tail[sizeof end] = "";
+  struct stat sb;
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  int ours = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, head, sizeof head - 1, 0) > 0;
+  if (ours && !past_text(head, BENCH_JSON_HEAD)) {
+    const char *p = past_string(past_text(head, "{\n  \"version\": \""));
+    p = past_string(past_text(p, ",\n  \"device\": \""));
+    p = past_number(past_text(p, ",\n  \"copy_gbps\": "));
+    p = past_number(past_text(p, ",\n  \"ceiling_gcells\": "));
+    ours = past_text(p, ",\n  \"") && sb.st_size > (off_t)nend &&
+           pread(fd, tail, nend, sb.st_size - (off_t)nend) == (ssize_t)nend && memcmp(tail, end, nend) == 0;
+  }
+  if (fd >= 0) close(fd);
+  return ours;
 }
 
 static int run_bench(int argc, char **argv) {
@@ -120,7 +175,8 @@ static int run_bench(int argc, char **argv) {
   }
   if (json) { /* before the bench, not after it: the outputs' rules (never a link, FIFO, device or folder) */
     tw_error jerr = {0};
-    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, NULL, NULL, &jerr))
+    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, bench_json_ours,
+                             "a JSON file torrewave bench wrote (--json replaces only those)", &jerr))
       return tw_app_fail(&jerr);
   }
   const int ngpu = tw_gpu_count();
@@ -289,7 +345,7 @@ static int run_bench(int argc, char **argv) {
       free(res), free(ok), free(pct_of);
       return tw_app_fail(&err);
     }
-    fprintf(f, "{\n  \"version\": ");
+    fprintf(f, BENCH_JSON_HEAD "  \"version\": ");
     json_str(f, TW_VERSION);
     fprintf(f, ",\n  \"device\": ");
     json_str(f, dev);

@@ -129,13 +129,18 @@ static int shot_complete(const tw_job *job, const char *dir, const char *hash, l
   return !job->output_segy || stat(sgy, &sb) == 0 ? 1 : 0;
 }
 
-/* "shot-00042.h5.part-123" (a temporary file, any extension) or "shot-00042.h5.lock" (the lock file a
- * killed run left) → 42, else −1. */
-static long stale_index(const char *name) {
+enum { LEFT_TEMP, LEFT_LOCK, LEFT_PROBE };
+
+/* "shot-00042.h5.part-123" (a temporary file, any extension: LEFT_TEMP), "shot-00042.h5.lock" (the
+ * lock file a killed run left: LEFT_LOCK) or "shot-00042.h5.check-123" (the probe of a `check` onto
+ * that file: LEFT_PROBE) → 42 and *kind, else −1. */
+static long stale_index(const char *name, int *kind) {
   if (strncmp(name, "shot-", 5) != 0) return -1;
   const size_t len = strlen(name);
-  const int lockfile = len > 5 && strcmp(name + len - 5, ".lock") == 0;
-  if (!lockfile && !strstr(name, ".part-")) return -1;
+  *kind = strstr(name, ".part-") ? LEFT_TEMP
+        : len > 5 && strcmp(name + len - 5, ".lock") == 0 ? LEFT_LOCK
+        : strstr(name, ".check-") ? LEFT_PROBE : -1;
+  if (*kind < 0) return -1;
   const char *p = name + 5;
   if (!isdigit((unsigned char)*p)) return -1;
   char *end;
@@ -143,26 +148,35 @@ static long stale_index(const char *name) {
   return *end == '.' ? i : -1;
 }
 
-/* Remove what killed runs left: temporary files and lock files of shots. A shot's leftovers go only
- * while this process holds that shot's lock (as a single run does), so that a survey running now in
- * the same directory (other shots, or the same ones) keeps the files it is writing: every writer
- * holds its shot's lock. Taking and releasing the lock also removes a stale lock file. Rank 0, before
- * any worker runs a shot (an fcntl lock is the process's: closing another descriptor of a lock file
- * would drop a worker's lock). Returns how many temporary files went. */
-static long clean_stale(const char *dir, long nshots) {
+/* Remove what killed runs left: temporary files and lock files of shots (a probe's file stays: no
+ * survey writes one). A shot's leftovers go only while this process holds that shot's lock (as a
+ * single run does), so that a survey running now in the same directory (other shots, or the same
+ * ones) keeps the files it is writing: every writer holds its shot's lock. Taking and releasing the
+ * lock also removes a stale lock file. Rank 0, before any worker runs a shot (an fcntl lock is the
+ * process's: closing another descriptor of a lock file would drop a worker's lock). Such a name that
+ * holds no regular file (a folder, a link, a FIFO) is not a run's: it stays, and odd[shot] = 1 (the
+ * shot's worker refuses it as a single run does). Returns how many temporary files went. */
+static long clean_stale(const char *dir, long nshots, unsigned char *odd) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   long n = 0;
   for (struct dirent *e; (e = readdir(d));) {
-    const long i = stale_index(e->d_name);
+    int kind = -1;
+    const long i = stale_index(e->d_name, &kind);
     if (i < 0 || i >= nshots) continue;
     char shot[1200], path[1400];
     tw_survey_shot_path(dir, i, shot, sizeof shot);
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+    struct stat ls;
+    if (lstat(path, &ls) == 0 && !S_ISREG(ls.st_mode)) {
+      odd[i] = 1;
+      continue;
+    }
+    if (kind == LEFT_PROBE) continue;
     tw_output_lock *lock = NULL;
     tw_error err = {0};
     if (tw_output_lock_take(shot, &lock, &err)) continue; /* a live run holds it: its files */
-    if (strstr(e->d_name, ".part-")) n += unlink(path) == 0;
+    if (kind == LEFT_TEMP) n += unlink(path) == 0;
     tw_output_lock_release(lock);
   }
   closedir(d);
@@ -194,7 +208,12 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
     rep->foreign += c < 0;
     t[rep->to_run++] = i;
   }
-  if (!st) rep->stale_removed = clean_stale(rep->directory, n);
+  if (!st) { /* sel, reused: the shots with something other than a file under a temporary's name */
+    memset(sel, 0, (size_t)n);
+    rep->stale_removed = clean_stale(rep->directory, n, sel);
+    for (long k = 0; k < rep->to_run; k++)
+      if (sel[t[k]]) t[k] |= SURVEY_CHECK_TEMPS;
+  }
   free(sel);
   if (st) {
     free(t);

@@ -95,7 +95,8 @@ static long post(worker *w, int flags) {
   return a;
 }
 
-static void run_one(worker *w, long index) {
+/* check_temps: the plan saw something other than a file under a name of the shot's temporaries. */
+static void run_one(worker *w, long index, int check_temps) {
   survey *sv = w->sv;
   tw_survey_shot *r = &w->req.result;
   memset(r, 0, sizeof *r);
@@ -111,11 +112,17 @@ static void run_one(worker *w, long index) {
   /* As a single run's output (io/outpath.c): a name that may be replaced (not a folder, a link, a
    * device or one of the job's inputs), and the shot's lock held while it is written, so that two
    * surveys in one directory never write the same shot (the second reports it failed, naming the
-   * first's pid). */
+   * first's pid); a killed run's temporaries only regular files (the plan removed those). */
   tw_output_lock *lock = NULL;
   memset(&rr, 0, sizeof rr);
   r->status = tw_output_check_path(path, sv->job, 0, &e);
   if (!r->status) r->status = tw_output_lock_take(path, &lock, &e);
+  if (!r->status && check_temps) {
+    char **names = NULL;
+    int n = 0;
+    r->status = tw_output_stale(path, 0, &names, &n, &e);
+    tw_output_stale_free(names, n);
+  }
   if (!r->status) r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
   tw_output_lock_release(lock);
   if (r->status) snprintf(r->msg, sizeof r->msg, "%.399s", e.msg);
@@ -154,9 +161,9 @@ static void *worker_main(void *arg) {
     flags = REQ_RETIRED;
   }
   for (;;) {
-    const long shot = post(w, flags);
-    if (shot < 0) break;
-    run_one(w, shot);
+    const long got = post(w, flags), shot = got & ~SURVEY_CHECK_TEMPS;
+    if (got < 0) break;
+    run_one(w, shot, (got & SURVEY_CHECK_TEMPS) != 0);
     flags = REQ_RESULT;
     if (w->req.result.status && tw_session_broken(w->session)) {
       snprintf(w->stats.error, sizeof w->stats.error, "stopped after shot %ld failed in its kernel: %.300s", shot,

@@ -44,9 +44,17 @@ void comm_finalize(survey_comm *c);
 void comm_abort(survey_comm *c);
 
 /* ---------------------------------------------------------------- plan.c */
+/* Set in a shot index of the plan's list (and so in the index handed to a worker): under a name
+ * of that shot's temporaries the plan found something that is not a regular file (a folder, a
+ * link), which it leaves; the worker checks the shot's temporaries as a single run does
+ * (tw_output_stale), so the shot fails with a single run's message. Only then: that check reads
+ * the whole directory. Above any shot index (io/job.c: at most 10^7 shots). */
+#define SURVEY_CHECK_TEMPS (1L << 30)
+
 /* Rank 0: the output directory made, the selection, the shots with a complete file of this job
  * (skipped unless force), the shots to run (todo, job order), and the temporary files that killed
- * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed). */
+ * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed); a shot with
+ * something else under such a name carries SURVEY_CHECK_TEMPS in todo. */
 tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
                       tw_error *err);
 /* The first component of dir (a prefix of it) that does not exist, in out; "" when dir exists. */

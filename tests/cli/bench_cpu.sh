@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # `torrewave bench` on the CPU kernels: both kernels timed beside the host's measured ceilings
-# (memory stream and FMA peak), the roofline percentage per row, and the JSON with the same.
+# (memory stream and FMA peak), the roofline percentage per row, and the JSON with the same; --json
+# replaces only a file bench wrote.
 source "$TW_SOURCE_DIR/tests/cli_lib.sh"
 cd "$tmp"
 export OMP_NUM_THREADS=2 # cpu-diamond's tile depends on the threads (below)
+# b.json: a file of an earlier bench (before its "written_by" marker), which the run below replaces
+printf '{\n  "version": "0.1.0",\n  "device": "no \\"GPU\\"",\n  "copy_gbps": 0.000,\n  "ceiling_gcells": 0.000,\n  "results": [\n  ]\n}\n' > b.json
 expect 0 'host ceilings \([0-9]+ threads\): memory [0-9.]+ GB/s .* fp32 (FMA|multiply\+add) [0-9.]+ GFMA/s' -- \
   "$TORREWAVE" bench --kernels cpu,cpu-diamond --orders 2,8 --cpu-grid 40x36x44 --absorb 4 --steps 6 --reps 1 \
   --warmup 0 --json b.json
@@ -25,6 +28,7 @@ threads=$(sed -n 's/.*host ceilings (\([0-9]*\) threads).*/\1/p' "$out" | head -
 python3 - b.json "${threads:-0}" <<'PY' || fail=1
 import json, sys
 d = json.load(open(sys.argv[1]))
+assert list(d.items())[0] == ("written_by", "torrewave bench"), list(d)  # the marker comes first
 T = int(sys.argv[2])
 assert T >= 1, "no thread count in the bench's output"
 assert d["host_mem_gbps"] > 0 and d["host_fma_gfmas"] > 0, d
@@ -34,4 +38,18 @@ assert rows[("cpu-diamond", 2)]["dts"] == R and rows[("cpu-diamond", 8)]["dts"] 
 assert all(r["pct_ceiling"] > 0 and r["gcells_per_cpu_second"] > 0 for r in d["results"]), d["results"]
 print("json: ok")
 PY
+# --json replaces only a file bench wrote (checked before the bench): a job file, a JSON file from
+# elsewhere and an earlier bench's file cut short stay; one with the marker (b.json) is replaced.
+tiny=(bench --kernels cpu --orders 2 --cpu-grid 16x16x16 --absorb 2 --steps 1 --reps 1 --warmup 0 --no-ceiling)
+cp "$TW_SOURCE_DIR/configs/quickstart.cfg" job.cfg && echo '{"version": "1", "results": []}' > other.json
+printf '{\n  "version": "0.1.0",\n  "device": "no GPU",\n  "copy_gbps": 0.000,\n  "ceiling_gcells": 0.000,\n  "res' > cut.json
+cp job.cfg job.keep && cp other.json other.keep && cp cut.json cut.keep
+expect 1 "--json output 'job\.cfg' exists and is not a JSON file torrewave bench wrote \(--json replaces only those\): refusing to replace it; remove it first if it may go, or choose another name \(--json FILE\)" \
+  -- "$TORREWAVE" "${tiny[@]}" --json job.cfg
+expect 1 "--json output 'other\.json' exists and is not a JSON file torrewave bench wrote" -- "$TORREWAVE" "${tiny[@]}" --json other.json
+expect 1 "--json output 'cut\.json' exists and is not a JSON file torrewave bench wrote" -- "$TORREWAVE" "${tiny[@]}" --json cut.json
+cmp -s job.cfg job.keep && cmp -s other.json other.keep && cmp -s cut.json cut.keep ||
+  { echo "FAIL: bench --json replaced a file it did not write"; fail=1; }
+expect 0 '^cpu +2 +16x16x16 ' -- "$TORREWAVE" "${tiny[@]}" --json b.json
+grep -q '"grid": \[16, 16, 16\]' b.json || { echo "FAIL: b.json (bench's own) was not replaced"; cat b.json; fail=1; }
 exit $fail

@@ -7,8 +7,10 @@
 #   2. a survey killed midway (SIGKILL: the process, then one rank of mpirun), run again: only the
 #      shots without a complete file run, the complete ones are not rewritten, no temporary file is
 #      left, and every file equals the uninterrupted survey's;
-#   3. a shot that fails (a directory in the way of its file): reported with its index and reason,
-#      the other shots complete, exit status 3; fixed, a rerun runs that shot alone.
+#   3. a shot that fails (a directory in the way of its file; under a name of a killed run's
+#      temporaries something no run writes, a folder, a link or a FIFO: refused with a single run's
+#      message and left): reported with its index and reason, the other shots complete, exit
+#      status 3; fixed, a rerun runs those shots alone.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -98,16 +100,30 @@ echo "part 2 done (fail=$fail)"
 
 # ---------------------------------------------------------------- 3. a shot that fails
 job survey.cfg cpu fixed 80
-mkdir -p failing/shot-00003.h5
+mkdir -p failing/shot-00003.h5 failing/shot-00005.h5.part-999999999 && ln -s nothing failing/shot-00001.xdmf.part-999999998 &&
+  mkfifo failing/shot-00006.h5.check-999999997
 expect 3 'shot 3 \[100, 100, 30\]: FAILED .*shot-00003\.h5.* is a directory' -- "$T" run survey.cfg -o failing
-grep -q '1 shot failed: 3$' "$tmp/out" || { echo "FAIL: no list of the failed shots"; cat "$tmp/out"; fail=1; }
-[ "$(ls -d failing/shot-0000?.h5 | wc -l)" = 7 ] && [ -d failing/shot-00003.h5 ] || { echo "FAIL: files: $(ls failing)"; fail=1; }
-rmdir failing/shot-00003.h5
-expect 0 '6 complete \(skipped\), 1 to run' -- "$T" run survey.cfg -o failing
-same failing/shot-00003.h5 s-cpu-fixed-3.h5 "the failed shot, rerun"
+grep -q '4 shots failed: 1, 3, 5, 6$' "$tmp/out" || { echo "FAIL: no list of the failed shots"; cat "$tmp/out"; fail=1; }
+cp "$tmp/out" failing.out
+for i in 1 5 6; do # the message of a single run onto that shot's file
+  job single.cfg cpu fixed 80 ${shots[$i]}
+  "$T" run single.cfg -q -o "failing/shot-0000$i.h5" > single.out 2>&1
+  msg=$(sed -n 's/^torrewave: error: //p' single.out) pos=${shots[$i]//.0/}
+  grep -qF "shot $i [${pos// /, }]: FAILED on rank 0 cpu: $msg" failing.out && [[ "$msg" == *"which torrewave never writes"* ]] ||
+    { echo "FAIL: shot $i: not a single run's refusal ($(cat single.out)):"; cat failing.out; fail=1; }
+done
+[ "$(ls -d failing/shot-0000?.h5 | wc -l)" = 4 ] && [ -d failing/shot-00003.h5 ] && [ -d failing/shot-00005.h5.part-999999999 ] &&
+  [ -L failing/shot-00001.xdmf.part-999999998 ] && [ -p failing/shot-00006.h5.check-999999997 ] ||
+  { echo "FAIL: files: $(ls failing)"; fail=1; }
+rmdir failing/shot-00003.h5 failing/shot-00005.h5.part-999999999 &&
+  rm failing/shot-00001.xdmf.part-999999998 failing/shot-00006.h5.check-999999997
+expect 0 '3 complete \(skipped\), 4 to run' -- "$T" run survey.cfg -o failing
+for i in 1 3 5 6; do same "failing/shot-0000$i.h5" "s-cpu-fixed-$i.h5" "the failed shot $i, rerun"; done
 if [ $mpi = 1 ]; then
-  mkdir -p failing2/shot-00001.h5
+  mkdir -p failing2/shot-00001.h5 failing2/shot-00004.h5.part-999999999
   expect 3 'shot 1 .*FAILED.*is a directory' -- mpirun -np 2 "$T" run survey.cfg -o failing2
+  grep -q "shot 4 .*FAILED.*'failing2/shot-00004\.h5\.part-999999999' is named like a temporary" "$tmp/out" &&
+    grep -q '2 shots failed: 1, 4$' "$tmp/out" || { echo "FAIL: mpirun: shot 4"; cat "$tmp/out"; fail=1; }
 fi
 expect 2 'takes a number 1..64' -- "$T" run survey.cfg --workers 0
 expect 1 'shot 9 does not exist: the job has 7 shots' -- "$T" run survey.cfg --shots 9
