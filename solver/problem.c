@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,54 +68,98 @@ static void place_error_in_job_axes(const tw_job *job, const double pos[3], tw_i
   if (tw_place(&ug, pos, interp, fs, &t, &e)) *err = e;
 }
 
-/* Injection cells and S of the sources at pos[s] (the job's positions, or a survey shot's). */
-static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err) {
-  const long steps = pb->steps;
-  cell_entry *e = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof *e);
-  long *cell_of = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof *cell_of);
-  if (!e || !cell_of) {
-    free(e), free(cell_of);
-    return tw_error_set(err, TW_ENOMEM, "out of memory for the source cells");
-  }
-  long ne = 0;
-  tw_status st = TW_OK;
-  for (int s = 0; s < job->nsources && !st; s++) {
+/* The sources at pos[s] placed on the problem's grid: their taps as entries sorted by (cell,
+ * source) (*e, *ne), each entry's cell (*cell_of) and the unique cells (*cells, *ncell). */
+static tw_status source_entries(const tw_problem *pb, const tw_job *job, const double (*pos)[3], cell_entry **e,
+                                long *ne, long **cell_of, int (**cells)[3], long *ncell, tw_error *err) {
+  *e = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof **e);
+  *cell_of = malloc((size_t)(job->nsources ? job->nsources : 1) * 8 * sizeof **cell_of);
+  *ne = 0, *cells = NULL, *ncell = 0;
+  if (!*e || !*cell_of) return tw_error_set(err, TW_ENOMEM, "out of memory for the source cells");
+  for (int s = 0; s < job->nsources; s++) {
     const tw_source_spec *src = &job->sources[s];
     tw_taps t;
     double at[3];
     tw_xy_point(pb->swap_xy, pos[s], at);
-    st = tw_place(&pb->g, at, src->interp, pb->free_surface, &t, err);
+    tw_status st = tw_place(&pb->g, at, src->interp, pb->free_surface, &t, err);
     if (st && pb->swap_xy) place_error_in_job_axes(job, pos[s], src->interp, pb->free_surface, err);
-    if (st) {
-      tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
-      break;
-    }
-    for (int k = 0; k < t.ntap; k++, ne++) {
-      memcpy(e[ne].ijk, t.ijk[k], sizeof(int[3]));
-      e[ne].owner = s;
-      e[ne].slot = k;
-      e[ne].w = t.w[k];
+    if (st) return tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
+    for (int k = 0; k < t.ntap; k++, (*ne)++) {
+      memcpy((*e)[*ne].ijk, t.ijk[k], sizeof(int[3]));
+      (*e)[*ne].owner = s;
+      (*e)[*ne].slot = k;
+      (*e)[*ne].w = t.w[k];
     }
   }
-  long ncell = 0;
-  if (!st) st = unique_cells(e, ne, &pb->inj, &ncell, cell_of, err);
+  return unique_cells(*e, *ne, cells, ncell, *cell_of, err);
+}
+
+/* S^n for n in [n0, n1) of every cell, in double: row c at acc + c·(n1 − n0), zeroed here.
+ * S^n = Σ_s w_s s_s(t_n) / (dx dy dz), summed in (cell, source) order: build_sources rounds it to
+ * float once, the validation bounds it (tw_problem_source_peak). */
+static void source_sums(const tw_problem *pb, const cell_entry *e, long ne, const long *cell_of, long ncell, long n0,
+                        long n1, double *acc) {
+  const long len = n1 - n0;
+  const double inv_vol = 1.0 / (pb->g.d[0] * pb->g.d[1] * pb->g.d[2]);
+  memset(acc, 0, (size_t)ncell * (size_t)len * sizeof *acc);
+  for (long k = 0; k < ne; k++) {
+    const float *wv = pb->wavelets + (size_t)e[k].owner * (pb->steps + 1);
+    double *row = acc + (size_t)cell_of[k] * len - n0;
+    for (long n = n0; n < n1; n++) row[n] += e[k].w * (double)wv[n] * inv_vol;
+  }
+}
+
+/* Injection cells and S of the sources at pos[s] (the job's positions, or a survey shot's). */
+static tw_status build_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err) {
+  const long steps = pb->steps;
+  cell_entry *e;
+  long *cell_of, ne, ncell;
+  tw_status st = source_entries(pb, job, pos, &e, &ne, &cell_of, &pb->inj, &ncell, err);
   if (!st) {
     pb->ninj = (int)ncell;
-    double *acc = calloc((size_t)(ncell ? ncell : 1) * (size_t)steps, sizeof(double));
+    double *acc = malloc((size_t)(ncell ? ncell : 1) * (size_t)steps * sizeof(double));
     pb->S = malloc((size_t)(ncell ? ncell : 1) * (size_t)steps * sizeof(float));
     if (!acc || !pb->S) st = tw_error_set(err, TW_ENOMEM, "out of memory for the source terms");
-    /* S^n = Σ_s w_s s_s(t_n) / (dx dy dz), summed in (cell, source) order, rounded once. */
-    const double inv_vol = 1.0 / (pb->g.d[0] * pb->g.d[1] * pb->g.d[2]);
-    for (long k = 0; k < ne && !st; k++) {
-      const float *wv = pb->wavelets + (size_t)e[k].owner * (steps + 1);
-      double *row = acc + (size_t)cell_of[k] * steps;
-      for (long n = 0; n < steps; n++) row[n] += e[k].w * (double)wv[n] * inv_vol;
-    }
+    if (!st) source_sums(pb, e, ne, cell_of, ncell, 0, steps, acc);
     for (long c = 0; !st && c < ncell * steps; c++) pb->S[c] = (float)acc[c];
     free(acc);
   }
   free(e);
   free(cell_of);
+  return st;
+}
+
+tw_status tw_problem_source_peak(const tw_job *job, double *peak, int *first, int *second, int *nshared,
+                                 tw_error *err) {
+  tw_problem pb;
+  cell_entry *e = NULL;
+  long *cell_of = NULL, ne = 0, ncell = 0, top = -1;
+  int(*cells)[3] = NULL;
+  double *acc = NULL;
+  const long chunk = 1024; /* steps at a time: the memory of a chunk, not of the run's S */
+  *peak = 0.0, *first = *second = -1, *nshared = 0;
+  tw_status st = tw_problem_sizes(job, &pb, err);
+  double(*pos)[3] = st ? NULL : malloc((size_t)(job->nsources ? job->nsources : 1) * sizeof *pos);
+  if (!st && !pos) st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int s = 0; !st && s < job->nsources; s++) memcpy(pos[s], job->sources[s].pos, sizeof pos[s]);
+  if (!st) st = sample_wavelets(&pb, job, err);
+  if (!st) st = source_entries(&pb, job, (const double (*)[3])pos, &e, &ne, &cell_of, &cells, &ncell, err);
+  if (!st && !(acc = malloc((size_t)(ncell ? ncell : 1) * (size_t)chunk * sizeof *acc)))
+    st = tw_error_set(err, TW_ENOMEM, "out of memory for the source terms");
+  for (long n0 = 0; !st && n0 < pb.steps; n0 += chunk) {
+    const long n1 = n0 + chunk < pb.steps ? n0 + chunk : pb.steps;
+    source_sums(&pb, e, ne, cell_of, ncell, n0, n1, acc);
+    for (long i = 0; i < ncell * (n1 - n0); i++)
+      if (!(fabs(acc[i]) <= *peak)) *peak = fabs(acc[i]), top = i / (n1 - n0);
+  }
+  for (long k = 0; !st && k < ne; k++) /* the sources at that cell, in source order */
+    if (cell_of[k] == top) {
+      if (*nshared == 0) *first = (int)e[k].owner;
+      else if (*nshared == 1) *second = (int)e[k].owner;
+      ++*nshared;
+    }
+  free(acc), free(e), free(cell_of), free(cells), free(pos);
+  free(pb.wavelets);
   return st;
 }
 

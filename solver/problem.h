@@ -84,6 +84,11 @@ tw_status tw_problem_borrow(const tw_problem *medium, tw_problem **out, tw_error
  * placed with their interpolation, S from the wavelets), the job's receivers at rec[r] + offset. */
 tw_status tw_problem_set_sources(tw_problem *pb, const tw_job *job, const double (*pos)[3], tw_error *err);
 tw_status tw_problem_set_receivers(tw_problem *pb, const tw_job *job, const double offset[3], tw_error *err);
+/* The largest |S^n| of any injection cell of the job's sources at their positions, in double
+ * before S is rounded to float (several sources in one cell add up), and that cell's sources: the
+ * first two (*second -1 when one) and how many. What the validation bounds (§10.1). */
+tw_status tw_problem_source_peak(const tw_job *job, double *peak, int *first, int *second, int *nshared,
+                                 tw_error *err);
 
 /* Samples that fall in the levels (t0, t0 + n]: first = t0/interval + 1, count may be 0. */
 static inline void tw_samples_in(const tw_problem *pb, long t0, long n, long *first, long *count) {

@@ -145,6 +145,20 @@ static long wavelet_samples(const tw_source_spec *src, const tw_job *job, tw_err
   return n > job->steps + 1 ? n : job->steps + 1;
 }
 
+/* Sources that share a cell add up there: their sum, S as the run forms it, inside float32 too. */
+static tw_status check_shared_cells(const tw_job *job, double c2dt2, tw_error *err) {
+  double peak;
+  int a, b, n;
+  tw_status st = tw_problem_source_peak(job, &peak, &a, &b, &n, err);
+  if (st || (peak <= FLT_MAX && peak * c2dt2 <= FLT_MAX)) return st;
+  char who[96];
+  if (b < 0) snprintf(who, sizeof who, "sources[%d]", a);
+  else snprintf(who, sizeof who, "sources[%d] and sources[%d]%s", a, b, n > 2 ? " (and more)" : "");
+  return tw_error_set(err, TW_ERANGE, "%s:%d: %s: the source term overflows float32 in a cell they share (their "
+                      "terms add up): S = Σ w·s / (dx dy dz) = %.3g, c²dt²·S = %.3g there; allowed |S| and c²dt²·|S| "
+                      "<= 3.4e38: lower the amplitudes", job->path, job->sources[a].line, who, peak, peak * c2dt2);
+}
+
 /* Each source's wavelet as the run will sample it: files read and checked (tw_wavelet_sample),
  * the source term S = w·s/(dx dy dz) and c²dt²·S inside float32, and the highest frequency. */
 static tw_status check_sources(const tw_job *job, double vmax, tw_validation *val, tw_error *err) {
@@ -177,6 +191,7 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
     if (f > val->fmax) val->fmax = f;
     free(s);
   }
+  if (!st && job->nsources > 1) st = check_shared_cells(job, c2dt2, err);
   if (st) return st;
   double dmax = 0.0;
   for (int a = 0; a < 3; a++) dmax = job->d[a] > dmax ? job->d[a] : dmax;
