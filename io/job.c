@@ -1163,6 +1163,8 @@ typedef struct {
   long cap, max;
   const char *what;          /* "receivers", "shots" (messages) */
   int inside;                /* points must lie inside the model (not offsets: moving receivers) */
+  tw_rec_group **groups;     /* where each run of points came from (messages) */
+  int *ngroups;
 } recbuf;
 
 /* Room for `more` points (s is blamed when the total gets too large). */
@@ -1189,17 +1191,18 @@ static void rec_push(recbuf *rb, double x, double y, double z) {
   q[0] = x, q[1] = y, q[2] = z;
 }
 
-/* Receivers [first, nrec) came from setting s (tw_rec_group); shots keep no groups. */
-static tw_status rec_group(const ctx *c, const config_setting_t *s, tw_job *j, const recbuf *rb, long first) {
-  if (rb->p != &j->rec || j->nrec == first) return TW_OK;
-  tw_rec_group *g = realloc(j->rec_groups, (size_t)(j->nrec_groups + 1) * sizeof *g);
+/* Points [first, *n) came from setting s (tw_rec_group). */
+static tw_status rec_group(const ctx *c, const config_setting_t *s, const recbuf *rb, long first) {
+  if (*rb->n == first) return TW_OK;
+  tw_rec_group *g = realloc(*rb->groups, (size_t)(*rb->ngroups + 1) * sizeof *g);
   if (!g) return oom(c);
-  j->rec_groups = g;
-  g += j->nrec_groups++;
+  *rb->groups = g;
+  g += (*rb->ngroups)++;
   g->first = first;
-  g->count = j->nrec - first;
+  g->count = *rb->n - first;
   g->line = (int)config_setting_source_line(s);
   path_of(s, g->key, sizeof g->key);
+  where(c, s, g->where, sizeof g->where);
   return TW_OK;
 }
 
@@ -1216,7 +1219,7 @@ static tw_status parse_points(const ctx *c, const config_setting_t *r, const cha
     TRY(rec_reserve(c, e, rb, 1));
     rec_push(rb, p[0], p[1], p[2]);
   }
-  return rec_group(c, l, j, rb, first);
+  return rec_group(c, l, rb, first);
 }
 
 static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, recbuf *rb) {
@@ -1241,7 +1244,7 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
     double t = n > 1 ? (double)i / (double)(n - 1) : 0.0;
     rec_push(rb, a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t);
   }
-  return rec_group(c, e, j, rb, first);
+  return rec_group(c, e, rb, first);
 }
 
 static tw_status check_grid_extent(const ctx *c, const config_setting_t *e, const tw_job *j, const double o[2],
@@ -1276,7 +1279,7 @@ static tw_status parse_rgrid(const ctx *c, const config_setting_t *e, tw_job *j,
   const long first = *rb->n;
   for (long ix = 0; ix < n[0]; ix++)
     for (long iy = 0; iy < n[1]; iy++) rec_push(rb, o[0] + (double)ix * s[0], o[1] + (double)iy * s[1], z);
-  return rec_group(c, e, j, rb, first);
+  return rec_group(c, e, rb, first);
 }
 
 typedef tw_status (*elem_parser)(const ctx *, const config_setting_t *, tw_job *, recbuf *);
@@ -1294,7 +1297,7 @@ static tw_status check_moving(const ctx *c, const config_setting_t *root, const 
 static tw_status parse_receivers(const ctx *c, const config_setting_t *root, tw_job *j) {
   static const char *const keys[] = {"interval", "interpolation", "points", "lines", "grids", NULL};
   config_setting_t *r;
-  recbuf rb = {&j->rec, &j->nrec, 0, MAX_REC, "receivers", !j->rec_moving};
+  recbuf rb = {&j->rec, &j->nrec, 0, MAX_REC, "receivers", !j->rec_moving, &j->rec_groups, &j->nrec_groups};
   int it = 0;
   j->rec_interval = 1;
   TRY(key_group(c, root, "receivers", 0, &r));
@@ -1325,7 +1328,7 @@ static tw_status parse_shots(const ctx *c, const config_setting_t *root, tw_job 
   int m = 0;
   TRY(key_choice(c, g, "receivers", 0, modes, "receiver mode", &m));
   j->rec_moving = m;
-  recbuf rb = {&j->shots, &j->nshots, 0, MAX_SHOTS, "shots", 1};
+  recbuf rb = {&j->shots, &j->nshots, 0, MAX_SHOTS, "shots", 1, &j->shot_groups, &j->nshot_groups};
   TRY(parse_points(c, g, "positions", j, &rb));
   TRY(parse_each(c, g, "lines", "( { from = [x, y, z]; to = [x, y, z]; count = n; }, ... )", j, &rb, parse_line));
   if (j->nshots == 0)
@@ -1775,6 +1778,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->sources);
   free(job->rec);
   free(job->rec_groups);
+  free(job->shot_groups);
   free(job->snap_steps);
   free(job->output);
   free(job->ckpt_file);

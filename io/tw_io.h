@@ -68,12 +68,14 @@ typedef struct {
   int line;
 } tw_source_spec;
 
-/* Receivers rec[first .. first + count) came from the job-file key `key` ("receivers.points",
- * "receivers.lines[2]", ...) at `line`; a point of "receivers.points" is element r − first. */
+/* Receivers rec[first .. first + count) (or shots) came from the job-file key `key`
+ * ("receivers.points", "receivers.lines[2]", "shots.positions", ...) at `line`; a point of a
+ * "points" or "positions" list is element r − first. */
 typedef struct {
   long first, count;
   int line;
   char key[40];
+  char where[160];           /* as errors name it: "job.cfg:12", or "job.cfg: --set receivers.points=..." */
 } tw_rec_group;
 
 typedef struct tw_job {
@@ -121,6 +123,8 @@ typedef struct tw_job {
    * ("fixed") or offsets from the shot ("moving"); every shot's file goes to output_dir. */
   long nshots;
   double (*shots)[3];        /* source positions in job order: shots.positions, then shots.lines */
+  tw_rec_group *shot_groups; /* where each run of shots came from (messages) */
+  int nshot_groups;
   int rec_moving;            /* shots.receivers = "moving" */
   char *output_dir;          /* output.directory, default "<job basename>" (surveys only) */
   char *output_dir_where;    /* where output.directory is given, as errors name it (NULL: the default) */

@@ -230,6 +230,23 @@ static tw_status surface_error(const tw_job *job, const char *loc, const char *w
                       it == TW_INTERP_NEAREST ? ", or interpolation = \"trilinear\" (any depth below the plane)" : "");
 }
 
+/* Where point r of a receiver or shot list came from, as errors name it: "job.cfg:7:
+ * receivers.points[2]", "job.cfg:9: shots.lines[0]: shot 4 of it" (what: "receiver", "shot"). */
+static void point_where(const tw_job *job, const tw_rec_group *groups, int ngroups, long r, const char *what,
+                        char *loc, size_t n) {
+  const tw_rec_group *grp = NULL;
+  for (int k = 0; k < ngroups; k++)
+    if (r >= groups[k].first && r < groups[k].first + groups[k].count) grp = &groups[k];
+  const char *key = grp ? grp->key : "";
+  const size_t l = strlen(key);
+  if (grp && l >= 7 && (!strcmp(key + l - 7, ".points") || (l >= 10 && !strcmp(key + l - 10, ".positions"))))
+    snprintf(loc, n, "%s: %s[%ld]", grp->where, key, r - grp->first);
+  else if (grp)
+    snprintf(loc, n, "%s: %s: %s %ld of it", grp->where, key, what, r - grp->first);
+  else
+    snprintf(loc, n, "%s: %s %ld", job->path, what, r);
+}
+
 /* A survey: every shot's source, and a moving spread's receivers under every shot. Only the depth
  * decides (all taps on k = 0): each shot with each distinct depth offset of the spread. */
 static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_error *err) {
@@ -237,8 +254,10 @@ static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_err
   const tw_interp si = job->sources[0].interp;
   for (long s = 0; s < job->nshots; s++)
     if (on_surface(g, job->shots[s], si)) {
-      snprintf(loc, sizeof loc, "%s: shots: shot %ld", job->path, s);
-      return surface_error(job, loc, "the source", job->shots[s], si, err);
+      char what[64];
+      point_where(job, job->shot_groups, job->nshot_groups, s, "shot", loc, sizeof loc);
+      snprintf(what, sizeof what, "the source of shot %ld", s);
+      return surface_error(job, loc, what, job->shots[s], si, err);
     }
   if (!job->rec_moving) return TW_OK;
   for (long r = 0; r < job->nrec; r++) {
@@ -246,10 +265,13 @@ static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_err
     while (job->rec[first][2] != job->rec[r][2]) first++;
     if (first != r) continue;
     for (long s = 0; s < job->nshots; s++) {
-      const double p[3] = {job->shots[s][0], job->shots[s][1], job->shots[s][2] + job->rec[r][2]};
+      const double p[3] = {job->shots[s][0] + job->rec[r][0], job->shots[s][1] + job->rec[r][1],
+                           job->shots[s][2] + job->rec[r][2]};
       if (!on_surface(g, p, job->rec_interp)) continue;
-      snprintf(loc, sizeof loc, "%s: shots.receivers: receiver %ld (moving) under shot %ld", job->path, r, s);
-      return surface_error(job, loc, "the receiver", p, job->rec_interp, err);
+      char what[96];
+      point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
+      snprintf(what, sizeof what, "the receiver (moving: offsets from the shot) under shot %ld", s);
+      return surface_error(job, loc, what, p, job->rec_interp, err);
     }
   }
   return TW_OK;
@@ -269,16 +291,7 @@ static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *er
     }
   for (long r = 0; r < job->nrec; r++) {
     if (!on_surface(g, job->rec[r], job->rec_interp)) continue;
-    const tw_rec_group *grp = NULL;
-    for (int k = 0; k < job->nrec_groups; k++)
-      if (r >= job->rec_groups[k].first && r < job->rec_groups[k].first + job->rec_groups[k].count)
-        grp = &job->rec_groups[k];
-    if (grp && !strcmp(grp->key, "receivers.points"))
-      snprintf(loc, sizeof loc, "%s:%d: receivers.points[%ld]", job->path, grp->line, r - grp->first);
-    else if (grp)
-      snprintf(loc, sizeof loc, "%s:%d: %s: receiver %ld of it", job->path, grp->line, grp->key, r - grp->first);
-    else
-      snprintf(loc, sizeof loc, "%s: receiver %ld", job->path, r);
+    point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
     char what[96];
     snprintf(what, sizeof what, "the receiver (number %ld of the output)", r);
     return surface_error(job, loc, what, job->rec[r], job->rec_interp, err);
@@ -335,7 +348,12 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
   int dts, nt, nt_default, W;
   tw_status st = tw_problem_sizes(job, &pb, err);
   if (!st) st = tw_cpu_diamond_params(&pb, &dts, &nt, err); /* solver.dts, solver.tower_height */
-  if (st) return tw_error_prefix(err, "%s", job->path);
+  if (st) { /* the key at fault: the height, if the tile alone is fine */
+    tw_error e2 = {0};
+    pb.tower_height = 0;
+    const char *where = tw_cpu_diamond_params(&pb, &dts, &nt, &e2) ? job->dts_where : job->height_where;
+    return tw_error_prefix(err, "%s", tw_job_where(job, where));
+  }
   st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err); /* the window under the cap */
   if (st) {
     tw_problem_axes_note(&pb, err);

@@ -247,10 +247,10 @@ expect 1 "output\.directory 'plain\.txt': 'plain\.txt' exists and is not a direc
 [ "$(cat plain.txt)" = keep ] || { echo "FAIL: plain.txt changed"; fail=1; }
 # A survey whose job the validation refuses (a shot on the free surface) fails as a bad job (1, the
 # reason named), not as shots not run (3), and leaves no output directory it made.
-expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
+expect 1 "sv\.cfg: --set shots\.positions=.*: shots\.positions\[1\]: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' --set 'output.directory="fsdir"'
 test ! -e fsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
-expect 1 "shots: shot 1: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
+expect 1 "sv\.cfg: --set shots\.positions=.*: shots\.positions\[1\]: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' -o par/sub/dir
 test ! -e par || { echo "FAIL: the refused survey left the folders it made on the way"; fail=1; }
 expect 1 "sv\.cfg: --set solver\.dts=1000: solver\.dts: the diamond tile .*: got 1000" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
