@@ -4,7 +4,7 @@
 usage: TW_DIAMOND_TRACE=trace.txt torrewave bench ...   (or any run with the gpu-diamond kernel)
        scripts/diamond-trace.py trace.txt [more traces...]
 
-The trace (solver/gpu_diamond.cu, dia_trace_write) has one line per tower of the launch: ticket,
+The trace (solver/gpu/gpu_diamond.cu, dia_trace_write) has one line per tower of the launch: ticket,
 stage s, tower k, the times (ns) the block took the ticket, the tower's two parents (s+1, k±1)
 were done, the tower was done, and the SM. This script prints, per trace:
 

@@ -1,4 +1,4 @@
-/* test_schedule — the DiamondTorre geometry (solver/schedule.h) replayed on small grids of
+/* test_schedule — the DiamondTorre geometry (solver/plan/schedule.h) replayed on small grids of
  * columns with a time-level shadow per cell and array (the TW_DEBUG_LEVELS idea, here in the
  * test with its own tiny bookkeeping instead of the field update):
  *   - every read sees the level the update needs: x/y neighbours within r at level n in array

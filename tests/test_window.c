@@ -1,4 +1,4 @@
-/* test_window — the sliding-window plan (solver/window.h) and its CPU executor.
+/* test_window — the sliding-window plan (solver/plan/window.h) and its CPU executor.
  * Plan, replayed on random schedules with copies `prefetch` stages ahead (0, 1, 2) and a ring of
  * the smallest size it reports (and larger ones):
  *   - every plane of [−r, N0 + r) comes in exactly once and goes back exactly once per block;

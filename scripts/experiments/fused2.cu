@@ -1,7 +1,7 @@
 // fused2.cu — a measurement, not part of the solver (#16, docs/performance.md "Session 12"):
 // can gpu-stepwise's sweep along x compute two time levels per pass and pay at orders 4–8?
 // Each block sweeps x over a tile of 64 z × BY rows (a run of four z cells per thread, as
-// solver/gpu_stepwise_zrun.cuh) and computes level t + 1 at plane x and level t + 2 at plane x − r;
+// solver/gpu/gpu_stepwise_zrun.cuh) and computes level t + 1 at plane x and level t + 2 at plane x − r;
 // level t + 1 is recomputed on a ring of r rows and one run around the tile, so that level t + 2
 // reads its y/z neighbours from shared memory. Variants: the x queue of level t + 1 in registers
 // (fused), in a shared ring of 2r + 1 planes (fring: LEAN 0), neighbours loaded per m (LEAN 1), no

@@ -1,6 +1,6 @@
 // grouped.c — a measurement, not part of the solver (#21, docs/performance.md "Session 15"): the
 // update's loop on its own, swept plane by plane over NX × NY × 256 cells (one step: every x plane,
-// its rows, blocks of 16 z cells as solver/cpu_update.c), at two sizes: in the L3 (48 × 48: what the
+// its rows, blocks of 16 z cells as solver/cpu/cpu_update.c), at two sizes: in the L3 (48 × 48: what the
 // loop can do) and far beyond it (128 × 128: what memory leaves of it). Two forms of L:
 //   pair:    solver/tw_stencil.h's, three brackets per m (x, y, z), 9 operations per m;
 //   grouped: where the three spacings are equal, one bracket per m,

@@ -1,7 +1,7 @@
 // rows2.c — a measurement, not part of the solver (#21, docs/performance.md "Session 14"): does
 // updating two adjacent x-rows together, their 2r + 2 x-planes loaded once for both, beat one row at
 // a time in cache at order 8? One row: one 8-cell vector per iteration (A), or two, k and k + 8, as
-// solver/cpu_update.c does (A2); two rows: one vector (B) or two (B2) per iteration. Rows x and x + 1 of 16 × 256 columns (in L2), AVX2 vectors, the
+// solver/cpu/cpu_update.c does (A2); two rows: one vector (B) or two (B2) per iteration. Rows x and x + 1 of 16 × 256 columns (in L2), AVX2 vectors, the
 // arithmetic order of solver/tw_stencil.h (pair terms, two chains, explicit fused multiply-adds, the
 // undamped update); B and B2 are checked bitwise against A first.
 // Build and run: gcc -O3 -march=x86-64-v4 -mprefer-vector-width=256 -o rows2 rows2.c && taskset -c 1 ./rows2

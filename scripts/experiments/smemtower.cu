@@ -2,7 +2,7 @@
 // DiamondTorre tower whose state lives in shared memory, with its geometry and its band — the step
 // after smemtile.cu, which measured the same update on a fixed tile.
 //
-// One CTA runs one tower of a stage (solver/schedule.h's geometry in rotated coordinates a = x + y,
+// One CTA runs one tower of a stage (solver/plan/schedule.h's geometry in rotated coordinates a = x + y,
 // b = x − y: at local step τ the tower updates the diamond a ∈ [A, A + 2R), b ∈ [B, B + 2R),
 // a ≡ b mod 2, A = 2Rp + τr, B = 2Rq + τr) for nt steps; a thread updates X diamond columns (X = 2:
 // two neighbours in x, sharing their x-line) over ZC / ZS of their z cells, z columns of ZC cells
@@ -37,7 +37,7 @@
 #include <cstring>
 #include <vector>
 
-#include "../../solver/schedule.h"
+#include "../../solver/plan/schedule.h"
 #include "ck.cuh"
 #include "smemupdate.cuh"
 

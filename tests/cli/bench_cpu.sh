@@ -23,7 +23,7 @@ done
 grep -Eq '^CPU ceilings: memory [0-9.]+ GB/s .*order 2 [0-9.]+ Gcell/s; order 8 [0-9.]+ Gcell/s' "$out" ||
   { echo "FAIL: no CPU ceilings line"; cat "$out"; fail=1; }
 # the JSON carries the ceilings and cpu-diamond's resolved tile: R = dts·r = N1 / 4T cells (N1 = 36, T the
-# threads the run reports: 2, or 1 in a build without OpenMP), at least 8 (solver/cpu_diamond.c)
+# threads the run reports: 2, or 1 in a build without OpenMP), at least 8 (solver/cpu/cpu_diamond.c)
 threads=$(sed -n 's/.*host ceilings (\([0-9]*\) threads).*/\1/p' "$out" | head -1)
 python3 - b.json "${threads:-0}" <<'PY' || fail=1
 import json, sys
