@@ -48,7 +48,8 @@ static void help_bench(FILE *out) {
           "  --no-free-surface  absorbing layer on top too\n"
           "  --no-ceiling       skip the ceiling measurements\n"
           "  --json FILE        also write the results as JSON; an existing FILE is replaced only when bench\n"
-          "                     wrote it (its first key \"written_by\": \"torrewave bench\")\n");
+          "                     wrote it (its first key \"written_by\": \"torrewave bench\"), and only once the\n"
+          "                     new one is complete (written as FILE.part-PID, then renamed)\n");
 }
 
 static int parse_grid(const char *s, int N[3]) {
@@ -119,6 +120,54 @@ static int bench_json_ours(const char *path) {
   }
   if (fd >= 0) close(fd);
   return ours;
+}
+
+/* The results as JSON, written as every output is (tw_io.h): under "<file>.part-<pid>" beside it,
+ * published by rename when complete, so that a failed write leaves the old file whole. */
+static tw_status write_json(const char *json, const char *dev, double copy_gbps, double ceil_gcells,
+                            const tw_host_ceilings *hc, const tw_bench_result *res, int nres, const double *pct_of,
+                            tw_error *err) {
+  char *temp = tw_io_temp_name(json);
+  FILE *f = temp ? fopen(temp, "wx") : NULL; /* x: never through a name that is there (a link) */
+  if (!f) {
+    const tw_status st = temp ? tw_error_set(err, TW_EIO, "--json '%s': cannot create '%s': %s", json, temp,
+                                             strerror(errno))
+                              : tw_error_set(err, TW_ENOMEM, "out of memory");
+    free(temp);
+    return st;
+  }
+  fprintf(f, BENCH_JSON_HEAD "  \"version\": ");
+  json_str(f, TW_VERSION);
+  fprintf(f, ",\n  \"device\": ");
+  json_str(f, dev);
+  fprintf(f, ",\n  \"copy_gbps\": %.3f,\n  \"ceiling_gcells\": %.3f,\n  \"host_threads\": %d,\n  \"host_mem_gbps\": %.3f,\n"
+             "  \"host_fma_gfmas\": %.3f,\n  \"host_fma_fused\": %d,\n  \"results\": [", copy_gbps, ceil_gcells, hc->threads,
+          hc->mem_gbps, hc->fma_gfmas, hc->fma_fused);
+  for (int i = 0; i < nres; i++) {
+    const tw_bench_result *r = &res[i];
+    fprintf(f, "%s\n    {\"kernel\": ", i ? "," : "");
+    json_str(f, r->kernel);
+    fprintf(f, ", \"order\": %d, \"grid\": [%d, %d, %d], \"steps\": %ld, \"reps\": %d, \"gcells_median\": %.4f, "
+               "\"gcells_min\": %.4f, \"gcells_max\": %.4f, \"gcells_per_cpu_second\": %.4f, \"gbytes_per_s\": %.2f, "
+               "\"pct_ceiling\": %.2f, \"dts\": %d, \"tower_height\": %d, \"timing\": \"%s\", \"note\": ",
+            r->order, r->N[0], r->N[1], r->N[2], r->steps, r->reps, r->gcells_med, r->gcells_min, r->gcells_max,
+            r->gcells_cpu, r->gbytes_med, pct_of[i], r->dts, r->tower_height,
+            r->gpu_timed ? "cuda-events" : "host-clock");
+    json_str(f, r->note);
+    fputc('}', f);
+  }
+  fprintf(f, "\n  ]\n}\n");
+  /* fprintf errors are sticky: one check of ferror + fclose covers them all (a full disk) */
+  const int bad = ferror(f), e = errno;
+  tw_status st = fclose(f) != 0 || bad ? tw_error_set(err, TW_EIO, "--json '%s': writing '%s' failed: %s; '%s' %s",
+                                                      json, temp, strerror(bad ? e : errno), json,
+                                                      tw_output_exists(json) ? "is unchanged" : "was not created")
+                                       : TW_OK;
+  if (!st) st = tw_io_fsync(temp, err);
+  if (!st) st = tw_io_publish(temp, json, err);
+  if (st) unlink(temp);
+  free(temp);
+  return st;
 }
 
 static int run_bench(int argc, char **argv) {
@@ -338,39 +387,9 @@ static int run_bench(int argc, char **argv) {
       printf(" order %d %.2f Gcell/s%s", orders[o], 2 * hc.fma_gfmas / tw_cpu_update_flops(orders[o]),
              o + 1 < no ? ";" : "\n");
   }
-  if (json) {
-    FILE *f = fopen(json, "w");
-    if (!f) {
-      tw_error_set(&err, TW_EIO, "--json %s: cannot open for writing: %s", json, strerror(errno));
-      free(res), free(ok), free(pct_of);
-      return tw_app_fail(&err);
-    }
-    fprintf(f, BENCH_JSON_HEAD "  \"version\": ");
-    json_str(f, TW_VERSION);
-    fprintf(f, ",\n  \"device\": ");
-    json_str(f, dev);
-    fprintf(f, ",\n  \"copy_gbps\": %.3f,\n  \"ceiling_gcells\": %.3f,\n  \"host_threads\": %d,\n  \"host_mem_gbps\": %.3f,\n"
-               "  \"host_fma_gfmas\": %.3f,\n  \"host_fma_fused\": %d,\n  \"results\": [", copy_gbps, ceil_gcells, hc.threads,
-            hc.mem_gbps, hc.fma_gfmas, hc.fma_fused);
-    for (int i = 0; i < nres; i++) {
-      const tw_bench_result *r = &res[i];
-      fprintf(f, "%s\n    {\"kernel\": ", i ? "," : "");
-      json_str(f, r->kernel);
-      fprintf(f, ", \"order\": %d, \"grid\": [%d, %d, %d], \"steps\": %ld, \"reps\": %d, \"gcells_median\": %.4f, "
-                 "\"gcells_min\": %.4f, \"gcells_max\": %.4f, \"gcells_per_cpu_second\": %.4f, \"gbytes_per_s\": %.2f, "
-                 "\"pct_ceiling\": %.2f, \"dts\": %d, \"tower_height\": %d, \"timing\": \"%s\", \"note\": ",
-              r->order, r->N[0], r->N[1], r->N[2], r->steps, r->reps, r->gcells_med, r->gcells_min, r->gcells_max,
-              r->gcells_cpu, r->gbytes_med, pct_of[i], r->dts, r->tower_height,
-              r->gpu_timed ? "cuda-events" : "host-clock");
-      json_str(f, r->note);
-      fputc('}', f);
-    }
-    fprintf(f, "\n  ]\n}\n");
-    if (fclose(f) != 0) {
-      tw_error_set(&err, TW_EIO, "--json %s: write failed", json);
-      free(res), free(ok), free(pct_of);
-      return tw_app_fail(&err);
-    }
+  if (json && write_json(json, dev, copy_gbps, ceil_gcells, &hc, res, nres, pct_of, &err)) {
+    free(res), free(ok), free(pct_of);
+    return tw_app_fail(&err);
   }
   free(res);
   free(ok);

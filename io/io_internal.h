@@ -89,13 +89,8 @@ void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to
 int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz);
 
 /* ---------------------------------------------------------------- files (output.c, xdmf.c)
- * Every output file is written under a temporary name and published by rename(2). */
-
-/* fsync(2) the file at path (file systems without fsync pass). */
-tw_status tw_io_fsync(const char *path, tw_error *err);
-/* rename(2) temp → path, then fsync the folder (best effort): the final name is either the old
- * file or the complete new one. */
-tw_status tw_io_publish(const char *temp, const char *path, tw_error *err);
+ * Every output file is written under a temporary name and published by rename(2): tw_io_temp_name,
+ * tw_io_fsync, tw_io_publish (tw_io.h: `bench --json` writes its file so too). */
 /* "<dir>/<base><ext>" for "<dir>/<base>.h5" (".hdf5", ".he5", ".hdf" likewise; other names get
  * ext appended). malloc'd; NULL when out of memory. */
 char *tw_sibling_path(const char *h5path, const char *ext);

@@ -1076,7 +1076,7 @@ static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job 
   static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", "inline_byte",
                                       "crossline_byte", "vp_range", NULL};
   TRY(key_group(c, root, "model", 1, &m));
-  j->model.line = (int)config_setting_source_line(m);
+  TRY(keep_where(c, m, &j->model.where));
   TRY(check_keys(c, m, k_all, "model"));
   TRY(key_choice(c, m, "type", 1, types, "model type", &t));
   j->model.type = (tw_model_type)t;
@@ -1099,7 +1099,7 @@ static tw_status parse_wavelet(const ctx *c, const config_setting_t *src, tw_wav
   struct stat st;
   static const char *const k_all[] = {"type", "frequency", "delay", "amplitude", "file", "dt", NULL};
   TRY(key_group(c, src, "wavelet", 1, &g));
-  w->line = (int)config_setting_source_line(g);
+  TRY(keep_where(c, g, &w->where));
   TRY(check_keys(c, g, k_all, "wavelet"));
   TRY(key_choice(c, g, "type", 1, types, "wavelet type", &t));
   w->type = (tw_wavelet_type)t;
@@ -1121,7 +1121,7 @@ static tw_status parse_source(const ctx *c, const config_setting_t *e, const tw_
   static const char *const keys[] = {"position", "wavelet", "interpolation", NULL};
   if (!config_setting_is_group(e))
     return bad(c, e, "must be a group", "expected { position = [x, y, z]; wavelet = { ... }; }");
-  s->line = (int)config_setting_source_line(e);
+  TRY(keep_where(c, e, &s->where));
   TRY(check_keys(c, e, keys, "a source"));
   if (j->nshots && member(e, "position"))
     return bad(c, member(e, "position"), "not allowed in a survey",
@@ -1774,7 +1774,9 @@ void tw_job_destroy(tw_job *job) {
   free(job->model.layers);
   free(job->model.file);
   free(job->model.dataset);
-  for (int i = 0; job->sources && i < job->nsources; i++) free(job->sources[i].wavelet.file);
+  free(job->model.where);
+  for (int i = 0; job->sources && i < job->nsources; i++)
+    free(job->sources[i].wavelet.file), free(job->sources[i].wavelet.where), free(job->sources[i].where);
   free(job->sources);
   free(job->rec);
   free(job->rec_groups);

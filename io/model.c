@@ -18,13 +18,10 @@
 #include "io_internal.h"
 #include "tw_io.h"
 
-/* "job.cfg:12" (or "job.cfg" when the line is unknown): the prefix of every message. */
+/* "job.cfg:12" or "job.cfg: --set model=..." (where the model group is given; the job file when not
+ * known): the prefix of every message. */
 static void model_where(const tw_job *job, char *buf, size_t len) {
-  const char *p = job->path ? job->path : "<job>";
-  if (job->model.line > 0)
-    snprintf(buf, len, "%s:%d", p, job->model.line);
-  else
-    snprintf(buf, len, "%s", p);
+  snprintf(buf, len, "%s", job->model.where ? job->model.where : job->path ? job->path : "<job>");
 }
 
 /* ---------------------------------------------------------------- value check */

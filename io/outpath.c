@@ -17,7 +17,10 @@
  *   - temporaries of earlier runs of the same output whose process is gone (OUT.h5.part-PID after
  *     a kill -9, OUT.xdmf.part-PID, OUT.sgy.part-PID, OUT.h5.check-PID) are listed by `check` and removed by the next
  *     run, which holds the lock, so no live run can be writing them; one that is not a regular
- *     file (a folder, a link: no run wrote it) is refused, by check and run alike, and left.
+ *     file (a folder, a link: no run wrote it) is refused, by check and run alike, and left — and
+ *     so are the others: every name is checked before any is removed.
+ * Refusals end with what to do instead: another output name for a single run, another directory
+ * for a survey's shot file (tw_output_role).
  * Library code: nothing here prints; the app says what was removed. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700 /* realpath */
@@ -81,12 +84,18 @@ typedef struct {
   char key[48];
 } input_file;
 
-#define OUTPUT_FIX "choose another output name (-o, or output.file in the job)"
+/* What to do instead, as refusals of an output's names end: a single run's output is named by -o or
+ * output.file, a survey's shot file by the survey's directory (its own name is fixed). */
+static const char *other_name(tw_output_role role) {
+  return role == TW_OUTPUT_SHOT ? "choose another output directory (-o, or output.directory in the job)"
+                                : "choose another output name (-o, or output.file in the job)";
+}
 
 /* Refuse `path` (what: "output", "XDMF sidecar") when it is there but not a plain regular file, or
- * when it is one of the inputs; fix: what to do instead. */
+ * when it is one of the inputs; fix: what to do instead (role: a shot's name cannot be given, so
+ * what is in its way must go). */
 static tw_status check_one(const char *path, const char *what, const char *out, const input_file *in, int nin,
-                           const char *fix, tw_error *err) {
+                           tw_output_role role, const char *fix, tw_error *err) {
   struct stat ls, st;
   if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
   const char *of = strcmp(path, out) ? " of output '" : "";
@@ -94,11 +103,13 @@ static tw_status check_one(const char *path, const char *what, const char *out, 
   const char *kind = kind_at(path, &ls, buf, sizeof buf);
   if (S_ISLNK(ls.st_mode))
     return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs are written under a "
-                        "temporary name and renamed, which would replace the link, not its target: name the target "
-                        "itself, or %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, fix);
+                        "temporary name and renamed, which would replace the link, not its target: %s, or %s", what,
+                        path, of, of[0] ? out : "", of[0] ? "'" : "", kind,
+                        role == TW_OUTPUT_SHOT ? "remove the link" : "name the target itself", fix);
   if (!S_ISREG(ls.st_mode))
     return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs must be regular files "
-                        "or new names: %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, fix);
+                        "or new names: %s%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind,
+                        role == TW_OUTPUT_SHOT ? "remove it, or " : "", fix);
   for (int i = 0; i < nin; i++)
     if (in[i].name && stat(in[i].name, &st) == 0 && st.st_dev == ls.st_dev && st.st_ino == ls.st_ino)
       return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the "
@@ -123,7 +134,7 @@ static int lock_text_ok(int fd) {
  * under that name (a job file called OUT.h5.lock) — is refused before it is opened for writing, by
  * `check` as by `run`, and left as it is. Never call it in the process that holds the lock (closing
  * a descriptor of the file would drop the fcntl lock). */
-static tw_status check_lock(const char *path, const char *lock, tw_error *err) {
+static tw_status check_lock(const char *path, const char *lock, tw_output_role role, tw_error *err) {
   struct stat ls;
   if (lstat(lock, &ls) != 0) return TW_OK; /* none: the run creates it */
   const int fd = S_ISREG(ls.st_mode) ? open(lock, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1;
@@ -137,7 +148,7 @@ static tw_status check_lock(const char *path, const char *lock, tw_error *err) {
                       "regular file holding the pid of the run writing the output): refusing to use or remove it; "
                       "remove it yourself if nothing needs it, or %s", path, lock,
                       kind_at(lock, &ls, kind, sizeof kind),
-                      S_ISREG(ls.st_mode) ? " that holds something other than a process id" : "", OUTPUT_FIX);
+                      S_ISREG(ls.st_mode) ? " that holds something other than a process id" : "", other_name(role));
 }
 
 /* One file for two names: the same folder (realpath) and base name, or, when both exist, the same
@@ -248,7 +259,7 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
   const input_file in[2] = {{input, input_what, ""}, {side, "that file's XDMF sidecar", ""}};
   char fix[160];
   snprintf(fix, sizeof fix, "choose another name (%s)", how);
-  if (!st) st = check_one(path, what, path, in, input ? (side ? 2 : 1) : 0, fix, err);
+  if (!st) st = check_one(path, what, path, in, input ? (side ? 2 : 1) : 0, TW_OUTPUT_RUN, fix, err);
   if (!st && replaceable && tw_output_exists(path) && !replaceable(path)) /* the command does not know the job */
     st = tw_error_set(err, TW_EINVAL, "%s '%s' exists and is not %s: refusing to replace it; remove it first if it may "
                       "go, or %s", what, path, replaceable_what, fix);
@@ -284,8 +295,9 @@ tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *er
   return st;
 }
 
-tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err) {
-  tw_status st0 = check_name(path, "output", "-o FILE.h5 or output.file", err);
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err) {
+  tw_status st0 = check_name(path, "output", role == TW_OUTPUT_SHOT ? "-o DIR or output.directory" : "-o FILE.h5 or "
+                             "output.file", err);
   if (st0) return st0;
   int nin;
   input_file *in = job_inputs(job, &nin); /* the job's inputs */
@@ -293,19 +305,21 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   char *xdmf = tw_xdmf_path(path), *dir = tw_dir_of(path);
   tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
   if (!st) st = check_folder(path, "output", dir, err);
-  if (!st) st = check_one(path, "output", path, in, nin, OUTPUT_FIX, err);
-  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, OUTPUT_FIX, err);
+  const char *fix = other_name(role);
+  if (!st) st = check_one(path, "output", path, in, nin, role, fix, err);
+  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, role, fix, err);
   char *lock = st ? NULL : lock_name(path);
-  if (!st) st = lock ? check_lock(path, lock, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  if (!st) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   free(lock);
   char other[512];
   if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
                       "file, which is there): a run would replace it and leave '%s' without its sidecar; %s", xdmf,
-                      path, other, other, OUTPUT_FIX);
+                      path, other, other, fix);
   if (!st && job && job->output_segy) {
     char *sgy = tw_segy_path(path);
-    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, OUTPUT_FIX, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err)
+             : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
@@ -356,7 +370,8 @@ static long pid_suffix(const char *name, const char *prefix) {
 /* The process is gone: kill(pid, 0) says ESRCH (EPERM: it exists, someone else's). */
 static int process_gone(long pid) { return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
 
-tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err) {
+tw_status tw_output_stale(const char *path, int remove, tw_output_role role, char ***names, int *count,
+                          tw_error *err) {
   *names = NULL;
   *count = 0;
   char *dir = tw_dir_of(path), *xdmf = tw_xdmf_path(path), *sgy = tw_segy_path(path);
@@ -371,7 +386,9 @@ tw_status tw_output_stale(const char *path, int remove, char ***names, int *coun
   } else {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
   }
+  /* First every name, each checked: one that is not a file refuses the output before anything goes. */
   DIR *d = st ? NULL : opendir(dir);
+  long *pids = NULL;
   for (struct dirent *e; d && !st && (e = readdir(d));) {
     long pid = 0;
     for (int k = 0; k < 4 && !pid; k++) pid = pid_suffix(e->d_name, pre[k]);
@@ -379,7 +396,9 @@ tw_status tw_output_stale(const char *path, int remove, char ***names, int *coun
     size_t dl = strlen(dir), nl = strlen(e->d_name);
     char *full = malloc(dl + nl + 2), **grown = realloc(*names, (size_t)(*count + 1) * sizeof *grown);
     if (grown) *names = grown;
-    if (!full || !grown) {
+    long *grown_pids = realloc(pids, (size_t)(*count + 1) * sizeof *pids);
+    if (grown_pids) pids = grown_pids;
+    if (!full || !grown || !grown_pids) {
       free(full);
       st = tw_error_set(err, TW_ENOMEM, "out of memory");
       break;
@@ -392,19 +411,25 @@ tw_status tw_output_stale(const char *path, int remove, char ***names, int *coun
       st = tw_error_set(err, TW_EINVAL, "output '%s': '%s' is named like a temporary of an earlier run (process %ld, "
                         "gone), but is %s, which torrewave never writes: refusing to remove it; remove it yourself "
                         "if nothing needs it, or %s", path, full, pid, kind_at(full, &ls, kind, sizeof kind),
-                        OUTPUT_FIX);
+                        other_name(role));
       free(full);
       break;
     }
-    if (remove && unlink(full) != 0 && errno != ENOENT) {
-      st = tw_error_set(err, TW_EIO, "output '%s': cannot remove '%s', left by an earlier run (process %ld, gone): %s",
-                        path, full, pid, strerror(errno));
-      free(full);
-      break;
-    }
+    pids[*count] = pid;
     (*names)[(*count)++] = full;
   }
   if (d) closedir(d);
+  /* Then, all of them checked, remove them (a failure names those that went before it). */
+  for (int i = 0; remove && !st && i < *count; i++) {
+    if (unlink((*names)[i]) == 0 || errno == ENOENT) continue;
+    const int e = errno;
+    char gone[512] = "";
+    for (int k = 0, l = 0; k < i && l >= 0 && l < (int)sizeof gone; k++)
+      l += snprintf(gone + l, sizeof gone - (size_t)l, "%s'%s'", k ? ", " : "; removed before it: ", (*names)[k]);
+    st = tw_error_set(err, TW_EIO, "output '%s': cannot remove '%s', left by an earlier run (process %ld, gone): "
+                      "%s%s", path, (*names)[i], pids[i], strerror(e), gone);
+  }
+  free(pids);
   for (int k = 0; k < 4; k++) free(pre[k]);
   free(dir);
   free(xdmf);
@@ -448,12 +473,12 @@ static void lock_free(tw_output_lock *lk) {
   free(lk);
 }
 
-tw_status tw_output_lock_take(const char *path, tw_output_lock **out, tw_error *err) {
+tw_status tw_output_lock_take(const char *path, tw_output_role role, tw_output_lock **out, tw_error *err) {
   *out = NULL;
   tw_output_lock *lk = calloc(1, sizeof *lk);
   /* what is there must be a lock file of ours (also for callers that skip tw_output_check_path) */
   const tw_status st0 = !lk || !(lk->path = lock_name(path)) ? tw_error_set(err, TW_ENOMEM, "out of memory")
-                                                              : check_lock(path, lk->path, err);
+                                                              : check_lock(path, lk->path, role, err);
   if (st0) {
     if (lk) free(lk->path);
     free(lk);
@@ -484,8 +509,8 @@ tw_status tw_output_lock_take(const char *path, tw_output_lock **out, tw_error *
       if (pid > 0) snprintf(who, sizeof who, "process %ld", pid);
       tw_status st = (e == EACCES || e == EAGAIN)
                          ? tw_error_set(err, TW_EBUSY, "output '%s' is being written by another torrewave run (%s, "
-                                        "lock file '%s'); wait for it to finish, or choose another output name (-o)",
-                                        path, who, lk->path)
+                                        "lock file '%s'); wait for it to finish, or %s", path, who, lk->path,
+                                        other_name(role))
                          : tw_error_set(err, TW_EIO, "output '%s': cannot lock '%s': %s", path, lk->path, strerror(e));
       lock_free(lk);
       return st;

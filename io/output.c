@@ -562,14 +562,13 @@ static tw_output *alloc_output(const tw_output_desc *d) {
   o->tcol = -1;
   size_t len = strlen(d->path);
   o->path = malloc(len + 1);
-  o->temp = malloc(len + 32);
+  o->temp = tw_io_temp_name(d->path);
   if (d->nsnap > 0) o->snap_step = malloc((size_t)d->nsnap * sizeof(long));
   if (!o->path || !o->temp || (d->nsnap > 0 && !o->snap_step)) {
     free(o->path), free(o->temp), free(o->snap_step), free(o);
     return NULL;
   }
   memcpy(o->path, d->path, len + 1);
-  snprintf(o->temp, len + 32, "%s.part-%ld", d->path, (long)getpid());
   for (int s = 0; s < d->nsnap; s++) o->snap_step[s] = -1;
   o->nrec = d->nrec, o->nsamples = d->nsamples, o->steps = d->steps, o->dt = d->dt, o->nsnap = d->nsnap;
   o->segy = d->job->output_segy;
@@ -835,6 +834,12 @@ tw_status tw_io_fsync(const char *path, tw_error *err) {
 /* rename(2) is atomic: the final name is either the old file (or absent) or the complete one. */
 static tw_status publish(tw_output *o, tw_error *err) { return tw_io_publish(o->temp, o->path, err); }
 
+char *tw_io_temp_name(const char *path) {
+  char *t = malloc(strlen(path) + 32);
+  if (t) sprintf(t, "%s.part-%ld", path, (long)getpid());
+  return t;
+}
+
 tw_status tw_io_publish(const char *temp, const char *path, tw_error *err) {
   if (rename(temp, path) != 0)
     return tw_error_set(err, TW_EIO, "output: cannot rename '%s' to '%s': %s", temp, path, strerror(errno));
@@ -863,12 +868,11 @@ static tw_status sidecar_prepare(tw_output *o, char **temp, tw_error *err) {
   char *xpath = tw_xdmf_path(o->path);
   long *step = malloc((size_t)count * sizeof *step);
   double *time = malloc((size_t)count * sizeof *time);
-  char *t = xpath ? malloc(strlen(xpath) + 32) : NULL;
+  char *t = xpath ? tw_io_temp_name(xpath) : NULL;
   tw_status st = TW_OK;
   if (!step || !time || !t) {
     st = tw_error_set(err, TW_ENOMEM, "output '%s': out of memory writing the XDMF sidecar", o->path);
   } else {
-    sprintf(t, "%s.part-%ld", xpath, (long)getpid());
     int c = 0;
     for (int s = 0; s < o->nsnap; s++)
       if (o->snap_step[s] >= 0) step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;

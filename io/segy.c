@@ -398,11 +398,9 @@ tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err)
   if (!st && (!w.cscal || !w.escal))
     st = tw_error_set(err, TW_ERANGE, "SEG-Y '%s': coordinates up to %g m do not fit SEG-Y's 32-bit fields", sgypath,
                       fmax(cmax, emax));
-  size_t tl = strlen(sgypath) + 32;
-  char *temp = st ? NULL : malloc(tl);
+  char *temp = st ? NULL : tw_io_temp_name(sgypath);
   if (!st && !temp) st = tw_error_set(err, TW_ENOMEM, "SEG-Y '%s': out of memory", sgypath);
   if (!st) {
-    snprintf(temp, tl, "%s.part-%ld", sgypath, (long)getpid());
     w.temp = temp;
     st = write_file(&w);
     if (!st) st = tw_io_publish(temp, sgypath, err);

@@ -44,7 +44,7 @@ typedef struct {
   char *dataset;             /* hdf5 dataset name, default "vp" */
   int inline_byte;           /* segy: trace-header bytes of the inline (x) and crossline (y) */
   int crossline_byte;        /*       numbers, default 189 and 193 (SEG-Y rev 1) */
-  int line;                  /* job-file line of the model group */
+  char *where;               /* where the model group is given, as errors name it (NULL: the job file) */
 } tw_model_spec;
 
 typedef enum { TW_WAVELET_RICKER, TW_WAVELET_FILE } tw_wavelet_type;
@@ -57,7 +57,7 @@ typedef struct {
   double amplitude;          /* ricker A; default 1 */
   char *file;                /* file: one sample per line; stored resolved, like model.file */
   double file_dt;            /* file: its sampling; 0 = the run's dt (or the file's times) */
-  int line;                  /* job-file line of the wavelet group */
+  char *where;               /* where the wavelet group is given, as errors name it (NULL: the job file) */
   int source;                /* index of its source (messages: sources[i].wavelet) */
 } tw_wavelet_spec;
 
@@ -65,7 +65,8 @@ typedef struct {
   double pos[3];             /* model coordinates, metres */
   tw_interp interp;          /* sources[i].interpolation: "nearest" (default) or "trilinear" */
   tw_wavelet_spec wavelet;
-  int line;
+  char *where;               /* where the source is given, as errors name it: "job.cfg:14", or "job.cfg:
+                              * --set sources=(...)" (tw_job_where; NULL: the job file) */
 } tw_source_spec;
 
 /* Receivers rec[first .. first + count) (or shots) came from the job-file key `key`
@@ -308,6 +309,11 @@ const char *tw_output_temp_path(const tw_output *o);
  * a run holds a lock on the name (OUT.h5.lock, an fcntl lock) for its whole duration. Its lock file
  * and an earlier run's temporaries must be torrewave's (regular files; a lock holding a pid). */
 
+/* Whose output a name is, for what refusals advise instead: a single run's (or reference's) file,
+ * named by -o or output.file, or a survey's shot file, named by its directory (-o or
+ * output.directory; "remove it" where something is in the way of a name no one chooses). */
+typedef enum { TW_OUTPUT_RUN, TW_OUTPUT_SHOT } tw_output_role;
+
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
  * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
@@ -317,7 +323,7 @@ const char *tw_output_temp_path(const tw_output *o);
  * that is not a regular file holding a pid (or nothing), i.e. not one torrewave wrote (a link, a
  * folder, a FIFO, a job file of that name). probe: also create and remove "<path>.check-PID" (the
  * folder accepts new files). Never call it in the process that holds path's lock. */
-tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_error *err);
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err);
 /* With checkpoints (a run's validation only: `reference` writes none): the checkpoint's files are
  * none of the run's own files nor an input (as above). */
 tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err);
@@ -332,13 +338,24 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
 int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */
 double tw_output_free_bytes(const char *path);   /* free bytes on its file system, −1 unknown */
 
+/* How every output file is written, so that a failure (a full disk, a kill) never costs the old
+ * file under its name: under tw_io_temp_name(path), "<path>.part-<pid>" beside it (malloc'd; NULL:
+ * out of memory), made durable (tw_io_fsync: fsync(2); file systems without it pass) and published
+ * when complete (tw_io_publish: rename(2) temp → path, then fsync the folder, best effort); on
+ * failure the caller removes the temporary. */
+char *tw_io_temp_name(const char *path);
+tw_status tw_io_fsync(const char *path, tw_error *err);
+tw_status tw_io_publish(const char *temp, const char *path, tw_error *err);
+
 /* Temporaries left by earlier runs of this output whose process is gone (kill -9, a crash):
  * "<path>.part-PID", "<sidecar>.part-PID", "<segy>.part-PID", "<path>.check-PID". *names (free with
  * tw_output_stale_free) lists them; with remove, they are deleted too (a run does it while it
  * holds the lock). A live process (kill(pid, 0) succeeds) keeps its files. A gone process's name
  * that is not a regular file (a folder, a link: no run wrote it) fails, listing and removing
- * alike (TW_EINVAL, naming it). */
-tw_status tw_output_stale(const char *path, int remove, char ***names, int *count, tw_error *err);
+ * alike (TW_EINVAL, naming it), and then nothing is removed: every name is checked before any goes.
+ * role: as tw_output_check_path. */
+tw_status tw_output_stale(const char *path, int remove, tw_output_role role, char ***names, int *count,
+                          tw_error *err);
 void tw_output_stale_free(char **names, int count);
 
 typedef struct tw_output_lock tw_output_lock;
@@ -347,8 +364,8 @@ typedef struct tw_output_lock tw_output_lock;
  * tw_output_check_path). Released (and the lock file removed) by tw_output_lock_release; the kernel releases
  * it when the process dies. On a file system without locks (ENOLCK) it succeeds holding nothing
  * (tw_output_lock_held says 0). fcntl locks belong to the process: one process does not conflict
- * with itself. */
-tw_status tw_output_lock_take(const char *path, tw_output_lock **lock, tw_error *err);
+ * with itself. role: as tw_output_check_path (what the messages advise). */
+tw_status tw_output_lock_take(const char *path, tw_output_role role, tw_output_lock **lock, tw_error *err);
 int tw_output_lock_held(const tw_output_lock *lock);
 void tw_output_lock_release(tw_output_lock *lock);
 /* The pid that holds path's lock now (−1: held, pid unknown), 0 when none. For `check`: never call

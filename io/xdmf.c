@@ -143,13 +143,11 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err) {
     return tw_error_set(err, TW_EUNSUPPORTED, "XDMF sidecar: the name '%s' cannot be referenced from XML/XDMF: %s; "
                         "choose another output name to get a sidecar", tw_base_of(d->h5path), why);
   char *path = tw_xdmf_path(d->h5path);
-  size_t tlen = path ? strlen(path) + 32 : 0;
-  char *temp = path ? malloc(tlen) : NULL;
+  char *temp = path ? tw_io_temp_name(path) : NULL;
   if (!temp) {
     free(path);
     return tw_error_set(err, TW_ENOMEM, "XDMF sidecar: out of memory");
   }
-  snprintf(temp, tlen, "%s.part-%ld", path, (long)getpid());
   const char *dest = d->write_to ? d->write_to : temp;
   tw_status st = TW_OK;
   FILE *f = fopen(dest, "w");

@@ -82,7 +82,7 @@ static tw_status place_all(tw_reference *ref, tw_error *err) {
   model_grid(job, &g);
   for (int s = 0; s < ref->nsrc; s++) {
     tw_status st = effective_position(&g, job->sources[s].pos, job->sources[s].interp, ref->spos[s], err);
-    if (st) return tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, job->sources[s].line, s);
+    if (st) return tw_error_prefix(err, "%s: sources[%d].position", tw_job_where(job, job->sources[s].where), s);
   }
   for (long r = 0; r < ref->nrec; r++) {
     tw_status st = effective_position(&g, job->rec[r], job->rec_interp, ref->rpos[r], err);
@@ -262,8 +262,8 @@ tw_status tw_reference_write(tw_job *job, const char *path, tw_error *err) {
   tw_output_lock *lock = NULL;
   const double wall0 = tw_wall_seconds();
   /* the output's name and lock, as for a run (outpath.c) */
-  tw_status st = tw_output_check_path(path, job, 0, err);
-  if (!st) st = tw_output_lock_take(path, &lock, err);
+  tw_status st = tw_output_check_path(path, job, 0, TW_OUTPUT_RUN, err);
+  if (!st) st = tw_output_lock_take(path, TW_OUTPUT_RUN, &lock, err);
   if (!st) st = tw_reference_create(job, &ref, err);
   if (!st) st = open_reference_output(ref, path, &o, err);
   if (!st) st = write_traces(ref, o, err);

@@ -62,10 +62,11 @@ double tw_ricker(double t, double f, double t0, double amplitude) {
  * amplitudes must fit float32 (|s| <= 3.4e38: s(t_n) is stored in float32); two-column times must
  * increase evenly (to 1 % of their spacing), which gives the file's sampling and start time. */
 
-/* "job.cfg:LINE: sources[i].wavelet.file: 'w.txt'" (or "wavelet file 'w.txt'" without a job). */
+/* "job.cfg:LINE: sources[i].wavelet.file: 'w.txt'" (where the wavelet is given: its line, or the
+ * --set; the job file when not known), or "wavelet file 'w.txt'" without a job. */
 static void file_where(const tw_wavelet_spec *w, const char *job_path, char *buf, size_t len) {
   if (job_path)
-    snprintf(buf, len, "%s:%d: sources[%d].wavelet.file: '%s'", job_path, w->line, w->source, w->file);
+    snprintf(buf, len, "%s: sources[%d].wavelet.file: '%s'", w->where ? w->where : job_path, w->source, w->file);
   else
     snprintf(buf, len, "wavelet file '%s'", w->file);
 }

@@ -155,30 +155,30 @@ static long stale_index(const char *name, int *kind) {
  * lock also removes a stale lock file. Rank 0, before any worker runs a shot (an fcntl lock is the
  * process's: closing another descriptor of a lock file would drop a worker's lock). Such a name that
  * holds no regular file (a folder, a link, a FIFO) is not a run's: it stays, and odd[shot] = 1 (the
- * shot's worker refuses it as a single run does). Returns how many temporary files went. */
+ * shot's worker refuses it as a single run does) — and so do that shot's other leftovers, as a
+ * refused single run removes none: a first pass over the directory finds the odd names, the second
+ * removes. Returns how many temporary files went. */
 static long clean_stale(const char *dir, long nshots, unsigned char *odd) {
   DIR *d = opendir(dir);
   if (!d) return 0;
   long n = 0;
-  for (struct dirent *e; (e = readdir(d));) {
-    int kind = -1;
-    const long i = stale_index(e->d_name, &kind);
-    if (i < 0 || i >= nshots) continue;
-    char shot[1200], path[1400];
-    tw_survey_shot_path(dir, i, shot, sizeof shot);
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    struct stat ls;
-    if (lstat(path, &ls) == 0 && !S_ISREG(ls.st_mode)) {
-      odd[i] = 1;
-      continue;
+  for (int pass = 0; pass < 2; pass++, rewinddir(d))
+    for (struct dirent *e; (e = readdir(d));) {
+      int kind = -1;
+      const long i = stale_index(e->d_name, &kind);
+      if (i < 0 || i >= nshots || odd[i]) continue;
+      char shot[1200], path[1400];
+      tw_survey_shot_path(dir, i, shot, sizeof shot);
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      struct stat ls;
+      if (lstat(path, &ls) == 0 && !S_ISREG(ls.st_mode)) odd[i] = 1; /* (second pass: one that came since) */
+      if (pass == 0 || odd[i] || kind == LEFT_PROBE) continue;
+      tw_output_lock *lock = NULL;
+      tw_error err = {0};
+      if (tw_output_lock_take(shot, TW_OUTPUT_SHOT, &lock, &err)) continue; /* a live run holds it: its files */
+      if (kind == LEFT_TEMP) n += unlink(path) == 0;
+      tw_output_lock_release(lock);
     }
-    if (kind == LEFT_PROBE) continue;
-    tw_output_lock *lock = NULL;
-    tw_error err = {0};
-    if (tw_output_lock_take(shot, &lock, &err)) continue; /* a live run holds it: its files */
-    if (kind == LEFT_TEMP) n += unlink(path) == 0;
-    tw_output_lock_release(lock);
-  }
   closedir(d);
   return n;
 }

@@ -115,12 +115,12 @@ static void run_one(worker *w, long index, int check_temps) {
    * first's pid); a killed run's temporaries only regular files (the plan removed those). */
   tw_output_lock *lock = NULL;
   memset(&rr, 0, sizeof rr);
-  r->status = tw_output_check_path(path, sv->job, 0, &e);
-  if (!r->status) r->status = tw_output_lock_take(path, &lock, &e);
+  r->status = tw_output_check_path(path, sv->job, 0, TW_OUTPUT_SHOT, &e);
+  if (!r->status) r->status = tw_output_lock_take(path, TW_OUTPUT_SHOT, &lock, &e);
   if (!r->status && check_temps) {
     char **names = NULL;
     int n = 0;
-    r->status = tw_output_stale(path, 0, &names, &n, &e);
+    r->status = tw_output_stale(path, 0, TW_OUTPUT_SHOT, &names, &n, &e);
     tw_output_stale_free(names, n);
   }
   if (!r->status) r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);

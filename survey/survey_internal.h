@@ -54,7 +54,8 @@ void comm_abort(survey_comm *c);
 /* Rank 0: the output directory made, the selection, the shots with a complete file of this job
  * (skipped unless force), the shots to run (todo, job order), and the temporary files that killed
  * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed); a shot with
- * something else under such a name carries SURVEY_CHECK_TEMPS in todo. */
+ * something else under such a name carries SURVEY_CHECK_TEMPS in todo, and keeps its leftovers (as
+ * a refused single run, it removes none). */
 tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
                       tw_error *err);
 /* The first component of dir (a prefix of it) that does not exist, in out; "" when dir exists. */

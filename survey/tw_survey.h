@@ -13,7 +13,8 @@
  *     carries the job hash (tw_survey_hash), its shot index and source position. A rerun runs only
  *     the selected shots without such a file (--force: all of them), and first removes the
  *     temporary files a killed run left for a shot it is about to run (something else under such a
- *     name, a folder or a link, stays, and that shot fails as a single run onto its file would).
+ *     name, a folder or a link, stays with that shot's other leftovers, and that shot fails as a
+ *     single run onto its file would, its advice a survey's: another output directory).
  *   - A shot that fails is reported with its index and reason and the others go on; a worker whose
  *     backend failed (on a GPU the context may be lost) stops, and the other workers take its
  *     share.

@@ -739,7 +739,8 @@ static void test_stale(void) {
   char **names = NULL;
   int n = 0;
   tw_error err = {0};
-  CHECK(tw_output_stale(out, 0, &names, &n, &err) == TW_OK && n == 4, "stale: %d listed (%s)", n, err.msg);
+  CHECK(tw_output_stale(out, 0, TW_OUTPUT_RUN, &names, &n, &err) == TW_OK && n == 4, "stale: %d listed (%s)", n,
+        err.msg);
   for (int i = 0; i < n; i++) {
     int known = 0;
     for (int k = 0; k < 4; k++) {
@@ -749,7 +750,7 @@ static void test_stale(void) {
     CHECK(known, "stale: listed %s", names[i]);
   }
   tw_output_stale_free(names, n);
-  CHECK(tw_output_stale(out, 1, &names, &n, &err) == TW_OK && n == 4, "stale: %d removed", n);
+  CHECK(tw_output_stale(out, 1, TW_OUTPUT_RUN, &names, &n, &err) == TW_OK && n == 4, "stale: %d removed", n);
   tw_output_stale_free(names, n);
   for (int i = 0; i < 4; i++) {
     path_in(p, sizeof p, gone[i]);
@@ -759,6 +760,19 @@ static void test_stale(void) {
     path_in(p, sizeof p, keep[i]);
     CHECK(exists(p), "stale: %s removed", keep[i]);
   }
+  /* One that is not a file (no run wrote it) refuses the output before any of them goes. */
+  for (int i = 0; i < 4; i++) touch(gone[i], "x");
+  path_in(p, sizeof p, "o.h5.part-999999990");
+  REQUIRE(mkdir(p, 0777) == 0, "mkdir %s", p);
+  CHECK(tw_output_stale(out, 1, TW_OUTPUT_RUN, &names, &n, &err) == TW_EINVAL && !names && n == 0 &&
+            strstr(err.msg, "is a directory, which torrewave never writes"), "stale beside a folder: %s", err.msg);
+  for (int i = 0; i < 4; i++) {
+    path_in(p, sizeof p, gone[i]);
+    CHECK(exists(p), "stale: %s removed by a refused call", gone[i]);
+    unlink(p);
+  }
+  path_in(p, sizeof p, "o.h5.part-999999990");
+  rmdir(p);
 }
 
 /* The lock: a second process is refused at once with our pid in the message; released, the lock
@@ -769,7 +783,7 @@ static void test_lock(void) {
   snprintf(lk, sizeof lk, "%s.lock", out);
   tw_output_lock *l = NULL;
   tw_error err = {0};
-  REQUIRE(tw_output_lock_take(out, &l, &err) == TW_OK, "lock: %s", err.msg);
+  REQUIRE(tw_output_lock_take(out, TW_OUTPUT_RUN, &l, &err) == TW_OK, "lock: %s", err.msg);
   CHECK(exists(lk), "lock: no lock file");
   fflush(stdout);
   pid_t child = fork();
@@ -778,7 +792,7 @@ static void test_lock(void) {
     tw_error e = {0};
     char want[64];
     snprintf(want, sizeof want, "(process %ld, lock file", (long)getppid());
-    const int ok = tw_output_lock_take(out, &c, &e) == TW_EBUSY && strstr(e.msg, want) && c == NULL;
+    const int ok = tw_output_lock_take(out, TW_OUTPUT_RUN, &c, &e) == TW_EBUSY && strstr(e.msg, want) && c == NULL;
     if (!ok) fprintf(stderr, "child: %s\n", e.msg);
     _exit(ok ? 0 : 1);
   }
@@ -789,7 +803,7 @@ static void test_lock(void) {
   tw_output_lock_release(l);
   CHECK(!exists(lk), "lock: file left after release");
   CHECK(tw_output_lock_holder(out) == 0, "lock: a holder after release");
-  REQUIRE(tw_output_lock_take(out, &l, &err) == TW_OK, "lock again: %s", err.msg);
+  REQUIRE(tw_output_lock_take(out, TW_OUTPUT_RUN, &l, &err) == TW_OK, "lock again: %s", err.msg);
   tw_output_lock_release(l);
 }
 
@@ -809,17 +823,23 @@ static void test_output_names(void) {
   job.path = "no-such-job.cfg";
   job.model.file = model;
   tw_error err = {0};
-  CHECK(tw_output_check_path(alias, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is the velocity model"),
+  CHECK(tw_output_check_path(alias, &job, 0, TW_OUTPUT_RUN, &err) == TW_EINVAL &&
+        strstr(err.msg, "is the velocity model"),
         "hard link of the model: %s", err.msg);
-  CHECK(tw_output_check_path(link, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a symbolic link (to 'model.bin')"),
+  CHECK(tw_output_check_path(link, &job, 0, TW_OUTPUT_RUN, &err) == TW_EINVAL &&
+        strstr(err.msg, "is a symbolic link (to 'model.bin')"),
         "symlink: %s", err.msg);
-  CHECK(tw_output_check_path(fifo, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a FIFO"), "fifo: %s", err.msg);
-  CHECK(tw_output_check_path(sub, &job, 0, &err) == TW_EINVAL && strstr(err.msg, "is a directory"), "dir: %s", err.msg);
-  CHECK(tw_output_check_path("", &job, 0, &err) == TW_EINVAL && strstr(err.msg, "empty"), "empty: %s", err.msg);
+  CHECK(tw_output_check_path(fifo, &job, 0, TW_OUTPUT_RUN, &err) == TW_EINVAL &&
+        strstr(err.msg, "is a FIFO"), "fifo: %s", err.msg);
+  CHECK(tw_output_check_path(sub, &job, 0, TW_OUTPUT_RUN, &err) == TW_EINVAL &&
+        strstr(err.msg, "is a directory"), "dir: %s", err.msg);
+  CHECK(tw_output_check_path("", &job, 0, TW_OUTPUT_RUN, &err) == TW_EINVAL &&
+        strstr(err.msg, "empty"), "empty: %s", err.msg);
   snprintf(x, sizeof x, "%s/none/x.h5", tmpdir);
-  CHECK(tw_output_check_path(x, &job, 1, &err) == TW_EIO && strstr(err.msg, "does not exist"), "no folder: %s", err.msg);
+  CHECK(tw_output_check_path(x, &job, 1, TW_OUTPUT_RUN, &err) == TW_EIO &&
+        strstr(err.msg, "does not exist"), "no folder: %s", err.msg);
   path_in(x, sizeof x, "fresh.h5");
-  CHECK(tw_output_check_path(x, &job, 1, &err) == TW_OK, "a new name: %s", err.msg);
+  CHECK(tw_output_check_path(x, &job, 1, TW_OUTPUT_RUN, &err) == TW_OK, "a new name: %s", err.msg);
   CHECK(!tw_output_exists(x) && tw_output_exists(model) && !tw_output_exists(link), "exists");
 }
 

@@ -169,14 +169,15 @@ static void test_design_example(void) {
   CHECK(j->origin[0] == 0 && j->origin[1] == 0 && j->origin[2] == 0, "origin");
   CHECK(j->steps == 2000 && j->dt == 0.0008 && j->dt_given == 1 && j->duration == 0, "time");
   CHECK(j->dt_margin == 0.9, "dt_margin %g", j->dt_margin);
-  CHECK(j->model.type == TW_MODEL_CONSTANT && j->model.vp == 2000.0 && j->model.line == 6, "model line %d",
-        j->model.line);
+  CHECK(j->model.type == TW_MODEL_CONSTANT && j->model.vp == 2000.0 && !strcmp(j->model.where, "design.cfg:6"),
+        "model at %s", j->model.where);
   CHECK(j->order == 8, "order");
   CHECK(j->absorb[0] == 20 && j->absorb[1] == 20 && j->absorb[2] == 20 && j->free_surface == 1, "boundary");
   REQUIRE(j->nsources == 1, "nsources %d", j->nsources);
   const tw_source_spec *s = &j->sources[0];
   CHECK(s->pos[0] == 2000 && s->pos[1] == 2000 && s->pos[2] == 30 && s->interp == TW_INTERP_NEAREST, "source");
-  CHECK(s->line == 14 && s->wavelet.line == 15, "source lines %d %d", s->line, s->wavelet.line);
+  CHECK(!strcmp(s->where, "design.cfg:14") && !strcmp(s->wavelet.where, "design.cfg:15"), "source at %s, wavelet at %s",
+        s->where, s->wavelet.where);
   CHECK(s->wavelet.type == TW_WAVELET_RICKER && s->wavelet.frequency == 12.0 && s->wavelet.delay == 0.12 &&
             s->wavelet.amplitude == 1.0 && !s->wavelet.file, "wavelet");
   CHECK(j->rec_interval == 2 && j->rec_interp == TW_INTERP_NEAREST, "receivers");

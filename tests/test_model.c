@@ -41,7 +41,8 @@ static tw_job *make_job(tw_model_type type) {
   j->d[0] = 10.0, j->d[1] = 20.0, j->d[2] = 5.0;
   j->origin[0] = 100.0, j->origin[1] = 200.0, j->origin[2] = 50.0;
   j->model.type = type;
-  j->model.line = 7;
+  snprintf(p + strlen(p), sizeof p - strlen(p), ":7");
+  j->model.where = strdup(p);
   return j;
 }
 
@@ -50,6 +51,7 @@ static void free_job(tw_job *j) {
   free(j->model.file);
   free(j->model.dataset);
   free(j->model.layers);
+  free(j->model.where);
   free(j);
 }
 
@@ -384,6 +386,8 @@ static void test_raw(void) {
   j = make_job(TW_MODEL_RAW);
   free(j->path);
   j->path = strdup("<string>");
+  free(j->model.where);
+  j->model.where = strdup("<string>:7");
   path_in(p, sizeof p, "vp.bin");
   j->model.file = strdup(p);
   tw_velocity_destroy(expect_ok(j, "raw absolute path, string job"));

@@ -154,7 +154,7 @@ static void test_locks(const char *dir) {
     close(go[0]), close(hold[1]);
     tw_output_lock *lock = NULL;
     tw_error e = {0};
-    char ok = tw_output_lock_take(path, &lock, &e) == TW_OK && tw_output_lock_held(lock) ? 'y' : 'n';
+    char ok = tw_output_lock_take(path, TW_OUTPUT_SHOT, &lock, &e) == TW_OK && tw_output_lock_held(lock) ? 'y' : 'n';
     char tmp[800];
     snprintf(tmp, sizeof tmp, "%s.part-%ld", path, (long)getpid());
     FILE *t = fopen(tmp, "w");

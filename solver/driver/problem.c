@@ -83,7 +83,7 @@ static tw_status source_entries(const tw_problem *pb, const tw_job *job, const d
     tw_xy_point(pb->swap_xy, pos[s], at);
     tw_status st = tw_place(&pb->g, at, src->interp, pb->free_surface, &t, err);
     if (st && pb->swap_xy) place_error_in_job_axes(job, pos[s], src->interp, pb->free_surface, err);
-    if (st) return tw_error_prefix(err, "%s:%d: sources[%d].position", job->path, src->line, s);
+    if (st) return tw_error_prefix(err, "%s: sources[%d].position", tw_job_where(job, src->where), s);
     for (int k = 0; k < t.ntap; k++, (*ne)++) {
       memcpy((*e)[*ne].ijk, t.ijk[k], sizeof(int[3]));
       (*e)[*ne].owner = s;

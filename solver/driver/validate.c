@@ -154,9 +154,10 @@ static tw_status check_shared_cells(const tw_job *job, double c2dt2, tw_error *e
   char who[96];
   if (b < 0) snprintf(who, sizeof who, "sources[%d]", a);
   else snprintf(who, sizeof who, "sources[%d] and sources[%d]%s", a, b, n > 2 ? " (and more)" : "");
-  return tw_error_set(err, TW_ERANGE, "%s:%d: %s: the source term overflows float32 in a cell they share (their "
+  return tw_error_set(err, TW_ERANGE, "%s: %s: the source term overflows float32 in a cell they share (their "
                       "terms add up): S = Σ w·s / (dx dy dz) = %.3g, c²dt²·S = %.3g there; allowed |S| and c²dt²·|S| "
-                      "<= 3.4e38: lower the amplitudes", job->path, job->sources[a].line, who, peak, peak * c2dt2);
+                      "<= 3.4e38: lower the amplitudes", tw_job_where(job, job->sources[a].where), who, peak,
+                      peak * c2dt2);
 }
 
 /* Each source's wavelet as the run will sample it: files read and checked (tw_wavelet_sample),
@@ -175,10 +176,10 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
     for (long k = 0; !st && k <= job->steps; k++) peak = fabs(s[k]) > peak ? fabs(s[k]) : peak;
     if (!st && (peak / vol > FLT_MAX || peak / vol * c2dt2 > FLT_MAX)) {
       char p[64];
-      st = tw_error_set(err, TW_ERANGE, "%s:%d: sources[%d].wavelet: the source term overflows float32: got a peak "
+      st = tw_error_set(err, TW_ERANGE, "%s: sources[%d].wavelet: the source term overflows float32: got a peak "
                         "of %s, and S = s / (dx dy dz) = %.3g, c²dt²·S = %.3g; allowed |S| and c²dt²·|S| <= 3.4e38: "
-                        "lower the amplitude", job->path, src->wavelet.line, i, num(p, sizeof p, peak), peak / vol,
-                        peak / vol * c2dt2);
+                        "lower the amplitude", tw_job_where(job, src->wavelet.where), i, num(p, sizeof p, peak),
+                        peak / vol, peak / vol * c2dt2);
     }
     double f = 0.0;
     if (!st && src->wavelet.type == TW_WAVELET_RICKER) {
@@ -286,7 +287,7 @@ static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *er
   char loc[600];
   for (int i = 0; !job->nshots && i < job->nsources; i++)
     if (on_surface(g, job->sources[i].pos, job->sources[i].interp)) {
-      snprintf(loc, sizeof loc, "%s:%d: sources[%d].position", job->path, job->sources[i].line, i);
+      snprintf(loc, sizeof loc, "%s: sources[%d].position", tw_job_where(job, job->sources[i].where), i);
       return surface_error(job, loc, "the source", job->sources[i].pos, job->sources[i].interp, err);
     }
   for (long r = 0; r < job->nrec; r++) {
@@ -514,10 +515,10 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (!st) st = tw_estimate_fits(job, val->kernel, &val->est, err);
   phase(val, "memory (GPU: its free memory)", &t);
   if (!st && output) {
-    st = tw_output_check_path(output, job, mode == TW_VALIDATE_CHECK, err);
+    st = tw_output_check_path(output, job, mode == TW_VALIDATE_CHECK, TW_OUTPUT_RUN, err);
     if (!st) st = tw_output_check_ckpt(output, job, err);
     if (!st && mode == TW_VALIDATE_RUN) {
-      st = tw_output_lock_take(output, &val->lock, err);
+      st = tw_output_lock_take(output, TW_OUTPUT_RUN, &val->lock, err);
       if (!st && !tw_output_lock_held(val->lock))
         warn(val, "the output's file system has no file locks: another run writing '%s' at the same time would "
              "not be detected", output);
@@ -527,7 +528,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
         warn(val, "output '%s' is being written by another torrewave run now (process %ld): a run started now "
              "would be refused", output, val->lock_holder);
     }
-    if (!st) st = tw_output_stale(output, mode == TW_VALIDATE_RUN, &val->stale, &val->nstale, err);
+    if (!st) st = tw_output_stale(output, mode == TW_VALIDATE_RUN, TW_OUTPUT_RUN, &val->stale, &val->nstale, err);
     val->output_exists = tw_output_exists(output);
   }
   phase(val, "output's name, lock, temporaries", &t);

@@ -48,6 +48,14 @@ test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
 if ! "$TORREWAVE" info --kernels | grep -q ' gpu$'; then # (a kernel this machine lacks: named where it is given)
   expect 1 'bad\.cfg: --set solver\.kernel=gpu-diamond: solver\.kernel: "gpu-diamond" (needs a GPU|is not available in this build)' -- "$TORREWAVE" check "$tmp/bad.cfg" --set solver.kernel=gpu-diamond
 fi
+# Sources given by --set are named by it, as every other setting (were 'bad.cfg:0:'): the source,
+# its wavelet file and sources sharing a cell.
+src='{position=[5.0,5.0,5.0];wavelet={type="ricker";frequency=10.0;delay=0.0;amplitude=2e38;};}'
+printf '1.0\nx\n' > "$tmp/w.txt"
+expect 1 'bad\.cfg: --set sources=\(\{position=\[50\.0,50\.0,0\.0\];.*\): sources\[0\]\.position: on the free surface' -- "$TORREWAVE" check "$tmp/bad.cfg" --set boundary.free_surface=true --set 'sources=({position=[50.0,50.0,0.0];wavelet={type="ricker";frequency=10.0;};})'
+expect 1 "bad\.cfg: --set sources=\(\{position=.*\): sources\[0\]\.wavelet\.file: '.*w\.txt' line 2: not a number" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="file";file="w.txt";};})'
+expect 1 'bad\.cfg: --set sources=\(\{position=.*\): sources\[0\] and sources\[1\]: the source term overflows float32 in a cell they share' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.d=[1.0,1.0,1.0]' --set "sources=($src,$src)"
+test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
 # --workers N x solver.threads is held to 4 threads a CPU in all, as solver.threads alone is: run and
 # check refuse it naming both, and the survey leaves no folder.
 ncpu=$(getconf _NPROCESSORS_ONLN)

@@ -52,4 +52,13 @@ cmp -s job.cfg job.keep && cmp -s other.json other.keep && cmp -s cut.json cut.k
   { echo "FAIL: bench --json replaced a file it did not write"; fail=1; }
 expect 0 '^cpu +2 +16x16x16 ' -- "$TORREWAVE" "${tiny[@]}" --json b.json
 grep -q '"grid": \[16, 16, 16\]' b.json || { echo "FAIL: b.json (bench's own) was not replaced"; cat b.json; fail=1; }
+# A write that fails (here the file size limit: EFBIG) leaves the old file whole: the JSON is written
+# under a temporary name beside it (b.json.part-PID), renamed when complete, removed on failure.
+cp b.json b.keep
+( ulimit -f 0; trap '' XFSZ; exec "$TORREWAVE" "${tiny[@]}" --json b.json ) 2>&1 | cat > fsz.out # (a pipe: no limit)
+st=${PIPESTATUS[0]}
+if [ "$st" = 0 ] || ! grep -q "^torrewave: error: --json 'b\.json': writing 'b\.json\.part-[0-9]*' failed: File too large; 'b\.json' is unchanged" fsz.out ||
+   ! cmp -s b.json b.keep || ls b.json.part-* >/dev/null 2>&1; then
+  echo "FAIL: a failed --json write (status $st) lost or changed the old file, or left its temporary: $(ls)"; cat fsz.out; fail=1
+else echo "ok: a failed --json write: $(grep error fsz.out)"; fi
 exit $fail

@@ -135,6 +135,18 @@ expect 0 "^ok$" -- "$T" check job.cfg -o odd/st.h5
 expect 0 "Gcell/s" -- "$T" run job.cfg -o odd/st.h5 -q
 test -s odd/st.h5 && test ! -e odd/st.h5.lock || { echo "FAIL: a killed run's lock was not taken over"; fail=1; }
 rm -rf odd jf.h5.lock
+# 2c. A refused run removes nothing: killed runs' temporaries that are files, beside one that is not
+#     (a folder), all stay (they were removed one by one, unreported, before the folder stopped the
+#     run); with the folder gone, the next run removes every one and names each.
+mkdir mix mix/o.h5.part-999999990 && echo x > mix/o.sgy.part-999999980 && echo x > mix/o.h5.check-999999981 &&
+  for p in 999999991 999999992 999999993; do echo x > mix/o.h5.part-$p && echo x > mix/o.xdmf.part-$p; done
+expect 1 "output 'mix/o\.h5': 'mix/o\.h5\.part-999999990' is named like a temporary .* but is a directory" -- "$T" run job.cfg -o mix/o.h5
+[ "$(ls mix | wc -l)" = 9 ] && ! grep -q "removed '" "$tmp/out" || { echo "FAIL: a refused run removed temporaries: $(ls mix)"; fail=1; }
+rmdir mix/o.h5.part-999999990
+expect 0 "removed 'mix/o\.h5\.check-999999981', left by an earlier run of this output whose process is gone" -- "$T" run job.cfg -o mix/o.h5 -q
+[ "$(grep -c "^torrewave: removed 'mix/o\.[a-z0-9]*\.[a-z]*-9999999[89][0-9]', left by an earlier run" "$tmp/out")" = 8 ] &&
+  [ "$(ls mix)" = "$(printf 'o.h5\no.xdmf')" ] || { echo "FAIL: not every temporary removed and named: $(ls mix)"; cat "$tmp/out"; fail=1; }
+rm -rf mix
 
 # 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
 #    output's size, the replacement of an existing output, warnings of settings that do nothing.

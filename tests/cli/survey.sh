@@ -9,7 +9,8 @@
 #      left, and every file equals the uninterrupted survey's;
 #   3. a shot that fails (a directory in the way of its file; under a name of a killed run's
 #      temporaries something no run writes, a folder, a link or a FIFO: refused with a single run's
-#      message and left): reported with its index and reason, the other shots complete, exit
+#      message, its advice a survey's (another directory, not output.file), and left, with that
+#      shot's other temporaries): reported with its index and reason, the other shots complete, exit
 #      status 3; fixed, a rerun runs those shots alone.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
@@ -102,22 +103,39 @@ echo "part 2 done (fail=$fail)"
 job survey.cfg cpu fixed 80
 mkdir -p failing/shot-00003.h5 failing/shot-00005.h5.part-999999999 && ln -s nothing failing/shot-00001.xdmf.part-999999998 &&
   mkfifo failing/shot-00006.h5.check-999999997
+# beside them, files killed runs left: shot 5's stay with its folder (a refused run removes nothing),
+# shot 2's go
+echo x > failing/shot-00005.xdmf.part-999999996 && echo x > failing/shot-00005.h5.part-999999995 &&
+  echo x > failing/shot-00002.h5.part-999999994
 expect 3 'shot 3 \[100, 100, 30\]: FAILED .*shot-00003\.h5.* is a directory' -- "$T" run survey.cfg -o failing
 grep -q '4 shots failed: 1, 3, 5, 6$' "$tmp/out" || { echo "FAIL: no list of the failed shots"; cat "$tmp/out"; fail=1; }
 cp "$tmp/out" failing.out
-for i in 1 5 6; do # the message of a single run onto that shot's file
+grep -q '^torrewave: removed 1 temporary files of an interrupted run$' failing.out && [ ! -e failing/shot-00002.h5.part-999999994 ] &&
+  [ -f failing/shot-00005.xdmf.part-999999996 ] && [ -f failing/shot-00005.h5.part-999999995 ] ||
+  { echo "FAIL: the plan removed a refused shot's temporaries, or not another's: $(ls failing)"; cat failing.out; fail=1; }
+# the message of a single run onto that shot's file, but for its advice: a survey's shot file is named
+# by its directory (-o or output.directory), never by output.file
+single_fix='choose another output name (-o, or output.file in the job)'
+survey_fix='choose another output directory (-o, or output.directory in the job)'
+for i in 1 5 6; do
   job single.cfg cpu fixed 80 ${shots[$i]}
   "$T" run single.cfg -q -o "failing/shot-0000$i.h5" > single.out 2>&1
   msg=$(sed -n 's/^torrewave: error: //p' single.out) pos=${shots[$i]//.0/}
-  grep -qF "shot $i [${pos// /, }]: FAILED on rank 0 cpu: $msg" failing.out && [[ "$msg" == *"which torrewave never writes"* ]] ||
-    { echo "FAIL: shot $i: not a single run's refusal ($(cat single.out)):"; cat failing.out; fail=1; }
+  grep -qF "shot $i [${pos// /, }]: FAILED on rank 0 cpu: ${msg/"$single_fix"/"$survey_fix"}" failing.out &&
+    [[ "$msg" == *"which torrewave never writes"*"$single_fix" ]] ||
+    { echo "FAIL: shot $i: not a single run's refusal with a survey's advice ($(cat single.out)):"; cat failing.out; fail=1; }
 done
+grep -qF "shot-00003.h5' is a directory: refusing to replace it; outputs must be regular files or new names: remove it, or $survey_fix" failing.out &&
+  ! grep -q 'output\.file' failing.out ||
+  { echo "FAIL: a failed shot's advice is not a survey's:"; cat failing.out; fail=1; }
 [ "$(ls -d failing/shot-0000?.h5 | wc -l)" = 4 ] && [ -d failing/shot-00003.h5 ] && [ -d failing/shot-00005.h5.part-999999999 ] &&
   [ -L failing/shot-00001.xdmf.part-999999998 ] && [ -p failing/shot-00006.h5.check-999999997 ] ||
   { echo "FAIL: files: $(ls failing)"; fail=1; }
 rmdir failing/shot-00003.h5 failing/shot-00005.h5.part-999999999 &&
   rm failing/shot-00001.xdmf.part-999999998 failing/shot-00006.h5.check-999999997
 expect 0 '3 complete \(skipped\), 4 to run' -- "$T" run survey.cfg -o failing
+grep -q '^torrewave: removed 2 temporary files of an interrupted run$' "$tmp/out" && ! ls failing/*.part-* >/dev/null 2>&1 ||
+  { echo "FAIL: the rerun left shot 5's temporaries: $(ls failing)"; cat "$tmp/out"; fail=1; }
 for i in 1 3 5 6; do same "failing/shot-0000$i.h5" "s-cpu-fixed-$i.h5" "the failed shot $i, rerun"; done
 if [ $mpi = 1 ]; then
   mkdir -p failing2/shot-00001.h5 failing2/shot-00004.h5.part-999999999
