@@ -110,27 +110,41 @@ tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw
 void tw_segy_remove_stale(const char *h5path);
 #define TW_SEGY_MARKER "written by torrewave"
 
-/* Does obj carry the string attribute `name` (fixed or variable length) with value `want`? */
-static inline int tw_h5_attr_is(hid_t obj, const char *name, const char *want) {
+/* The string attribute `name` of obj (fixed or variable length, any padding) into buf[len]:
+ * 1 when obj carries it as a scalar string that fits, 0 when it is absent, −1 when it is there but
+ * is not such a string (another type, an array, too long: buf then says what it holds). */
+static inline int tw_h5_attr_text(hid_t obj, const char *name, char *buf, size_t len) {
+  if (len) buf[0] = '\0';
   if (H5Aexists(obj, name) <= 0) return 0;
   hid_t a = H5Aopen(obj, name, H5P_DEFAULT), ft = a >= 0 ? H5Aget_type(a) : H5I_INVALID_HID;
-  hid_t mt = H5Tcopy(H5T_C_S1);
-  int is = 0;
-  if (ft >= 0 && mt >= 0 && H5Tget_class(ft) == H5T_STRING && H5Tset_cset(mt, H5Tget_cset(ft)) >= 0) {
+  hid_t sp = a >= 0 ? H5Aget_space(a) : H5I_INVALID_HID, mt = H5Tcopy(H5T_C_S1);
+  const H5T_class_t cls = ft >= 0 ? H5Tget_class(ft) : H5T_NO_CLASS;
+  int got = -1;
+  if (cls == H5T_STRING && sp >= 0 && H5Sget_simple_extent_npoints(sp) == 1 && mt >= 0 &&
+      H5Tset_cset(mt, H5Tget_cset(ft)) >= 0) {
     if (H5Tis_variable_str(ft) > 0) {
       char *s = NULL;
-      if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s) is = strcmp(s, want) == 0;
+      if (H5Tset_size(mt, H5T_VARIABLE) >= 0 && H5Aread(a, mt, &s) >= 0 && s && strlen(s) < len)
+        snprintf(buf, len, "%s", s), got = 1;
       if (s) H5free_memory(s);
     } else {
-      char buf[64] = {0};
-      size_t n = H5Tget_size(ft);
-      if (n < sizeof buf && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, buf) >= 0) is = strcmp(buf, want) == 0;
+      const size_t n = H5Tget_size(ft);
+      if (n < len && H5Tset_size(mt, n + 1) >= 0 && H5Aread(a, mt, buf) >= 0) buf[n] = '\0', got = 1;
     }
   }
+  if (got < 0)
+    snprintf(buf, len, "%s", cls == H5T_STRING ? "a string array or a string too long" : "a value that is not a string");
   if (mt >= 0) H5Tclose(mt);
+  if (sp >= 0) H5Sclose(sp);
   if (ft >= 0) H5Tclose(ft);
   if (a >= 0) H5Aclose(a);
-  return is;
+  return got;
+}
+
+/* Does obj carry the string attribute `name` with value `want`? */
+static inline int tw_h5_attr_is(hid_t obj, const char *name, const char *want) {
+  char buf[64];
+  return tw_h5_attr_text(obj, name, buf, sizeof buf) == 1 && strcmp(buf, want) == 0;
 }
 
 /* ---------------------------------------------------------------- output.c */

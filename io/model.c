@@ -266,6 +266,26 @@ done:
   return st;
 }
 
+/* The dataset's optional attribute `axes`: "z y x" ([nz][ny][nx], as output.model stores it) or
+ * "x y z" ([nx][ny][nz], the order without the attribute). Any other value is refused: read as
+ * [nx][ny][nz], a cube written in another order (say "zyx" or "Z Y X") would pass the shape check
+ * on a grid whose sizes allow both orders and run transposed. */
+static tw_status read_axes(const h5ctx *c, hid_t ds, int *zyx, tw_error *err) {
+  char axes[64];
+  const int got = tw_h5_attr_text(ds, "axes", axes, sizeof axes);
+  *zyx = got == 1 && strcmp(axes, TW_MODEL_AXES) == 0;
+  if (got == 0 || *zyx || (got == 1 && strcmp(axes, "x y z") == 0)) return TW_OK;
+  char shown[96];
+  if (got == 1)
+    snprintf(shown, sizeof shown, "\"%s\"", axes);
+  else
+    snprintf(shown, sizeof shown, "%s", axes);
+  return tw_error_set(err, TW_EFORMAT,
+                      "%s: model: '%s':%s: attribute 'axes' is %s; allowed \"z y x\" (the dataset is [nz][ny][nx], as "
+                      "output.model stores /model/vp) or \"x y z\" ([nx][ny][nz], the order without the attribute)",
+                      c->where, c->path, c->dset, shown);
+}
+
 typedef struct {
   char buf[256];
   size_t at;
@@ -321,8 +341,9 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
     return err ? err->code : TW_EFORMAT;
   }
   const double noscale[3] = {0, 0, 0};
-  const int zyx = tw_h5_attr_is(ds, "axes", TW_MODEL_AXES);
-  st = check_h5_layout(&c, ds, job->n, zyx, err);
+  int zyx = 0;
+  st = read_axes(&c, ds, &zyx, err);
+  if (!st) st = check_h5_layout(&c, ds, job->n, zyx, err);
   if (!st) st = check_grid_attr(&c, ds, "spacing", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "d", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "origin", job->origin, "grid.origin", job->d, err);

@@ -345,6 +345,59 @@ static void test_hdf5_errors(void) {
   free_job(j);
 }
 
+/* The attribute `axes` names the dataset's order: "z y x" ([nz][ny][nx], as output.model stores it,
+ * fixed or variable length) is transposed, "x y z" is the order without it; anything else ("zyx",
+ * "Z Y X", a number) is refused. On a grid with nx = nz both orders have the grid's shape, so a
+ * value that was ignored read a [nz][ny][nx] cube as [nx][ny][nz]: the model ran transposed. */
+static void write_axes(const char *path, const char *value, int vlen) {
+  hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT), ds = H5Dopen2(f, "vp", H5P_DEFAULT);
+  hid_t ty = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR);
+  herr_t sz = H5Tset_size(ty, vlen ? H5T_VARIABLE : value ? strlen(value) + 1 : 1);
+  hid_t a = sz >= 0 ? H5Acreate2(ds, "axes", value ? ty : H5T_STD_I32LE, sp, H5P_DEFAULT, H5P_DEFAULT) : -1;
+  const int three = 3;
+  herr_t w = a < 0 ? -1 : !value ? H5Awrite(a, H5T_NATIVE_INT, &three) : vlen ? H5Awrite(a, ty, &value)
+                                                                             : H5Awrite(a, ty, value);
+  REQUIRE(w >= 0, "attribute axes on %s", path);
+  H5Aclose(a), H5Sclose(sp), H5Tclose(ty), H5Dclose(ds), H5Fclose(f);
+}
+
+static void test_hdf5_axes(void) {
+  enum { AX = 4, AY = 3, AZ = 4, AN = AX * AY * AZ };
+  static float xyz[AN], zyx[AN];
+  random_vp(xyz, AN, 9);
+  for (int i = 0; i < AX; i++)
+    for (int j = 0; j < AY; j++)
+      for (int k = 0; k < AZ; k++) zyx[((size_t)k * AY + j) * AX + i] = xyz[((size_t)i * AY + j) * AZ + k];
+  const hsize_t dims[3] = {AX, AY, AZ}; /* = [AZ][AY][AX] */
+  const struct {
+    const char *value; /* NULL: an integer attribute */
+    int vlen, zyx_data, ok;
+  } cases[] = {{"z y x", 0, 1, 1}, {"z y x", 1, 1, 1}, {"x y z", 0, 0, 1}, {"zyx", 0, 1, 0},
+               {"Z Y X", 1, 1, 0},  {"y x z", 0, 0, 0}, {NULL, 0, 1, 0}};
+  char p[512];
+  path_in(p, sizeof p, "axes.h5");
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *what = cases[c].value ? cases[c].value : "(an integer)";
+    write_h5(p, "vp", dims, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, cases[c].zyx_data ? zyx : xyz, NULL, NULL);
+    write_axes(p, cases[c].value, cases[c].vlen);
+    tw_job *j = make_job(TW_MODEL_HDF5);
+    j->n[0] = AX, j->n[1] = AY, j->n[2] = AZ;
+    j->model.file = in_tmp("axes.h5");
+    if (cases[c].ok) {
+      tw_velocity *v = NULL;
+      tw_error err = {0};
+      tw_status st = tw_velocity_load(j, &v, &err);
+      CHECK(st == TW_OK && v && memcmp(v->vp, xyz, sizeof xyz) == 0, "axes \"%s\"%s: not read in its order: %s", what,
+            cases[c].vlen ? " (variable length)" : "", err.msg);
+      tw_velocity_destroy(v);
+    } else {
+      const char *need[] = {"job.cfg:7", "axes.h5", "attribute 'axes' is", "allowed \"z y x\""};
+      expect_error(j, TW_EFORMAT, need, 4, what);
+    }
+    free_job(j);
+  }
+}
+
 /* ---------------------------------------------------------------- raw models */
 
 static void test_raw(void) {
@@ -445,6 +498,7 @@ int main(void) {
   test_hdf5_values();
   test_hdf5_bad_values();
   test_hdf5_errors();
+  test_hdf5_axes();
   test_raw();
   test_relative_resolution();
   remove_tmpdir();
