@@ -429,6 +429,9 @@ tw_status tw_shot_stamp_read(const char *path, tw_shot_stamp *s, tw_error *err) 
     snprintf(s->hash, sizeof s->hash, "%s", hash);
   }
   free(hash);
+  int none = 1;
+  if (!st) st = group_is_empty(&c, "/snapshots", 0, &none);
+  s->snapshots = !none;
   if (H5Fclose(f) < 0 && !st) st = h5err(&c, TW_EIO, "close failed");
   return st;
 }

@@ -418,6 +418,7 @@ typedef struct tw_shot_stamp {
   long index;
   double pos[3];
   char hash[24];             /* 16 hex digits */
+  int snapshots;             /* it has snapshots (/snapshots, count > 0): complete, it has an XDMF sidecar */
 } tw_shot_stamp;
 tw_status tw_shot_stamp_read(const char *path, tw_shot_stamp *s, tw_error *err);
 

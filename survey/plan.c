@@ -123,10 +123,14 @@ static int shot_complete(const tw_job *job, const char *dir, const char *hash, l
   const int same = s.index == index && strcmp(s.hash, hash) == 0 && s.pos[0] == job->shots[index][0] &&
                    s.pos[1] == job->shots[index][1] && s.pos[2] == job->shots[index][2];
   if (!same) return -1;
-  /* With output.segy the SEG-Y file is written after the HDF5 file is complete: both or rerun. */
-  char sgy[1200];
-  snprintf(sgy, sizeof sgy, "%s/shot-%05ld.sgy", dir, index);
-  return !job->output_segy || stat(sgy, &sb) == 0 ? 1 : 0;
+  /* The XDMF sidecar of a file with snapshots is renamed into place just after it, and with
+   * output.segy the SEG-Y file is written after it: a run killed in between left the .h5 alone
+   * (docs/design.md §10.4), so the shot is complete with both, else rerun. */
+  char side[1200];
+  snprintf(side, sizeof side, "%s/shot-%05ld.xdmf", dir, index);
+  if (s.snapshots > 0 && stat(side, &sb) != 0) return 0;
+  snprintf(side, sizeof side, "%s/shot-%05ld.sgy", dir, index);
+  return !job->output_segy || stat(side, &sb) == 0 ? 1 : 0;
 }
 
 enum { LEFT_TEMP, LEFT_LOCK, LEFT_PROBE };

@@ -6,7 +6,8 @@
 #      torrewave compare --rtol 1e-300 where hdf5-tools is missing);
 #   2. a survey killed midway (SIGKILL: the process, then one rank of mpirun), run again: only the
 #      shots without a complete file run, the complete ones are not rewritten, no temporary file is
-#      left, and every file equals the uninterrupted survey's;
+#      left, and every file equals the uninterrupted survey's; a shot whose XDMF sidecar a kill lost
+#      (the .h5 is renamed into place before it) is run again;
 #   3. a shot that fails (a directory in the way of its file; under a name of a killed run's
 #      temporaries something no run writes, a folder, a link or a FIFO: refused with a single run's
 #      message, its advice a survey's (another directory, not output.file), and left, with that
@@ -97,6 +98,13 @@ killed_run() {
 }
 killed_run process "$T" run slow.cfg -q -o killed --workers 1
 if [ $mpi = 1 ]; then killed_run rank mpirun -np 2 "$T" run slow.cfg -q -o killed; fi
+# Killed between a shot's .h5 and its XDMF sidecar (renamed into place just after it, design §10.4):
+# the .h5 alone is no complete shot; the rerun runs it again (once it was kept without its sidecar).
+rm -rf lost && cp -r whole lost && mv lost/shot-00003.xdmf lost/shot-00003.xdmf.part-999999993
+expect 0 "6 complete \(skipped\), 1 to run" -- "$T" run slow.cfg -o lost
+cmp -s lost/shot-00003.xdmf whole/shot-00003.xdmf && ! ls lost/*.part-* > /dev/null 2>&1 ||
+  { echo "FAIL: the shot without its sidecar was not rerun: $(ls lost)"; fail=1; }
+same lost/shot-00003.h5 whole/shot-00003.h5 "rerun for its sidecar, shot 3"
 echo "part 2 done (fail=$fail)"
 
 # ---------------------------------------------------------------- 3. a shot that fails
