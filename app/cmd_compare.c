@@ -113,7 +113,7 @@ static void json_stat(FILE *o, const tw_compare_stat *t) {
   json_num(o, t->max_abs);
   fputs(", \"peak\": ", o);
   json_num(o, t->peak);
-  fprintf(o, ", \"pass\": %s, \"worst\": {", t->pass ? "true" : "false");
+  fprintf(o, ", \"differ\": %ld, \"pass\": %s, \"worst\": {", t->ndiff, t->pass ? "true" : "false");
   if (tr) {
     fprintf(o, "\"receiver_a\": %ld, \"receiver_b\": %ld, \"sample\": %ld, \"time\": ", t->rec_a, t->rec_b,
             t->sample);
@@ -203,6 +203,7 @@ static void print_where(FILE *o, const tw_compare_stat *t) {
 }
 
 static void print_table(FILE *o, const tw_result *a, const tw_result *b, const tw_compare_report *rep) {
+  const int exact = rep->rtol <= TW_COMPARE_EXACT_RTOL;
   print_file(o, "A", a);
   print_file(o, "B", b);
   if (rep->nrec_a || rep->nrec_b) {
@@ -228,12 +229,19 @@ static void print_table(FILE *o, const tw_result *a, const tw_result *b, const t
       snprintf(name, sizeof name, "snapshots/p step %ld", t->step);
     fprintf(o, "%-22s %-11.4g %-11.4g %-9.3g  ", name, t->rel_l2, t->max_abs, t->peak > 0 ? t->max_abs / t->peak : 0.0);
     print_where(o, t);
-    fprintf(o, "%s\n", t->pass ? "" : "  ABOVE rtol");
+    if (t->ndiff) fprintf(o, "; %ld of %ld values differ", t->ndiff, t->count);
+    fprintf(o, "%s\n", t->pass ? "" : exact ? "  VALUES DIFFER" : "  ABOVE rtol");
     if (t->kind == TW_COMPARE_TRACES && rep->npairs > 1 && t->max_abs > 0)
       fprintf(o, "%-22s worst receiver by L2: %ld (B: %ld), its rel L2 %.4g\n", "", t->worst_rec_a, t->worst_rec_b,
               t->worst_rec_rel_l2);
   }
-  if (rep->pass)
+  if (rep->pass && exact)
+    fprintf(o, "\nPASS: the same numbers in every dataset (rtol %g <= %g: no value differs)\n", rep->rtol,
+            TW_COMPARE_EXACT_RTOL);
+  else if (exact)
+    fprintf(o, "\nFAIL: %d of %d dataset%s hold other numbers (rtol %g <= %g asks for the same numbers)\n", rep->nfail,
+            rep->nstat, rep->nstat == 1 ? "" : "s", rep->rtol, TW_COMPARE_EXACT_RTOL);
+  else if (rep->pass)
     fprintf(o, "\nPASS: every dataset within rtol %g (relative L2 = ||A-B|| / max(||A||, ||B||))\n", rep->rtol);
   else
     fprintf(o, "\nFAIL: %d of %d dataset%s above rtol %g (relative L2 = ||A-B|| / max(||A||, ||B||))\n", rep->nfail,
@@ -284,7 +292,9 @@ static void help_compare(FILE *o) {
           "L2 difference ||A-B|| / max(||A||, ||B||), the largest |A-B| and where it is (receiver, time;\n"
           "snapshot cell). When one file has more samples at the same sample dt, the common leading\n"
           "samples are compared.\n\n"
-          "  --rtol X         pass when every relative L2 is <= X (default 1e-5)\n"
+          "  --rtol X         pass when every relative L2 is <= X (default 1e-5); X <= 1e-30: when no\n"
+          "                   value differs (a relative L2 that small alone would let values far below\n"
+          "                   the peak differ)\n"
           "  --json           machine-readable report on stdout\n"
           "  --traces-only    skip the snapshots\n"
           "  --strict         every receiver, sample and snapshot of both files must pair (unpaired ones,\n"

@@ -165,7 +165,7 @@ static tw_status pair_receivers(const tw_result *a, const tw_result *b, double t
 /* Running sums of one dataset. */
 typedef struct {
   double saa, sbb, sdd, max_abs, peak;
-  long argmax, count; /* argmax: index of max |A − B| in the caller's numbering */
+  long argmax, count, ndiff; /* argmax: index of max |A − B| in the caller's numbering */
 } sums;
 
 static void sums_add(sums *s, const float *a, const float *b, long n, long base) {
@@ -177,6 +177,7 @@ static void sums_add(sums *s, const float *a, const float *b, long n, long base)
     if (ad > s->max_abs || (isnan(ad) && !isnan(s->max_abs))) s->max_abs = ad, s->argmax = base + k;
     if (fabs(x) > s->peak) s->peak = fabs(x);
     if (fabs(y) > s->peak) s->peak = fabs(y);
+    s->ndiff += !(x == y);
   }
   s->count += n;
 }
@@ -194,7 +195,8 @@ static void stat_from_sums(tw_compare_stat *t, const sums *s, double rtol) {
   t->rel_l2 = rel_of(s->saa, s->sbb, s->sdd);
   t->max_abs = s->max_abs;
   t->peak = s->peak;
-  t->pass = t->rel_l2 <= rtol; /* NaN compares false: a NaN fails */
+  t->ndiff = s->ndiff;
+  t->pass = t->rel_l2 <= rtol && (rtol > TW_COMPARE_EXACT_RTOL || s->ndiff == 0); /* a NaN fails */
 }
 
 static void trace_stat(const tw_result *a, const tw_result *b, tw_compare_report *rep, tw_compare_stat *t) {
@@ -303,6 +305,8 @@ static tw_status compare_receivers(const tw_result *a, const tw_result *b, tw_co
            b->nrec, rep->coord_tol_m);
   rep->sample_dt = a->sample_dt;
   rep->nsamples = a->nsamples < b->nsamples ? a->nsamples : b->nsamples;
+  if (rep->npairs > 0 && rep->nsamples == 0) /* nothing compared is no pass */
+    reason(why, "no trace samples to compare: A has %ld samples per trace, B %ld", a->nsamples, b->nsamples);
   return TW_OK;
 }
 

@@ -582,6 +582,12 @@ typedef struct tw_compare_opts {
 
 typedef enum { TW_COMPARE_TRACES, TW_COMPARE_SNAPSHOT } tw_compare_kind;
 
+/* An rtol at or below this asks for the same numbers (`compare --strict --rtol 1e-30`): a relative
+ * L2 that small does not say so alone, since float32 values far below a dataset's norm differ by
+ * less (0 against 1e-37 beside a peak of 1e-3: 1e-34), so a dataset then passes only when no value
+ * differs. */
+#define TW_COMPARE_EXACT_RTOL 1e-30
+
 typedef struct tw_compare_stat {
   tw_compare_kind kind;      /* traces: all paired receivers as one dataset; snapshot: one step */
   long step;                 /* snapshot: its step (traces: -1) */
@@ -591,7 +597,8 @@ typedef struct tw_compare_stat {
   double rel_l2;             /* ||A − B|| / max(||A||, ||B||); 0 when both are zero; NaN fails */
   double max_abs;            /* max |A − B| */
   double peak;               /* max(|A|, |B|): the scale of max_abs */
-  int pass;                  /* rel_l2 <= rtol */
+  long ndiff;                /* values that differ (A != B, NaN included) */
+  int pass;                  /* rel_l2 <= rtol; with rtol <= TW_COMPARE_EXACT_RTOL, also ndiff == 0 */
   /* where max |A − B| is */
   long rec_a, rec_b;         /* traces: receiver index in A and in B */
   long sample;               /* traces: sample index */

@@ -65,9 +65,10 @@ typedef struct {
   float bump;
   int snap_bump;         /* add bump to snapshot 1 at cell (1, 2, 3) */
   int nan;               /* a NaN in the first trace */
+  int tiny;              /* sample 3 of the first trace: 1 → 0, 2 → 1e-37 */
 } variant;
 
-static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0};
+static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0, 0};
 
 static void fill_snapshot(const int n[3], long step, float *buf) {
   for (int i = 0; i < n[0]; i++)
@@ -92,6 +93,7 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
       float x = trace_value(job->rec[src], j);
       if (src == v->bump_rec && j == v->bump_sample) x += v->bump;
       if (v->nan && src == 0 && j == 3) x = NAN;
+      if (v->tiny && src == 0 && j == 3) x = v->tiny == 1 ? 0.0f : 1e-37f;
       tr[r * nsamples + j] = x;
     }
   }
@@ -287,6 +289,37 @@ static void test_nan(const char *plain) {
   drop(b);
 }
 
+/* rtol <= 1e-30 (`--strict --rtol 1e-30`: "the same numbers") passes only when no value differs:
+ * 0 against 1e-37 in a trace whose norm is ~1 is a relative L2 of 1e-37, which passed. Trace samples
+ * that pair but number none compare nothing: no pass either. */
+static void test_exact(void) {
+  variant v = PLAIN;
+  v.tiny = 1;
+  const char *zero = write_synthetic("zero.h5", NULL, 0, &v);
+  v.tiny = 2;
+  const char *tiny = write_synthetic("tiny.h5", NULL, 0, &v);
+  tw_compare_report rep;
+  CHECK(compare_files(zero, tiny, 1e-30, &rep, NULL) == TW_OK, "compare failed");
+  CHECK(rep.stat[0].rel_l2 > 0 && rep.stat[0].rel_l2 < 1e-30 && rep.stat[0].ndiff == 1, "rel %g, %ld differ",
+        rep.stat[0].rel_l2, rep.stat[0].ndiff);
+  CHECK(!rep.pass && !rep.stat[0].pass && rep.stat[1].pass, "rtol 1e-30 passed other numbers");
+  tw_compare_report_free(&rep);
+  CHECK(compare_files(zero, tiny, 1e-20, &rep, NULL) == TW_OK && rep.pass, "rtol 1e-20 is a tolerance");
+  tw_compare_report_free(&rep);
+  CHECK(compare_files(zero, zero, 1e-30, &rep, NULL) == TW_OK && rep.pass && rep.stat[0].ndiff == 0, "same file");
+  tw_compare_report_free(&rep);
+  tw_result *a = open_result(zero), *b = open_result(tiny);
+  b->nsamples = 0;
+  tw_error err = {0};
+  CHECK(tw_compare(a, b, NULL, &rep, &err) == TW_EMISMATCH && strstr(err.msg, "no trace samples to compare"),
+        "no samples compared: %s", err.msg);
+  tw_compare_report_free(&rep);
+  tw_result_close(a);
+  tw_result_close(b);
+  drop(zero);
+  drop(tiny);
+}
+
 /* ---------------------------------------------------------------- reference */
 
 static const char *const REF =
@@ -442,6 +475,7 @@ int main(void) {
   test_mismatch(plain);
   test_samples_and_snapshots(plain);
   test_nan(plain);
+  test_exact();
   drop(plain);
   test_reference_refusals();
   test_reference_values();
