@@ -324,6 +324,27 @@ static hid_t open_model_dataset(const h5ctx *c, hid_t f, tw_error *err) {
   return ds;
 }
 
+/* A filter of the dataset's pipeline that this HDF5 library cannot apply (h5py's lzf, hdf5plugin's
+ * blosc or zstd without their plugin): 1 with buf = "HDF5 filter 32000 (lzf)"; else 0. Asked only
+ * after a failed read: a chunk that an optional filter could not shrink is stored without it. */
+static int missing_filter(hid_t ds, char *buf, size_t len) {
+  hid_t dcpl = H5Dget_create_plist(ds);
+  const int nf = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+  int missing = 0;
+  for (int i = 0; i < nf && !missing; i++) {
+    unsigned flags = 0, cd[8];
+    size_t ncd = 8;
+    char name[96] = "";
+    const H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, sizeof name, name, NULL);
+    if (id >= 0 && H5Zfilter_avail(id) <= 0) {
+      missing = 1;
+      snprintf(buf, len, "HDF5 filter %d%s%s%s", (int)id, name[0] ? " (" : "", name, name[0] ? ")" : "");
+    }
+  }
+  if (dcpl >= 0) H5Pclose(dcpl);
+  return missing;
+}
+
 static tw_status read_hdf5(const tw_job *job, const char *where, const char *path, tw_velocity *v, tw_error *err) {
   const char *dset = job->model.dataset && job->model.dataset[0] ? job->model.dataset : "vp";
   h5ctx c = {where, path, dset};
@@ -348,14 +369,21 @@ static tw_status read_hdf5(const tw_job *job, const char *where, const char *pat
   if (!st) st = check_grid_attr(&c, ds, "d", job->d, "grid.d", noscale, err);
   if (!st) st = check_grid_attr(&c, ds, "origin", job->origin, "grid.origin", job->d, err);
   /* HDF5 converts float64 → float32 itself (a C cast per value, like ours would be). */
-  if (!st && !zyx && H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0)
-    st = tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
-                      tw_h5_reason(why, sizeof why));
-  int rc = !st && zyx ? tw_h5_read_zyx(ds, 3, 0, v->n, v->vp) : 0; /* [nz][ny][nx]: transposed */
-  if (rc)
+  int rc = st ? 0
+           : zyx ? tw_h5_read_zyx(ds, 3, 0, v->n, v->vp) /* [nz][ny][nx]: transposed */
+                 : H5Dread(ds, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->vp) < 0 ? -1 : 0;
+  if (rc) {
+    tw_h5_reason(why, sizeof why);
+    char filter[160];
     st = rc == -2 ? tw_error_set(err, TW_ENOMEM, "%s: model: out of memory", where)
-                  : tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
-                                 tw_h5_reason(why, sizeof why));
+         : missing_filter(ds, filter, sizeof filter)
+             ? tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: it is compressed with %s, which this "
+                            "HDF5 library lacks (a plugin: HDF5_PLUGIN_PATH); rewrite it without (h5repack -f NONE "
+                            "IN.h5 OUT.h5, with the plugin) or with gzip",
+                            where, path, dset, filter)
+             : tw_error_set(err, TW_EIO, "%s: model: '%s':%s: read failed: %s", where, path, dset,
+                            why[0] ? why : "HDF5 gave no reason");
+  }
   H5Dclose(ds);
   H5Fclose(f);
   return st;

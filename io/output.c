@@ -1025,7 +1025,7 @@ int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz)
   const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
   float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
   if (!slab) return -2;
-  hid_t fs = H5Dget_space(ds);
+  hid_t fs = H5Dget_space(ds), es = H5I_INVALID_HID;
   int rc = fs < 0 ? -1 : 0;
   for (int k0 = 0; !rc && k0 < n[2]; k0 += kc) {
     const int k = n[2] - k0 < kc ? n[2] - k0 : kc;
@@ -1037,9 +1037,11 @@ int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz)
       rc = -1;
     else
       tw_zyx_slab(xyz, n, k0, k, slab, 1);
+    if (rc) es = H5Eget_current_stack(); /* the reason, kept past the closes (each clears the stack) */
     if (ms >= 0) H5Sclose(ms);
   }
   if (fs >= 0) H5Sclose(fs);
+  if (es >= 0) H5Eset_current_stack(es); /* for tw_h5_reason; closes es */
   free(slab);
   return rc;
 }
