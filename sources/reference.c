@@ -28,8 +28,8 @@ struct tw_reference {
 };
 
 static const char *model_name(tw_model_type t) {
-  static const char *const names[] = {"constant", "layered", "gradient", "hdf5", "raw"};
-  return (t >= 0 && t <= TW_MODEL_RAW) ? names[t] : "unknown";
+  static const char *const names[] = {"constant", "layered", "gradient", "hdf5", "raw", "segy"};
+  return (t >= 0 && t <= TW_MODEL_SEGY) ? names[t] : "unknown";
 }
 
 /* What the analytic solution cannot describe. */

@@ -351,6 +351,7 @@ static void test_reference_refusals(void) {
   } cases[] = {
       {{"model={type=\"layered\";layers=({top=0.0;vp=2000.0;},{top=100.0;vp=3000.0;});}", NULL}, "constant"},
       {{"model={type=\"gradient\";vp0=2000.0;gradient=0.5;}", NULL}, "constant"},
+      {{"model={type=\"segy\";file=\"" TW_SOURCE_DIR "/README.md\";}", NULL}, "model.type is \"segy\""},
       {{"boundary.free_surface=true", NULL}, "free_surface"},
       {{"receivers.points=([104.0,100.0,100.0])", NULL}, "singular"},
   };
