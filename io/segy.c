@@ -469,14 +469,18 @@ static tw_status read_layout(reader *m) {
   if (rc) return rfail(m, rc, "reading the binary header failed (not a SEG-Y file?)");
   int format = segy_format(bin), lsb = 0;
   if (!known_format(format)) { /* little-endian files read as a big-endian code (5 → 1280) */
-    if (segy_set_format(m->fp, SEGY_LSB) == SEGY_OK && segy_binheader(m->fp, bin) == SEGY_OK &&
-        known_format(segy_format(bin)))
-      lsb = 1, format = segy_format(bin);
-    else
+    const int le = segy_set_format(m->fp, SEGY_LSB) == SEGY_OK && segy_binheader(m->fp, bin) == SEGY_OK
+                       ? segy_format(bin) : format;
+    if (!known_format(le)) {
+      char code[64]; /* a little-endian file's code is its own: 6, not 1536 */
+      const int small = le > 0 && le < 256;
+      snprintf(code, sizeof code, small && le != format ? "%d (little-endian)" : "%d", small ? le : format);
       return tw_error_set(m->err, TW_EFORMAT,
-                          "%s: model.file: '%s': sample format code %d (binary header bytes 3225-3226) is not one of "
+                          "%s: model.file: '%s': sample format code %s (binary header bytes 3225-3226) is not one of "
                           "1 (IBM float), 5 (IEEE float), 2, 3, 8 (4-, 2-, 1-byte integers)",
-                          m->where, m->path, format);
+                          m->where, m->path, code);
+    }
+    lsb = 1, format = le;
   }
   m->format = format;
   m->ns = segy_samples(bin);

@@ -255,6 +255,19 @@ static void test_models(void) {
             strstr(err.msg, "is a cube of 12 inlines x 9 crosslines x 7 samples, but grid.n = [12, 10, 7]"),
         "wrong size: %s", err.msg);
   tw_job_destroy(job);
+  /* An unknown format code is named as the file holds it: a little-endian file's 6 is 6 (was 1536). */
+  for (int lsb = 0; lsb < 2; lsb++) {
+    write_cube(path, 12, 9, 7, 1, SEGY_IEEE_FLOAT_4_BYTE, lsb);
+    FILE *f = fopen(path, "r+b");
+    const unsigned char code[2] = {lsb ? 6 : 0, lsb ? 0 : 6};
+    REQUIRE(f && fseek(f, 3224, SEEK_SET) == 0 && fwrite(code, 1, 2, f) == 2 && fclose(f) == 0, "format code");
+    job = load(job_text, sets, 2);
+    CHECK(tw_velocity_load(job, &v, &err) == TW_EFORMAT &&
+              strstr(err.msg, lsb ? "sample format code 6 (little-endian) (binary header bytes 3225-3226) is not"
+                                  : "sample format code 6 (binary header bytes 3225-3226) is not"),
+          "format 6 (%s): %s", lsb ? "LSB" : "MSB", err.msg);
+    tw_job_destroy(job);
+  }
   unlink(path);
 }
 
