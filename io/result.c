@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -276,11 +277,19 @@ static tw_status read_snapshot_meta(const rctx *c, tw_result *r) {
 
 /* ---------------------------------------------------------------- open / read / close */
 
-/* HDF5 hides errno: open(2) first so that "No such file or directory" reaches the user. */
+/* HDF5 hides errno: open(2) first so that "No such file or directory" reaches the user; and a
+ * result must be a regular file: HDF5's own open of a FIFO without a writer waits for one forever
+ * (`compare`, `export` hung), so this open does not wait (O_NONBLOCK) and fstat decides. */
 static tw_status open_file(const char *path, hid_t *file, tw_error *err) {
-  int fd = open(path, O_RDONLY);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return tw_error_set(err, TW_EIO, "result '%s': cannot open: %s", path, strerror(errno));
+  struct stat sb;
+  const int st = fstat(fd, &sb), eno = errno;
   close(fd);
+  if (st != 0) return tw_error_set(err, TW_EIO, "result '%s': cannot open: %s", path, strerror(eno));
+  if (!S_ISREG(sb.st_mode))
+    return tw_error_set(err, TW_EFORMAT, "result '%s' is %s, not a result file (HDF5, a regular file)", path,
+                        tw_file_kind(sb.st_mode));
   tw_h5_quiet();
   if (H5Fis_hdf5(path) <= 0) return tw_error_set(err, TW_EFORMAT, "result '%s': not an HDF5 file", path);
   *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);

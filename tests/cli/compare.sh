@@ -83,6 +83,15 @@ expect 2 '--strict: receivers without a partner' -- "$T" compare hom.h5 moved.h5
 expect 2 '--strict: snapshots: 0 common steps, A has 2, B [0-9]+' -- "$T" compare hom.h5 other.h5 --strict
 expect 0 '^PASS' -- "$T" compare hom.h5 hom.h5 --rtol 1e-30 --strict
 expect 2 'cannot open: No such file' -- "$T" compare hom.h5 missing.h5
+# A result that is no regular file is refused at once: HDF5's open of a FIFO without a writer waited
+# for one forever (compare and export hung).
+mkfifo pipe.h5 && mkdir folder.h5
+expect 2 "result 'pipe\.h5' is a FIFO \(named pipe\), not a result file" -- timeout 20 "$T" compare pipe.h5 hom.h5
+expect 2 "result 'folder\.h5' is a directory, not a result file" -- timeout 20 "$T" compare hom.h5 folder.h5
+if ! "$T" info | grep -q '^SEG-Y: not built'; then  # (without segyio, export refuses before it opens)
+  expect 1 "result 'pipe\.h5' is a FIFO \(named pipe\)" -- timeout 20 "$T" export pipe.h5 --segy pipe.sgy
+  test ! -e pipe.sgy || { echo "FAIL: a refused export left pipe.sgy"; fail=1; }
+fi
 expect 2 'needs two result files' -- "$T" compare hom.h5
 expect 2 'unknown option' -- "$T" compare hom.h5 ref.h5 --frobnicate
 expect 2 '--rtol takes a positive number' -- "$T" compare hom.h5 ref.h5 --rtol -1
