@@ -130,6 +130,15 @@ expect 1 "journal 'r.h5.ckpt.journal' is truncated" -- "$T" run job.cfg -o r.h5 
 need=$(sed -n 's/.*the checkpoint needs the first \([0-9]*\).*/\1/p' "$tmp/out")
 mk; printf 'X' | dd of=r.h5.ckpt.journal bs=1 seek=$((${need:-200} / 2)) conv=notrunc status=none
 expect 1 "journal 'r.h5.ckpt.journal' is corrupted" -- "$T" run job.cfg -o r.h5 --resume
+# a FIFO under either name is refused at once (a read waited for a writer forever, and the run took
+# SIGTERM for a stop at the next block, which never came: killed here after 20 s)
+mk; rm r.h5.ckpt.journal && mkfifo r.h5.ckpt.journal
+expect 1 "journal 'r.h5.ckpt.journal' is a FIFO \(named pipe\), not a journal file" -- \
+  timeout -s KILL 20 "$T" run job.cfg -o r.h5 --resume
+rm -f r.h5.ckpt* && mkfifo r.h5.ckpt
+expect 1 "checkpoint 'r.h5.ckpt' is a FIFO \(named pipe\), not a checkpoint file" -- \
+  timeout -s KILL 20 "$T" run job.cfg -o r.h5 --resume
+expect 1 "already exists and cannot be read .*is a FIFO" -- timeout -s KILL 20 "$T" run job.cfg -o r.h5
 # a checkpoint survives a failed resume, and an interrupted run says which one it keeps
 # (checkpoints written on the step path, TW_CHECKPOINT_SYNC, and the run held 1 s after each,
 # TW_CHECKPOINT_PAUSE, so that it is still going when the signal comes: the whole run takes ~0.1 s,
