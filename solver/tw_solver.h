@@ -213,7 +213,7 @@ typedef struct tw_validation {
   int output_exists;         /* an existing output will be replaced */
   long lock_holder;          /* check: the process writing this output now (−1: one, pid unknown) */
   char **stale;              /* temporaries of earlier runs whose process is gone: check lists them, */
-  int nstale;                /* run removes them (holding the lock) */
+  int nstale;                /* run removes them (holding the lock) once the whole validation passed */
   double run_seconds;        /* check: an estimate of the computing time (0: unknown) */
   char run_basis[256];       /* how it was estimated */
   int nwarn;

@@ -2,11 +2,11 @@
  * the run driver (which then computes): whatever check accepts, run accepts. In order, cheapest
  * first, so that a run fails before it reads a large model or computes anything:
  *   kernel and memory; the output's name (outpath.c: inputs, links, devices; the lock and earlier
- *   runs' temporaries); the model (values inside the physical range) and finalize (dt, steps);
- *   the wavelets (files read and checked, float32 range, the source term's range, the highest
- *   frequency → points per wavelength); sources and receivers on a free surface; the output's
- *   size against the free space; warnings (dispersion, nothing sampled, settings ignored);
- *   for check, an estimate of the run time.
+ *   runs' temporaries, which run removes last, once everything else has passed); the model (values
+ *   inside the physical range) and finalize (dt, steps); the wavelets (files read and checked,
+ *   float32 range, the source term's range, the highest frequency → points per wavelength);
+ *   sources and receivers on a free surface; the output's size against the free space; warnings
+ *   (dispersion, nothing sampled, settings ignored); for check, an estimate of the run time.
  * Also here, because check and run both need them: the snapshot box and where the sources and
  * receivers act (tw_points_at, stored in the output). */
 #define _POSIX_C_SOURCE 200809L
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cpu_fields.h"
@@ -325,14 +326,21 @@ static tw_status check_output(const tw_job *job, const char *output, tw_validati
   val->output_bytes = tw_output_expected_bytes(&d);
   if (!output) return TW_OK;
   val->free_bytes = tw_output_free_bytes(output);
+  /* the earlier runs' temporaries a run removes once validated (val->stale) free their space first */
+  double stale_bytes = 0.0;
+  struct stat sb_stale;
+  for (int i = 0; i < val->nstale; i++)
+    if (lstat(val->stale[i], &sb_stale) == 0) stale_bytes += 512.0 * (double)sb_stale.st_blocks;
   char nb[32], tb[32], fb[32], sb[32];
-  if (val->free_bytes >= 0 && val->output_bytes > val->free_bytes)
+  if (val->free_bytes >= 0 && val->output_bytes > val->free_bytes + stale_bytes)
     return tw_error_set(err, TW_EIO, "%s: output '%s' needs about %s (traces %s, snapshots %s), but only %s is free "
-                        "on its file system; free space, write it elsewhere (-o), or keep fewer snapshots "
+                        "on its file system%s; free space, write it elsewhere (-o), or keep fewer snapshots "
                         "(snapshots.every, decimate, region)", job->path, output,
                         tw_format_bytes(val->output_bytes, nb, sizeof nb),
                         tw_format_bytes(val->trace_bytes, tb, sizeof tb),
-                        tw_format_bytes(val->snapshot_bytes, sb, sizeof sb), tw_format_bytes(val->free_bytes, fb, sizeof fb));
+                        tw_format_bytes(val->snapshot_bytes, sb, sizeof sb),
+                        tw_format_bytes(val->free_bytes + stale_bytes, fb, sizeof fb),
+                        stale_bytes > 0 ? " (with the earlier runs' temporaries a run removes)" : "");
   if (val->free_bytes > 0 && val->snapshot_bytes > 0.5 * val->free_bytes)
     warn(val, "the snapshots alone take %s, %.0f%% of the %s free on the output's file system",
          tw_format_bytes(val->snapshot_bytes, sb, sizeof sb), 100.0 * val->snapshot_bytes / val->free_bytes,
@@ -528,7 +536,9 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
         warn(val, "output '%s' is being written by another torrewave run now (process %ld): a run started now "
              "would be refused", output, val->lock_holder);
     }
-    if (!st) st = tw_output_stale(output, mode == TW_VALIDATE_RUN, TW_OUTPUT_RUN, &val->stale, &val->nstale, err);
+    /* listed now (check shows them), removed by run only once the whole validation has passed
+     * (below): a run refused by any later check removes none */
+    if (!st) st = tw_output_stale(output, 0, TW_OUTPUT_RUN, &val->stale, &val->nstale, err);
     val->output_exists = tw_output_exists(output);
   }
   phase(val, "output's name, lock, temporaries", &t);
@@ -547,6 +557,11 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (!st) st = check_surface(job, &val->est.grid, err);
   if (!st) st = check_output(job, output, val, err);
   if (!st) st = check_cpu_window(job, mode, val, err);
+  if (!st && mode == TW_VALIDATE_RUN && val->nstale) { /* all passed: the temporaries go (the lock is held) */
+    tw_output_stale_free(val->stale, val->nstale);
+    val->stale = NULL, val->nstale = 0;
+    st = tw_output_stale(output, 1, TW_OUTPUT_RUN, &val->stale, &val->nstale, err);
+  }
   if (!st) settings_warnings(job, val);
   phase(val, "wavelets, surface, output size", &t);
   if (!st && mode == TW_VALIDATE_CHECK) estimate_runtime(job, val);

@@ -147,6 +147,14 @@ expect 0 "removed 'mix/o\.h5\.check-999999981', left by an earlier run of this o
 [ "$(grep -c "^torrewave: removed 'mix/o\.[a-z0-9]*\.[a-z]*-9999999[89][0-9]', left by an earlier run" "$tmp/out")" = 8 ] &&
   [ "$(ls mix)" = "$(printf 'o.h5\no.xdmf')" ] || { echo "FAIL: not every temporary removed and named: $(ls mix)"; cat "$tmp/out"; fail=1; }
 rm -rf mix
+# 2d. ... nor does a run refused by a check after the temporaries' (here a source on a free surface):
+#     they go only once the whole validation has passed (they went first, unreported).
+mkdir late && echo x > late/o.h5.part-999999970
+expect 1 "sources\[0\]\.position: on the free surface" -- "$T" run job.cfg -o late/o.h5 \
+  --set boundary.free_surface=true --set 'sources=({position=[120.0,120.0,0.0]; wavelet={type="ricker";frequency=10.0;};})'
+[ "$(ls late)" = o.h5.part-999999970 ] && ! grep -q "removed '" "$tmp/out" ||
+  { echo "FAIL: a run refused late removed temporaries: $(ls late)"; fail=1; }
+rm -rf late
 
 # 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
 #    output's size, the replacement of an existing output, warnings of settings that do nothing.
