@@ -355,14 +355,12 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
   if (strcmp(val->kernel, "cpu-diamond")) return TW_OK;
   tw_problem pb;
   int dts, nt, nt_default, W;
+  /* solver.dts and solver.tower_height are past check_schedule, which refused, where each is given,
+   * any value beyond the schedule's limits: the only limits tw_cpu_diamond_params applies (its own
+   * default tile is at most TW_CPU_TILE_MAX = 32 cells, under TW_TILE_MAX) */
   tw_status st = tw_problem_sizes(job, &pb, err);
-  if (!st) st = tw_cpu_diamond_params(&pb, &dts, &nt, err); /* solver.dts, solver.tower_height */
-  if (st) { /* the key at fault: the height, if the tile alone is fine */
-    tw_error e2 = {0};
-    pb.tower_height = 0;
-    const char *where = tw_cpu_diamond_params(&pb, &dts, &nt, &e2) ? job->dts_where : job->height_where;
-    return tw_error_prefix(err, "%s", tw_job_where(job, where));
-  }
+  if (!st) st = tw_cpu_diamond_params(&pb, &dts, &nt, err);
+  if (st) return tw_error_prefix(err, "%s", job->path);
   st = tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, err); /* the window under the cap */
   if (st) {
     tw_problem_axes_note(&pb, err);
