@@ -122,6 +122,14 @@ static int bench_json_ours(const char *path) {
   return ours;
 }
 
+/* --json FILE under the outputs' rules (never a link, FIFO, device or folder) and replacing only a
+ * file bench wrote: before the bench, and again just before the rename, which replaces whatever is
+ * under FILE then (the bench may have run for minutes since). */
+static tw_status check_json(const char *json, tw_error *err) {
+  return tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, bench_json_ours,
+                              "a JSON file torrewave bench wrote (--json replaces only those)", err);
+}
+
 /* The results as JSON, written as every output is (tw_io.h): under "<file>.part-<pid>" beside it,
  * published by rename when complete, so that a failed write leaves the old file whole. */
 static tw_status write_json(const char *json, const char *dev, double copy_gbps, double ceil_gcells,
@@ -164,6 +172,7 @@ static tw_status write_json(const char *json, const char *dev, double copy_gbps,
                                                       tw_output_exists(json) ? "is unchanged" : "was not created")
                                        : TW_OK;
   if (!st) st = tw_io_fsync(temp, err);
+  if (!st) st = check_json(json, err);
   if (!st) st = tw_io_publish(temp, json, err);
   if (st) unlink(temp);
   free(temp);
@@ -222,11 +231,9 @@ static int run_bench(int argc, char **argv) {
       case JSON: json = v; break;
     }
   }
-  if (json) { /* before the bench, not after it: the outputs' rules (never a link, FIFO, device or folder) */
+  if (json) { /* before the bench, not only after it (write_json checks again before its rename) */
     tw_error jerr = {0};
-    if (tw_output_check_file(json, "--json output", "--json FILE", NULL, NULL, bench_json_ours,
-                             "a JSON file torrewave bench wrote (--json replaces only those)", &jerr))
-      return tw_app_fail(&jerr);
+    if (check_json(json, &jerr)) return tw_app_fail(&jerr);
   }
   const int ngpu = tw_gpu_count();
   if (!grid[0]) { /* --gb: NY = 1024, NZ = 512, NX from the size */

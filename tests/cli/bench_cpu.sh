@@ -50,6 +50,22 @@ expect 1 "--json output 'other\.json' exists and is not a JSON file torrewave be
 expect 1 "--json output 'cut\.json' exists and is not a JSON file torrewave bench wrote" -- "$TORREWAVE" "${tiny[@]}" --json cut.json
 cmp -s job.cfg job.keep && cmp -s other.json other.keep && cmp -s cut.json cut.keep ||
   { echo "FAIL: bench --json replaced a file it did not write"; fail=1; }
+# ... checked again just before the rename: a file that came under the name while the bench ran
+# (here while it waits to write its first progress line, its stderr a pipe already full) stays.
+mkfifo stall && exec 3<>stall && timeout 5 head -c 65536 /dev/zero >&3
+"$TORREWAVE" "${tiny[@]}" --json late.json > late.out 2> stall 3>&- &
+pid=$!
+for _ in $(seq 200); do grep -q pipe "/proc/$pid/wchan" 2>/dev/null && break; sleep 0.05; done
+cp job.cfg late.json
+cat stall > late.err 3>&- &
+drain=$!
+wait $pid; st=$?
+exec 3>&-
+wait $drain
+if [ "$st" = 1 ] && cmp -s job.cfg late.json &&
+   grep -aq "error: --json output 'late\.json' exists and is not a JSON file torrewave bench wrote" late.err &&
+   ! ls late.json.part-* >/dev/null 2>&1; then echo "ok: a file that came during the bench stays"
+else echo "FAIL: bench --json replaced a file that came while it ran (status $st): $(ls)"; tr -d '\000' < late.err; fail=1; fi
 expect 0 '^cpu +2 +16x16x16 ' -- "$TORREWAVE" "${tiny[@]}" --json b.json
 grep -q '"grid": \[16, 16, 16\]' b.json || { echo "FAIL: b.json (bench's own) was not replaced"; cat b.json; fail=1; }
 # A write that fails (here the file size limit: EFBIG) leaves the old file whole: the JSON is written
