@@ -179,7 +179,7 @@ static tw_status oom(const ctx *c) { return tw_error_set(c->err, TW_ENOMEM, "%s:
 
 /* Where setting s is given, as errors name it, kept for messages after parsing (*out, malloc'd). */
 static tw_status keep_where(const ctx *c, const config_setting_t *s, char **out) {
-  char loc[600];
+  char loc[TW_WHERE_MAX];
   where(c, s, loc, sizeof loc);
   return (*out = strdup(loc)) ? TW_OK : oom(c);
 }

@@ -69,6 +69,10 @@ typedef struct {
                               * --set sources=(...)" (tw_job_where; NULL: the job file) */
 } tw_source_spec;
 
+/* The longest location a job keeps for its messages ("job.cfg:12", "job.cfg: --set key=value"): a
+ * job file's path in full with its line, as the *_where strings hold it. */
+#define TW_WHERE_MAX 600
+
 /* Receivers rec[first .. first + count) (or shots) came from the job-file key `key`
  * ("receivers.points", "receivers.lines[2]", "shots.positions", ...) at `line`; a point of a
  * "points" or "positions" list is element r − first. */
@@ -76,7 +80,7 @@ typedef struct {
   long first, count;
   int line;
   char key[40];
-  char where[160];           /* as errors name it: "job.cfg:12", or "job.cfg: --set receivers.points=..." */
+  char where[TW_WHERE_MAX];  /* as errors name it: "job.cfg:12", or "job.cfg: --set receivers.points=..." */
 } tw_rec_group;
 
 typedef struct tw_job {

@@ -521,6 +521,18 @@ static void test_wide_integers(void) {
             j->rec_groups[1].first == 1 && j->rec_groups[1].count == 4 && j->rec_groups[1].line == 7,
         "receiver groups: %d", j->nrec_groups);
   tw_job_destroy(j);
+  /* A group's where keeps a long job path whole, with its line (a path of 200 characters lost its
+   * ":7" and the validation's refusals named no line) */
+  char longname[260];
+  snprintf(longname, sizeof longname, "/scratch/%0190d/wide.cfg", 0);
+  j = load_ok(text, longname, NULL, 0);
+  if (j) {
+    char want[300];
+    snprintf(want, sizeof want, "%s:7", longname);
+    CHECK(j->nrec_groups == 2 && !strcmp(j->rec_groups[1].where, want), "group at %s, want %s",
+          j->nrec_groups == 2 ? j->rec_groups[1].where : "?", want);
+    tw_job_destroy(j);
+  }
   tw_error err = {0};
   tw_job *k = NULL;
   CHECK(tw_job_load_string(text, "wide.cfg", ov + 1, 1, &k, &err) == TW_ECONFIG &&

@@ -252,7 +252,7 @@ static void point_where(const tw_job *job, const tw_rec_group *groups, int ngrou
 /* A survey: every shot's source, and a moving spread's receivers under every shot. Only the depth
  * decides (all taps on k = 0): each shot with each distinct depth offset of the spread. */
 static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_error *err) {
-  char loc[600];
+  char loc[TW_WHERE_MAX + 120]; /* a where and the point's key */
   const tw_interp si = job->sources[0].interp;
   for (long s = 0; s < job->nshots; s++)
     if (on_surface(g, job->shots[s], si)) {
@@ -285,7 +285,7 @@ static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *er
     tw_status st = check_surface_shots(job, g, err);
     if (st || job->rec_moving) return st;
   }
-  char loc[600];
+  char loc[TW_WHERE_MAX + 120]; /* a where and the point's key */
   for (int i = 0; !job->nshots && i < job->nsources; i++)
     if (on_surface(g, job->sources[i].pos, job->sources[i].interp)) {
       snprintf(loc, sizeof loc, "%s: sources[%d].position", tw_job_where(job, job->sources[i].where), i);
