@@ -485,7 +485,7 @@ tw_status tw_output_lock_take(const char *path, tw_output_role role, tw_output_l
     return st0;
   }
   for (int attempt = 0;; attempt++) {
-    lk->fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    lk->fd = open(lk->path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     if (lk->fd < 0) {
       tw_status st = tw_error_set(err, TW_EIO, "output '%s': cannot create its lock file '%s': %s", path, lk->path,
                                   strerror(errno));
@@ -527,6 +527,22 @@ tw_status tw_output_lock_take(const char *path, tw_output_role role, tw_output_l
       lock_free(lk);
       return st;
     }
+  }
+  /* check_lock looked at the name before the open: what the open found is checked again on its
+   * descriptor, now that the lock is ours (a lock file of ours then holds a pid or nothing), so that
+   * a file that came under the name in between (a job file saved as OUT.h5.lock, a FIFO) is left as
+   * it is, not truncated, written and removed on release. */
+  struct stat fs;
+  if (fstat(lk->fd, &fs) != 0 || !S_ISREG(fs.st_mode) || !lock_text_ok(lk->fd)) {
+    char *name = lk->path;
+    lk->path = NULL;
+    lock_free(lk); /* closed, not removed: not ours */
+    tw_status st = check_lock(path, name, role, err); /* what is there (our lock is gone: it may open it) */
+    if (!st)
+      st = tw_error_set(err, TW_EBUSY, "output '%s': its lock file '%s' changed while the lock was being taken; "
+                        "try again", path, name);
+    free(name);
+    return st;
   }
   char pid[32];
   int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());

@@ -6,11 +6,15 @@
  * writes fail; a full disk (RLIMIT_FSIZE) fails cleanly; a missing directory is named; files
  * from other tools with missing datasets give errors naming the dataset. Units: every dataset has
  * its "units", every attribute with a unit its "<name>_units" (values checked); the model stored
- * with output.model ([nz][ny][nx]) and its view on the snapshot grid. The tw_job is built
- * by hand, so this test does not depend on the job parser. */
+ * with output.model ([nz][ny][nx]) and its view on the snapshot grid. The output's name, lock and
+ * killed runs' temporaries (outpath.c), the lock also against a file that comes under its name
+ * while it is taken (open(2) interposed). The tw_job is built by hand, so this test does not
+ * depend on the job parser. */
 #define _POSIX_C_SOURCE 200809L
+#include <fcntl.h>
 #include <hdf5.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -807,6 +811,51 @@ static void test_lock(void) {
   tw_output_lock_release(l);
 }
 
+/* open(2) for this whole program (the library's calls included), as libc's, but for one armed call:
+ * the first open with O_CREAT of a name ending in ".lock" first puts race_text under that name, as
+ * another program saving a file there between tw_output_lock_take's check of the name and its open
+ * would (openat: not this symbol). */
+static const char *race_text;
+int open(const char *path, int flags, ...) {
+  mode_t mode = 0;
+  if (flags & O_CREAT) {
+    va_list ap;
+    va_start(ap, flags);
+    mode = (mode_t)va_arg(ap, int);
+    va_end(ap);
+  }
+  const size_t len = strlen(path);
+  if (race_text && (flags & O_CREAT) && len > 5 && !strcmp(path + len - 5, ".lock")) {
+    const int fd = openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0 && write(fd, race_text, strlen(race_text)) < 0) perror("race");
+    if (fd >= 0) close(fd);
+    race_text = NULL;
+  }
+  return openat(AT_FDCWD, path, flags, mode);
+}
+
+/* ... and the lock file is checked again on the descriptor that takes the lock: a file that came
+ * under its name after the check (here put there by the open itself) is refused and left as it was
+ * (it was truncated, given our pid and removed on release). */
+static void test_lock_race(void) {
+  char out[600], lk[620], got[64] = "";
+  path_in(out, sizeof out, "raced.h5");
+  snprintf(lk, sizeof lk, "%s.lock", out);
+  static const char text[] = "grid = { n = [8, 8, 8]; };\n";
+  race_text = text;
+  tw_output_lock *l = NULL;
+  tw_error err = {0};
+  const tw_status st = tw_output_lock_take(out, TW_OUTPUT_RUN, &l, &err);
+  CHECK(!race_text, "lock race: the open was not raced");
+  CHECK(st == TW_EINVAL && !l && strstr(err.msg, "that holds something other than a process id"),
+        "lock race: status %d, lock %p: %s", (int)st, (void *)l, err.msg);
+  tw_output_lock_release(l);
+  FILE *f = fopen(lk, "rb");
+  if (f) got[fread(got, 1, sizeof got - 1, f)] = '\0', fclose(f);
+  CHECK(!strcmp(got, text), "lock race: the file that came under the lock's name is now '%s'", got);
+  unlink(lk);
+}
+
 /* Names an output may not take: inputs (also by another name), links, FIFOs, folders, empty. */
 static void test_output_names(void) {
   char model[600], alias[600], link[600], fifo[600], sub[600], x[700];
@@ -863,6 +912,7 @@ int main(void) {
   test_foreign_files();
   test_stale();
   test_lock();
+  test_lock_race();
   test_output_names();
   remove_tmpdir();
   return tw_test_exit();
