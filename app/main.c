@@ -94,6 +94,12 @@ int tw_app_next(tw_app_args *it, const char **value) {
     else return tw_app_usage(it->cmd, "%s needs a value: %s %s", s, s, o->value), TW_APP_BAD;
     return k;
   }
+  if (!eq && tw_app_is_help(s)) /* -h / --help anywhere among the options, as before the operands */
+    for (int c = 0; c < NCMD; c++)
+      if (strcmp(commands[c]->name, it->cmd) == 0) {
+        commands[c]->help(stdout);
+        exit(TW_EXIT_OK); /* (app/ only: nothing is open yet while the options are read) */
+      }
   return tw_app_usage(it->cmd, "unknown option \"%s\"", s), TW_APP_BAD;
 }
 

@@ -96,6 +96,11 @@ expect 2 "result '-x\\.h5': cannot open" -- "$TORREWAVE" compare -- dashdash.h5 
 expect 1 'holds no receiver traces' -- "$TORREWAVE" export --segy=x.sgy -- dashdash.h5
 expect 2 'takes no operands, got "--kernels"' -- "$TORREWAVE" info -- --kernels
 expect 2 'takes no operands, got "--orders"' -- "$TORREWAVE" bench -- --orders
+# -h / --help anywhere among the options prints the command's help (exit 0), not after "--"
+expect 0 '^usage: torrewave check JOB\.cfg' -- "$TORREWAVE" check bad.cfg --help
+expect 0 '^usage: torrewave run JOB\.cfg' -- "$TORREWAVE" run bad.cfg -q -h
+expect 0 '^usage: torrewave compare A\.h5 B\.h5' -- "$TORREWAVE" compare a.h5 --help
+expect 1 'error: --help: cannot read the job file' -- "$TORREWAVE" check -- --help
 expect 2 'orders: "2x" is not an even order' -- "$TORREWAVE" bench --orders 2x
 expect 2 'orders: no order named' -- "$TORREWAVE" bench --orders ,
 expect 2 'kernels: no kernel named' -- "$TORREWAVE" bench --kernels ,
