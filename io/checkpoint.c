@@ -519,19 +519,18 @@ static tw_status open_checked(const char *path, tw_ckpt_info *info, int *ppc, ui
   char b1[32], b2[32];
   *fdp = -1;
   if (crc) *crc = NULL;
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC); /* a FIFO: no wait for a writer (fstat refuses it) */
+  struct stat sb;
+  const char *kind;
+  int fd = tw_open_regular(path, O_RDONLY, 0, &sb, &kind); /* a FIFO: no wait for a writer */
+  if (fd < 0 && kind)
+    return tw_error_set(err, TW_EFORMAT, "checkpoint '%s' is %s, not a checkpoint file", path, kind);
   if (fd < 0)
     return tw_error_set(err, errno == ENOENT ? TW_EINVAL : TW_EIO, "checkpoint '%s': cannot open it: %s", path,
                         strerror(errno));
-  struct stat sb;
   unsigned char head[HEADER_BYTES];
   tw_status st = TW_OK;
   memset(head, 0, sizeof head);
-  if (fstat(fd, &sb)) {
-    st = tw_error_set(err, TW_EIO, "checkpoint '%s': %s", path, strerror(errno));
-  } else if (!S_ISREG(sb.st_mode)) {
-    st = tw_error_set(err, TW_EFORMAT, "checkpoint '%s' is %s, not a checkpoint file", path, tw_file_kind(sb.st_mode));
-  } else if ((uint64_t)sb.st_size < HEADER_BYTES) {
+  if ((uint64_t)sb.st_size < HEADER_BYTES) {
     const ssize_t got = read(fd, head, sizeof head);
     st = got >= 6 && !memcmp(head, CKPT_MAGIC, 6)
              ? tw_error_set(err, TW_EFORMAT, "checkpoint '%s' is truncated: %lld bytes, shorter than its %d-byte "
@@ -651,17 +650,14 @@ static tw_status journal_open(const char *path, int flags, tw_journal **out, tw_
     free(j);
     return tw_error_set(err, TW_ENOMEM, "checkpoint journal: out of memory");
   }
-  j->fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, 0644);
-  struct stat sb;
+  const char *kind;
+  j->fd = tw_open_regular(path, flags, 0644, NULL, &kind); /* a FIFO's reads would wait for a writer */
   tw_status st = TW_OK;
-  if (j->fd < 0)
+  if (j->fd < 0 && kind)
+    st = tw_error_set(err, TW_EFORMAT, "checkpoint journal '%s' is %s, not a journal file", path, kind);
+  else if (j->fd < 0)
     st = tw_error_set(err, errno == ENOENT ? TW_EINVAL : TW_EIO, "checkpoint journal '%s': cannot open it: %s", path,
                       strerror(errno));
-  else if (fstat(j->fd, &sb) || !S_ISREG(sb.st_mode)) /* a FIFO's reads would wait for a writer */
-    st = tw_error_set(err, TW_EFORMAT, "checkpoint journal '%s' is %s, not a journal file", path,
-                      tw_file_kind(sb.st_mode));
-  else if (fcntl(j->fd, F_SETFL, fcntl(j->fd, F_GETFL) & ~O_NONBLOCK) != 0)
-    st = tw_error_set(err, TW_EIO, "checkpoint journal '%s': %s", path, strerror(errno));
   if (st) {
     tw_journal_close(j);
     return st;

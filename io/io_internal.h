@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "tw_io.h"
@@ -99,6 +100,13 @@ char *tw_dir_of(const char *path);
 const char *tw_base_of(const char *path);
 /* What a file that is not a regular one is, for messages: "a directory", "a FIFO (named pipe)", ... */
 const char *tw_file_kind(mode_t mode);
+/* Open a file that must be regular (a job file, a model, a result, a checkpoint, its journal),
+ * never waiting: a FIFO without a writer would block open(2) and a device or folder is no file, so
+ * the open does not wait (O_NONBLOCK) and fstat decides; a regular file's descriptor is made
+ * blocking again. flags: O_RDONLY, O_RDWR | O_CREAT, ... (mode for O_CREAT). Returns the descriptor,
+ * or −1 with *kind naming what the file is (tw_file_kind) when it is not regular, else with errno
+ * set and *kind NULL. st: the file's fstat (NULL: not wanted). */
+int tw_open_regular(const char *path, int flags, mode_t mode, struct stat *st, const char **kind);
 
 /* ---------------------------------------------------------------- segy.c */
 

@@ -474,19 +474,15 @@ static char *resolve_rel(const char *jobname, const char *file) {
   return r;
 }
 
-/* Open a file the job names, or the job file itself, for reading: regular files only. A FIFO without
- * a writer would block open(2) (and one with a writer gives a stream, not a file), a device such as
- * /dev/zero never ends, a directory holds no text: O_NONBLOCK makes the open return at once whatever
- * the file is, and fstat decides. NULL with *kind (tw_file_kind) or *eno set. */
+/* Open a file the job names, or the job file itself, for reading: regular files only (a FIFO would
+ * block, /dev/zero never ends, a directory holds no text: tw_open_regular). NULL with *kind
+ * (tw_file_kind) or *eno set. */
 static FILE *open_regular(const char *path, struct stat *st, const char **kind, int *eno) {
-  *kind = NULL, *eno = 0;
-  const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return *eno = errno, NULL;
-  FILE *f = NULL;
-  if (fstat(fd, st) != 0) *eno = errno;
-  else if (!S_ISREG(st->st_mode)) *kind = tw_file_kind(st->st_mode);
-  else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0 || !(f = fdopen(fd, "rb"))) *eno = errno;
-  if (!f) close(fd);
+  *eno = 0;
+  const int fd = tw_open_regular(path, O_RDONLY, 0, st, kind);
+  FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+  if (!f && !*kind) *eno = errno;
+  if (!f && fd >= 0) close(fd);
   return f;
 }
 

@@ -60,6 +60,22 @@ const char *tw_file_kind(mode_t m) {
        : S_ISLNK(m) ? "a symbolic link" : "not a regular file";
 }
 
+int tw_open_regular(const char *path, int flags, mode_t mode, struct stat *st, const char **kind) {
+  struct stat sb;
+  if (!st) st = &sb;
+  *kind = NULL;
+  const int fd = open(path, flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, mode);
+  if (fd < 0) return -1;
+  int eno = 0;
+  if (fstat(fd, st) != 0) eno = errno;
+  else if (!S_ISREG(st->st_mode)) *kind = tw_file_kind(st->st_mode);
+  else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) == 0) return fd;
+  else eno = errno;
+  close(fd);
+  errno = eno;
+  return -1;
+}
+
 /* What is at path (ls: its lstat), for messages: tw_file_kind, a link with its target (into buf). */
 static const char *kind_at(const char *path, const struct stat *ls, char *buf, size_t len) {
   if (!S_ISLNK(ls->st_mode)) return tw_file_kind(ls->st_mode);

@@ -281,15 +281,12 @@ static tw_status read_snapshot_meta(const rctx *c, tw_result *r) {
  * result must be a regular file: HDF5's own open of a FIFO without a writer waits for one forever
  * (`compare`, `export` hung), so this open does not wait (O_NONBLOCK) and fstat decides. */
 static tw_status open_file(const char *path, hid_t *file, tw_error *err) {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  const char *kind;
+  const int fd = tw_open_regular(path, O_RDONLY, 0, NULL, &kind);
+  if (fd < 0 && kind)
+    return tw_error_set(err, TW_EFORMAT, "result '%s' is %s, not a result file (HDF5, a regular file)", path, kind);
   if (fd < 0) return tw_error_set(err, TW_EIO, "result '%s': cannot open: %s", path, strerror(errno));
-  struct stat sb;
-  const int st = fstat(fd, &sb), eno = errno;
   close(fd);
-  if (st != 0) return tw_error_set(err, TW_EIO, "result '%s': cannot open: %s", path, strerror(eno));
-  if (!S_ISREG(sb.st_mode))
-    return tw_error_set(err, TW_EFORMAT, "result '%s' is %s, not a result file (HDF5, a regular file)", path,
-                        tw_file_kind(sb.st_mode));
   tw_h5_quiet();
   if (H5Fis_hdf5(path) <= 0) return tw_error_set(err, TW_EFORMAT, "result '%s': not an HDF5 file", path);
   *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
