@@ -38,7 +38,12 @@ static void ui_plan(void *user, const tw_survey_report *r) {
   if (r->foreign)
     fprintf(stderr, "torrewave: %ld shot files there are not this job's shots (another job, an edited shot list, "
             "or not shot files): they will be replaced\n", r->foreign);
-  if (r->stale_removed)
+}
+
+/* After the job passed every check (a refused job removes nothing, and says nothing of it). */
+static void ui_cleaned(void *user, const tw_survey_report *r) {
+  const survey_ui *u = user;
+  if (!u->quiet && r->stale_removed)
     fprintf(stderr, "torrewave: removed %ld temporary files of an interrupted run\n", r->stale_removed);
 }
 
@@ -148,7 +153,7 @@ static void summary(const tw_survey_report *r, const tw_job_args *a) {
 int tw_app_run_survey(const tw_job_args *a, tw_job *job, volatile sig_atomic_t *stop) {
   survey_ui u = {isatty(STDERR_FILENO), a->quiet, a->verbose, 0.0, 0, job, stop};
   const tw_survey_opts opts = {a->shots, a->force, a->output, a->workers};
-  const tw_survey_hooks hooks = {ui_plan, ui_progress, ui_stop, &u};
+  const tw_survey_hooks hooks = {ui_plan, ui_cleaned, ui_progress, ui_stop, &u};
   tw_survey_report rep;
   tw_error err = {0};
   const tw_status st = tw_survey_run(job, &opts, &hooks, &rep, &err);

@@ -157,7 +157,8 @@ static long stale_index(const char *name, int *kind) {
  * single run does), so that a survey running now in the same directory (other shots, or the same
  * ones) keeps the files it is writing: every writer holds its shot's lock. Taking and releasing the
  * lock also removes a stale lock file. Rank 0, before any worker runs a shot (an fcntl lock is the
- * process's: closing another descriptor of a lock file would drop a worker's lock). Such a name that
+ * process's: closing another descriptor of a lock file would drop a worker's lock), and only once
+ * nothing can refuse the job any more (survey_clean). Such a name that
  * holds no regular file (a folder, a link, a FIFO) is not a run's: it stays, and odd[shot] = 1 (the
  * shot's worker refuses it as a single run does) — and so do that shot's other leftovers, as a
  * refused single run removes none: a first pass over the directory finds the odd names, the second
@@ -212,17 +213,21 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
     rep->foreign += c < 0;
     t[rep->to_run++] = i;
   }
-  if (!st) { /* sel, reused: the shots with something other than a file under a temporary's name */
-    memset(sel, 0, (size_t)n);
-    rep->stale_removed = clean_stale(rep->directory, n, sel);
-    for (long k = 0; k < rep->to_run; k++)
-      if (sel[t[k]]) t[k] |= SURVEY_CHECK_TEMPS;
-  }
   free(sel);
   if (st) {
     free(t);
     return st;
   }
   *todo = t;
+  return TW_OK;
+}
+
+tw_status survey_clean(tw_survey_report *rep, long *todo, tw_error *err) {
+  unsigned char *odd = calloc((size_t)(rep->nshots ? rep->nshots : 1), 1);
+  if (!odd) return tw_error_set(err, TW_ENOMEM, "out of memory for %ld shots", rep->nshots);
+  rep->stale_removed = clean_stale(rep->directory, rep->nshots, odd);
+  for (long k = 0; k < rep->to_run; k++)
+    if (odd[todo[k]]) todo[k] |= SURVEY_CHECK_TEMPS;
+  free(odd);
   return TW_OK;
 }

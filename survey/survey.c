@@ -423,6 +423,14 @@ static void stop_workers(survey *sv) {
   pthread_mutex_unlock(&sv->mu);
 }
 
+/* Rank 0: what killed runs left goes (survey_clean), once nothing can refuse the job any more, and
+ * the hook hears of it. */
+static tw_status clean(survey *sv, tw_error *err) {
+  const tw_status st = survey_clean(sv->rep, sv->todo, err);
+  if (!st && sv->hooks && sv->hooks->cleaned) sv->hooks->cleaned(sv->hooks->user, sv->rep);
+  return st;
+}
+
 /* This rank's workers: started before the medium is built (their first CUDA call overlaps it),
  * then the medium, then the dispatcher until every worker is done. */
 static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) {
@@ -473,7 +481,8 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     free(all);
     if (!st) st = comm_bcast(sv->comm, &all1, (int)sizeof all1, err);
     if (!st && all1.code) st = tw_error_set(err, (tw_status)all1.code, "%s", all1.msg);
-    else if (!st) st = dispatch(sv, err);
+    else if (!st && sv->rep->root) st = clean(sv, err); /* (the job passed: a refused one removes nothing) */
+    if (!st) st = dispatch(sv, err);
   }
   if (st) stop_workers(sv);
   for (int i = 0; i < sv->nw; i++)
@@ -502,6 +511,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   rep->mpi = sv.comm != NULL;
   rep->root = rep->rank == 0;
   if (!st) st = start(&sv, err);
+  if (!st && rep->root && rep->to_run == 0) st = clean(&sv, err); /* (nothing to run: nothing validates it) */
   survey_hello me, *all = NULL;
   memset(&me, 0, sizeof me);
   if (!st && rep->to_run > 0) {

@@ -52,12 +52,16 @@ void comm_abort(survey_comm *c);
 #define SURVEY_CHECK_TEMPS (1L << 30)
 
 /* Rank 0: the output directory made, the selection, the shots with a complete file of this job
- * (skipped unless force), the shots to run (todo, job order), and the temporary files that killed
- * runs left for those removed (rep: selected, complete, foreign, to_run, stale_removed); a shot with
- * something else under such a name carries SURVEY_CHECK_TEMPS in todo, and keeps its leftovers (as
- * a refused single run, it removes none). */
+ * (skipped unless force) and the shots to run (todo, job order; rep: nshots, selected, complete,
+ * foreign, to_run). Removes nothing: the job may still be refused (the medium's validation). */
 tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_report *rep, long **todo,
                       tw_error *err);
+/* Rank 0, once no check can refuse the job any more (a refused job leaves the directory as it
+ * was) and before the first shot is handed out: the temporary files and lock files that killed
+ * runs left, removed (rep->stale_removed counts the temporaries); a shot of todo with something
+ * else under such a name carries SURVEY_CHECK_TEMPS, and keeps its leftovers (as a refused single
+ * run, it removes none). */
+tw_status survey_clean(tw_survey_report *rep, long *todo, tw_error *err);
 /* The first component of dir (a prefix of it) that does not exist, in out; "" when dir exists. */
 void survey_first_missing(const char *dir, char *out, size_t n);
 

@@ -79,7 +79,7 @@ typedef struct tw_survey_report {
   long selected;             /* by --shots */
   long complete;             /* of those, complete before this run (skipped) */
   long foreign;              /* of those, a file of another job or shot is in the way (rerun) */
-  long stale_removed;        /* temporary files of killed runs removed (of the shots to run) */
+  long stale_removed;        /* temporary files of killed runs removed (the cleaned hook) */
   long to_run, done, failed, not_run;   /* not_run: no worker left, or stopped first */
   int stopped;               /* a signal stopped the survey */
   tw_phases setup;           /* this process: model, medium; the wait for the workers' sessions */
@@ -96,6 +96,9 @@ typedef struct tw_survey_report {
 typedef struct tw_survey_hooks {
   /* Rank 0, once the plan is made (counts and hash in rep) and before any shot runs. */
   void (*plan)(void *user, const tw_survey_report *rep);
+  /* Rank 0, once the job has passed every check that can refuse it and before any shot runs: the
+   * temporary files of killed runs were removed (rep->stale_removed of them, maybe 0). */
+  void (*cleaned)(void *user, const tw_survey_report *rep);
   /* Rank 0: after each finished shot (with it) and about once a second (shot NULL). */
   void (*progress)(void *user, const tw_survey_progress *p, const tw_survey_shot *shot);
   /* Any rank: non-zero to stop (no new shots; running shots stop at their next block, and leave

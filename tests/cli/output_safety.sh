@@ -273,6 +273,17 @@ test ! -e fsdir || { echo "FAIL: the refused survey left its output directory"; 
 expect 1 "sv\.cfg: --set shots\.positions=.*: shots\.positions\[1\]: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' -o par/sub/dir
 test ! -e par || { echo "FAIL: the refused survey left the folders it made on the way"; fail=1; }
+# ... and removes nothing from a directory that was there: a killed shot's temporary and lock file
+# stay, unreported (they went, reported, before the medium's validation refused the job); once the
+# job passes, the next run removes them.
+mkdir kept && echo x > kept/shot-00000.h5.part-999999960 && echo 999999961 > kept/shot-00001.h5.lock
+expect 1 "shots\.positions\[1\]: on the free surface" -- "$T" run sv.cfg --set boundary.free_surface=true \
+  --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,2.0])' -o kept
+[ "$(ls kept | tr '\n' ' ')" = "shot-00000.h5.part-999999960 shot-00001.h5.lock " ] && ! grep -q removed "$tmp/out" ||
+  { echo "FAIL: a refused survey removed a killed run's files: $(ls kept)"; cat "$tmp/out"; fail=1; }
+expect 0 "^torrewave: removed 1 temporary files of an interrupted run$" -- "$T" run sv.cfg -o kept \
+  --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,20.0])'
+[ "$(ls kept | tr '\n' ' ')" = "shot-00000.h5 shot-00001.h5 " ] || { echo "FAIL: left in kept: $(ls kept)"; fail=1; }
 expect 1 "sv\.cfg: --set solver\.dts=1000: solver\.dts: the diamond tile .*: got 1000" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
   --set 'output.directory="dtsdir"'
 test ! -e dtsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
