@@ -19,6 +19,9 @@
  *     run, which holds the lock, so no live run can be writing them; one that is not a regular
  *     file (a folder, a link: no run wrote it) is refused, by check and run alike, and left — and
  *     so are the others: every name is checked before any is removed.
+ * Just before a run publishes (output.c), the names it publishes are checked again under the same
+ * rules (tw_output_check_publish): what came under them while it computed is refused and stays,
+ * and the result stays under its temporary name.
  * Refusals end with what to do instead: another output name for a single run, another directory
  * for a survey's shot file (tw_output_role).
  * Library code: nothing here prints; the app says what was removed. */
@@ -311,10 +314,10 @@ tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *er
   return st;
 }
 
-tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err) {
-  tw_status st0 = check_name(path, "output", role == TW_OUTPUT_SHOT ? "-o DIR or output.directory" : "-o FILE.h5 or "
-                             "output.file", err);
-  if (st0) return st0;
+/* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, with
+ * lock_too, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
+ * before it publishes (tw_output_check_publish, without the lock: the run holds it). */
+static tw_status check_names(const char *path, const tw_job *job, tw_output_role role, int lock_too, tw_error *err) {
   int nin;
   input_file *in = job_inputs(job, &nin); /* the job's inputs */
   if (!in) return tw_error_set(err, TW_ENOMEM, "out of memory");
@@ -324,8 +327,8 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   const char *fix = other_name(role);
   if (!st) st = check_one(path, "output", path, in, nin, role, fix, err);
   if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, role, fix, err);
-  char *lock = st ? NULL : lock_name(path);
-  if (!st) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  char *lock = st || !lock_too ? NULL : lock_name(path);
+  if (!st && lock_too) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   free(lock);
   char other[512];
   if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
@@ -338,6 +341,16 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
              : tw_error_set(err, TW_ENOMEM, "out of memory");
     free(sgy);
   }
+  free(xdmf);
+  free(dir);
+  free(in);
+  return st;
+}
+
+tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err) {
+  tw_status st = check_name(path, "output", role == TW_OUTPUT_SHOT ? "-o DIR or output.directory" : "-o FILE.h5 or "
+                            "output.file", err);
+  if (!st) st = check_names(path, job, role, 1, err);
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
     char *p = malloc(strlen(path) + 32);
     if (!p) {
@@ -350,10 +363,11 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
       free(p);
     }
   }
-  free(xdmf);
-  free(dir);
-  free(in);
   return st;
+}
+
+tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, tw_error *err) {
+  return check_names(path, job, role, 0, err);
 }
 
 int tw_output_exists(const char *path) {

@@ -44,6 +44,8 @@
 
 struct tw_output {
   char *path, *temp;
+  const tw_job *job;     /* its inputs and output settings, for the names' check at close */
+  tw_output_role role;
   hid_t file, traces, snap_p, snap_steps, snap_times;
   long nrec, nsamples, steps;
   double dt;
@@ -572,6 +574,7 @@ static tw_output *alloc_output(const tw_output_desc *d) {
   for (int s = 0; s < d->nsnap; s++) o->snap_step[s] = -1;
   o->nrec = d->nrec, o->nsamples = d->nsamples, o->steps = d->steps, o->dt = d->dt, o->nsnap = d->nsnap;
   o->segy = d->job->output_segy;
+  o->job = d->job, o->role = d->role;
   memcpy(o->snap_n, d->snap_n, sizeof o->snap_n);
   return o;
 }
@@ -959,6 +962,21 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
   if (!st) st = finish_file(o, err);
   if (st) {
     tw_output_abort(o);
+    return st;
+  }
+  /* The names under the start's rules again, before anything is renamed or removed (the old SEG-Y
+   * file, the old sidecar): what came under one while the run computed (a folder, a link, a FIFO,
+   * one of the job's inputs) stays, and so does the complete result, under its temporary name. */
+  if ((st = tw_output_check_publish(o->path, o->job, o->role, err))) {
+    char why[TW_ERROR_MSG];
+    snprintf(why, sizeof why, "%s", err->msg);
+    const int side = o->nsnap > 0;
+    tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
+                 "(something came under them while it ran): %s; nothing was published: the result is kept as '%s'%s%s%s%s (move it where you want it: the "
+                 "next run onto '%s' removes it as a killed run's temporary)", o->path, why, o->temp,
+                 side || o->segy ? ", without its " : "", side ? "XDMF sidecar" : "", side && o->segy ? " and " : "",
+                 o->segy ? "SEG-Y file" : "", o->path);
+    free_output(o); /* (the file is closed: free_output leaves it) */
     return st;
   }
   /* With output.segy, the old SEG-Y file goes before the new .h5 comes: a run stopped between the two

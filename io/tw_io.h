@@ -254,9 +254,15 @@ typedef struct tw_points_at {
   unsigned char *interp;
 } tw_points_at;
 
+/* Whose output a name is, for what refusals advise instead: a single run's (or reference's) file,
+ * named by -o or output.file, or a survey's shot file, named by its directory (-o or
+ * output.directory; "remove it" where something is in the way of a name no one chooses). */
+typedef enum { TW_OUTPUT_RUN, TW_OUTPUT_SHOT } tw_output_role;
+
 typedef struct {
-  const tw_job *job;
+  const tw_job *job;         /* (read again at close: it must outlive the output) */
   const char *path;          /* final name; written as "<path>.part-<pid>" and renamed on close */
+  tw_output_role role;       /* whose name it is, for the refusals at close (tw_output_check_publish) */
   const char *kernel;        /* the kernel that runs */
   double dt;
   long steps;
@@ -298,7 +304,10 @@ tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *
 tw_status tw_output_set_attr_long(tw_output *o, const char *name, long v, tw_error *err);
 tw_status tw_output_set_attr_doubles(tw_output *o, const char *name, int count, const double *v, tw_error *err);
 /* Flush, close, rename to the final name, write the XDMF sidecar and, when the job asks for it
- * (output.segy), the SEG-Y file beside it (tw_segy_export). Frees o. */
+ * (output.segy), the SEG-Y file beside it (tw_segy_export). Before the first rename the names are
+ * checked again (tw_output_check_publish): when something came under one while the run computed,
+ * nothing is renamed or removed, the complete file stays under its temporary name and the error
+ * names it. Frees o. */
 tw_status tw_output_close(tw_output *o, tw_error *err);
 /* Close and delete the temporary file: nothing is left under the final name. Frees o. */
 void tw_output_abort(tw_output *o);
@@ -313,11 +322,6 @@ const char *tw_output_temp_path(const tw_output *o);
  * a run holds a lock on the name (OUT.h5.lock, an fcntl lock) for its whole duration. Its lock file
  * and an earlier run's temporaries must be torrewave's (regular files; a lock holding a pid). */
 
-/* Whose output a name is, for what refusals advise instead: a single run's (or reference's) file,
- * named by -o or output.file, or a survey's shot file, named by its directory (-o or
- * output.directory; "remove it" where something is in the way of a name no one chooses). */
-typedef enum { TW_OUTPUT_RUN, TW_OUTPUT_SHOT } tw_output_role;
-
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
  * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
@@ -328,6 +332,9 @@ typedef enum { TW_OUTPUT_RUN, TW_OUTPUT_SHOT } tw_output_role;
  * folder, a FIFO, a job file of that name). probe: also create and remove "<path>.check-PID" (the
  * folder accepts new files). Never call it in the process that holds path's lock. */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err);
+/* The same rules for the names a run publishes (output, XDMF sidecar, SEG-Y file), again just
+ * before it publishes them, in the process that holds the lock (whose file is not looked at). */
+tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, tw_error *err);
 /* With checkpoints (a run's validation only: `reference` writes none): the checkpoint's files are
  * none of the run's own files nor an input (as above). */
 tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err);

@@ -266,6 +266,7 @@ static tw_status open_output(run_ctx *c, const char *path, const tw_shot *shot, 
   d.shot = shot ? shot->index : 0;
   d.job = job;
   d.path = path;
+  d.role = shot ? TW_OUTPUT_SHOT : TW_OUTPUT_RUN;
   d.kernel = c->s->kernel;
   d.dt = job->dt;
   d.steps = job->steps;

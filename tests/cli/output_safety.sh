@@ -2,7 +2,8 @@
 # Nothing lost (issue #19): an output never replaces one of the job's inputs, a device, a FIFO, a
 # symbolic link or a folder; two runs onto one output: the second fails at once naming the first,
 # and the pair .h5/.xdmf comes from one run; temporaries of a killed run are listed by check and
-# removed by the next run; an interrupted run leaves nothing (lock included); a checkpoint is none
+# removed by the next run; what comes under an output's names while the run computes is refused
+# before publishing, and the result kept; an interrupted run leaves nothing (lock included); a checkpoint is none
 # of the output's files; check's figures;
 # options without a value; the output against the free space; a reference needs receivers.
 set -uo pipefail
@@ -155,6 +156,32 @@ expect 1 "sources\[0\]\.position: on the free surface" -- "$T" run job.cfg -o la
 [ "$(ls late)" = o.h5.part-999999970 ] && ! grep -q "removed '" "$tmp/out" ||
   { echo "FAIL: a run refused late removed temporaries: $(ls late)"; fail=1; }
 rm -rf late
+# 2e. What comes under the output's names while the run computes (the start's check passed) is
+#     refused as at the start, just before publishing, and stays: here a folder, a second name of the
+#     job file (an input) and a link as the sidecar, each made while the run is held after its first
+#     checkpoint (TW_CHECKPOINT_PAUSE); the complete result stays under its temporary name, which the
+#     error names (before: the folder made the rename fail and the result was deleted; the job
+#     file's name and the link were replaced).
+during() { # during PATTERN COMMAND...: run job.cfg onto during/o.h5, COMMAND while it runs; it must fail so
+  local pat=$1 pid; shift
+  rm -rf during && mkdir during && echo keep > during/target
+  TW_CHECKPOINT_PAUSE=1 "$T" run job.cfg -q -o during/o.h5 --set 'checkpoint={every=20;}' > during.log 2>&1 &
+  pid=$!
+  for _ in $(seq 200); do [ -e during/o.h5.ckpt ] && break; sleep 0.05; done
+  "$@"
+  wait $pid; local st=$?
+  pat="^torrewave: error: output 'during/o\.h5': the run is complete, but its names no longer pass the start's check \(something came under them while it ran\): $pat.*; nothing was published: the result is kept as 'during/o\.h5\.part-$pid', without its XDMF sidecar"
+  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "during/o.h5.part-$pid/receivers/traces" > /dev/null &&
+     [ "$(cat during/target)" = keep ] && ! ls during/o.xdmf.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
+  else echo "FAIL: status $st, the result not kept or a file changed: $(ls -l during)"; cat during.log; fail=1; fi
+}
+during "output 'during/o\.h5' is a directory: refusing to replace it" mkdir during/o.h5
+[ -d during/o.h5 ] || { echo "FAIL: the folder went"; fail=1; }
+during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwrite an input of the job" ln job.cfg during/o.h5
+[ during/o.h5 -ef job.cfg ] || { echo "FAIL: the job file's second name was replaced"; fail=1; }
+during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" ln -s target during/o.xdmf
+[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] || { echo "FAIL: the link was replaced, or the .h5 published"; fail=1; }
+rm -rf during
 
 # 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
 #    output's size, the replacement of an existing output, warnings of settings that do nothing.
