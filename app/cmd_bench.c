@@ -49,7 +49,9 @@ static void help_bench(FILE *out) {
           "  --no-ceiling       skip the ceiling measurements\n"
           "  --json FILE        also write the results as JSON; an existing FILE is replaced only when bench\n"
           "                     wrote it (its first key \"written_by\": \"torrewave bench\"), and only once the\n"
-          "                     new one is complete (written as FILE.part-PID, then renamed)\n");
+          "                     new one is complete (written as FILE.part-PID, then renamed); a FILE.part-PID\n"
+          "                     that a killed bench left (its process gone, its text bench's beginning) is\n"
+          "                     removed, and named\n");
 }
 
 static int parse_grid(const char *s, int N[3]) {
@@ -120,6 +122,18 @@ static int bench_json_ours(const char *path) {
   }
   if (fd >= 0) close(fd);
   return ours;
+}
+
+/* What a bench --json killed while writing left under FILE.part-PID: its beginning, so
+ * BENCH_JSON_HEAD or a part of it (nothing at all: killed before stdio wrote anything), or more
+ * after it. */
+static int bench_part_ours(const char *path) {
+  char head[sizeof BENCH_JSON_HEAD] = "";
+  struct stat sb;
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  const ssize_t n = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, head, sizeof head - 1, 0) : -1;
+  if (fd >= 0) close(fd);
+  return n >= 0 && memcmp(head, BENCH_JSON_HEAD, (size_t)n) == 0;
 }
 
 /* --json FILE under the outputs' rules (never a link, FIFO, device or folder) and replacing only a
@@ -277,6 +291,17 @@ static int run_bench(int argc, char **argv) {
     orders[i] = (int)strtol(ol[i], &end, 10);
     if (*end || orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
       return tw_app_usage("bench", "--orders: \"%s\" is not an even order in 2..16", ol[i]);
+  }
+  if (json) { /* every option passed: what killed benches left goes (theirs only), and is named */
+    char **gone = NULL;
+    int ngone = 0;
+    tw_error jerr = {0};
+    const tw_status st = tw_output_remove_parts(json, bench_part_ours, &gone, &ngone, &jerr);
+    for (int i = 0; i < ngone; i++)
+      fprintf(stderr, "torrewave bench: removed '%s', left by an earlier bench --json that was killed while writing "
+              "it (its process is gone)\n", gone[i]);
+    tw_output_stale_free(gone, ngone);
+    if (st) return tw_app_fail(&jerr);
   }
   int any_gpu = 0, any_cpu = 0;
   for (int i = 0; i < nk; i++) {

@@ -400,6 +400,37 @@ static long pid_suffix(const char *name, const char *prefix) {
 /* The process is gone: kill(pid, 0) says ESRCH (EPERM: it exists, someone else's). */
 static int process_gone(long pid) { return pid > 0 && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 && errno == ESRCH; }
 
+/* The names in dir that are one of pre[0..npre) followed by the pid of a process that is gone:
+ * their paths in *names (dir prefixed, as the caller's path has it) and the pids in *pids, each
+ * malloc'd (*count of them, also after an error). */
+static tw_status gone_names(const char *dir, char *const *pre, int npre, char ***names, long **pids, int *count,
+                            tw_error *err) {
+  *names = NULL, *pids = NULL, *count = 0;
+  DIR *d = opendir(dir);
+  tw_status st = TW_OK;
+  for (struct dirent *e; d && (e = readdir(d));) {
+    long pid = 0;
+    for (int k = 0; k < npre && !pid; k++) pid = pid_suffix(e->d_name, pre[k]);
+    if (!process_gone(pid)) continue;
+    size_t dl = strlen(dir), nl = strlen(e->d_name);
+    char *full = malloc(dl + nl + 2), **grown = realloc(*names, (size_t)(*count + 1) * sizeof *grown);
+    if (grown) *names = grown;
+    long *grown_pids = realloc(*pids, (size_t)(*count + 1) * sizeof **pids);
+    if (grown_pids) *pids = grown_pids;
+    if (!full || !grown || !grown_pids) {
+      free(full);
+      st = tw_error_set(err, TW_ENOMEM, "out of memory");
+      break;
+    }
+    if (strcmp(dir, ".") == 0) memcpy(full, e->d_name, nl + 1);
+    else sprintf(full, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", e->d_name);
+    (*pids)[*count] = pid;
+    (*names)[(*count)++] = full;
+  }
+  if (d) closedir(d);
+  return st;
+}
+
 tw_status tw_output_stale(const char *path, int remove, tw_output_role role, char ***names, int *count,
                           tw_error *err) {
   *names = NULL;
@@ -416,39 +447,19 @@ tw_status tw_output_stale(const char *path, int remove, tw_output_role role, cha
   } else {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
   }
-  /* First every name, each checked: one that is not a file refuses the output before anything goes. */
-  DIR *d = st ? NULL : opendir(dir);
   long *pids = NULL;
-  for (struct dirent *e; d && !st && (e = readdir(d));) {
-    long pid = 0;
-    for (int k = 0; k < 4 && !pid; k++) pid = pid_suffix(e->d_name, pre[k]);
-    if (!process_gone(pid)) continue;
-    size_t dl = strlen(dir), nl = strlen(e->d_name);
-    char *full = malloc(dl + nl + 2), **grown = realloc(*names, (size_t)(*count + 1) * sizeof *grown);
-    if (grown) *names = grown;
-    long *grown_pids = realloc(pids, (size_t)(*count + 1) * sizeof *pids);
-    if (grown_pids) pids = grown_pids;
-    if (!full || !grown || !grown_pids) {
-      free(full);
-      st = tw_error_set(err, TW_ENOMEM, "out of memory");
-      break;
-    }
-    if (strcmp(dir, ".") == 0) memcpy(full, e->d_name, nl + 1);
-    else sprintf(full, "%s%s%s", dir, dir[dl - 1] == '/' ? "" : "/", e->d_name);
+  if (!st) st = gone_names(dir, pre, 4, names, &pids, count, err);
+  /* First every name, each checked: one that is not a file refuses the output before anything goes. */
+  for (int i = 0; !st && i < *count; i++) {
     struct stat ls;
     char kind[1100];
-    if (lstat(full, &ls) == 0 && !S_ISREG(ls.st_mode)) { /* not a file a run wrote: not ours to remove */
+    const char *full = (*names)[i];
+    if (lstat(full, &ls) == 0 && !S_ISREG(ls.st_mode)) /* not a file a run wrote: not ours to remove */
       st = tw_error_set(err, TW_EINVAL, "output '%s': '%s' is named like a temporary of an earlier run (process %ld, "
                         "gone), but is %s, which torrewave never writes: refusing to remove it; remove it yourself "
-                        "if nothing needs it, or %s", path, full, pid, kind_at(full, &ls, kind, sizeof kind),
+                        "if nothing needs it, or %s", path, full, pids[i], kind_at(full, &ls, kind, sizeof kind),
                         other_name(role));
-      free(full);
-      break;
-    }
-    pids[*count] = pid;
-    (*names)[(*count)++] = full;
   }
-  if (d) closedir(d);
   /* Then, all of them checked, remove them (a failure names those that went before it). */
   for (int i = 0; remove && !st && i < *count; i++) {
     if (unlink((*names)[i]) == 0 || errno == ENOENT) continue;
@@ -468,6 +479,33 @@ tw_status tw_output_stale(const char *path, int remove, tw_output_role role, cha
     tw_output_stale_free(*names, *count);
     *names = NULL, *count = 0;
   }
+  return st;
+}
+
+tw_status tw_output_remove_parts(const char *path, int (*ours)(const char *path), char ***names, int *count,
+                                 tw_error *err) {
+  *names = NULL;
+  *count = 0;
+  char *dir = tw_dir_of(path), *pre = malloc(strlen(path) + 8), **all = NULL;
+  long *pids = NULL;
+  int n = 0;
+  tw_status st = dir && pre ? TW_OK : tw_error_set(err, TW_ENOMEM, "out of memory");
+  if (!st) {
+    sprintf(pre, "%s.part-", tw_base_of(path));
+    st = gone_names(dir, &pre, 1, &all, &pids, &n, err);
+  }
+  /* all is reused for what went: a name not removed is dropped from it, never touched */
+  for (int i = 0; i < n; i++) {
+    struct stat ls;
+    const int go = !st && lstat(all[i], &ls) == 0 && S_ISREG(ls.st_mode) && ours(all[i]);
+    if (go && unlink(all[i]) != 0 && errno != ENOENT)
+      st = tw_error_set(err, TW_EIO, "'%s': cannot remove '%s', left by an earlier run (process %ld, gone): %s", path,
+                        all[i], pids[i], strerror(errno));
+    if (go && !st) all[(*count)++] = all[i];
+    else free(all[i]);
+  }
+  *names = all;
+  free(pids), free(pre), free(dir);
   return st;
 }
 

@@ -368,6 +368,13 @@ tw_status tw_io_publish(const char *temp, const char *path, tw_error *err);
 tw_status tw_output_stale(const char *path, int remove, tw_output_role role, char ***names, int *count,
                           tw_error *err);
 void tw_output_stale_free(char **names, int count);
+/* For a file written as tw_io_temp_name says (bench --json): its temporaries "<path>.part-PID"
+ * whose process is gone and that ours accepts (regular files, what a killed writer of that file
+ * left), removed; *names lists them (tw_output_stale_free), also after an error (those that went
+ * before it). Anything else under such a name stays, untouched: a live process's, a link, a
+ * folder, a file ours refuses. */
+tw_status tw_output_remove_parts(const char *path, int (*ours)(const char *path), char ***names, int *count,
+                                 tw_error *err);
 
 typedef struct tw_output_lock tw_output_lock;
 /* Take the output's lock, failing at once with TW_EBUSY naming the holder's pid when another

@@ -79,4 +79,17 @@ if [ "$st" = 0 ] || ! grep -q "^torrewave: error: --json 'b\.json': writing 'b\.
    ! cmp -s b.json b.keep || ls b.json.part-* >/dev/null 2>&1; then
   echo "FAIL: a failed --json write (status $st) lost or changed the old file, or left its temporary: $(ls)"; cat fsz.out; fail=1
 else echo "ok: a failed --json write: $(grep error fsz.out)"; fi
+# A bench --json killed while writing leaves FILE.part-PID: the next bench --json FILE removes those
+# whose process is gone and that hold bench's beginning (a part of it, or nothing yet), naming each;
+# one of a live process (this shell), one of other content and a link stay (before: all stayed).
+printf '{\n  "written_by": "torrewave bench",\n  "version": "0.' > c.json.part-999999999
+printf '{\n  "writ' > c.json.part-999999998 && : > c.json.part-999999997 && echo keep > c.json.part-999999996
+ln -s c.json.part-999999999 c.json.part-999999995 && cp c.json.part-999999999 c.json.part-$$ &&
+  cp c.json.part-$$ c.keep
+expect 0 "^torrewave bench: removed 'c\.json\.part-999999999', left by an earlier bench --json that was killed while writing it \(its process is gone\)$" \
+  -- "$TORREWAVE" "${tiny[@]}" --json c.json
+[ "$(grep -c "^torrewave bench: removed 'c\.json\.part-99999999[789]', left by" "$tmp/out")" = 3 ] &&
+  [ "$(ls c.json.part-* | wc -l)" = 3 ] && cmp -s c.json.part-$$ c.keep &&
+  [ "$(cat c.json.part-999999996)" = keep ] && [ -L c.json.part-999999995 ] && [ -f c.json ] ||
+  { echo "FAIL: bench --json removed the wrong temporaries: $(ls c.json*)"; cat "$tmp/out"; fail=1; }
 exit $fail
