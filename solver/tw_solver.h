@@ -217,7 +217,7 @@ typedef struct tw_validation {
   double run_seconds;        /* check: an estimate of the computing time (0: unknown) */
   char run_basis[256];       /* how it was estimated */
   int nwarn;
-  char warn[TW_VALIDATE_MSGS][512];
+  char warn[TW_VALIDATE_MSGS][TW_ERROR_MSG]; /* as long as an error: a warning may name where, as errors do */
   tw_output_lock *lock;      /* run: the output's lock, held until tw_validation_free */
   tw_phases phases;          /* where the validation's time went (check -v) */
 } tw_validation;

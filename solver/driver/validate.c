@@ -136,11 +136,19 @@ static const char *num(char *buf, size_t n, double v) {
 /* Samples of a wavelet to take: the run's steps + 1, or more for a file wavelet that lasts longer
  * (its spectrum is its whole spectrum: cut at the run's end, the cut itself would count as high
  * frequencies), with the resampling filter's tail. */
-static long wavelet_samples(const tw_source_spec *src, const tw_job *job, tw_error *err) {
+static long wavelet_samples(const tw_source_spec *src, const tw_job *job, double span[4], tw_error *err) {
   if (src->wavelet.type != TW_WAVELET_FILE) return job->steps + 1;
   tw_wavelet_samples fs;
   if (tw_wavelet_read(&src->wavelet, job->path, job->dt, &fs, err)) return -1;
   const double end = fs.t0 + (double)fs.n * fs.dt;
+  /* span: the times of its first and last samples, and of its first and last non-zero ones (none:
+   * the second pair stays reversed) */
+  span[0] = fs.t0, span[1] = fs.t0 + (double)(fs.n - 1) * fs.dt, span[2] = INFINITY, span[3] = -INFINITY;
+  for (long i = 0; i < fs.n; i++)
+    if (fs.v[i] != 0.0) {
+      const double t = fs.t0 + (double)i * fs.dt;
+      span[2] = t < span[2] ? t : span[2], span[3] = t;
+    }
   tw_wavelet_samples_free(&fs);
   const long n = (long)ceil(end / job->dt) + 40; /* > the resampler's ±16 steps */
   return n > job->steps + 1 ? n : job->steps + 1;
@@ -161,6 +169,34 @@ static tw_status check_shared_cells(const tw_job *job, double c2dt2, tw_error *e
                       peak * c2dt2);
 }
 
+/* Source i's wavelet is zero at every step of the run, as the run samples it: it radiates nothing,
+ * which the run would not say. A warning, as for amplitude = 0 (settings_warnings, which says it
+ * already), not a refusal: such a job is valid, only useless. A file: its span (wavelet_samples)
+ * against the run's window. */
+static void silent_source(const tw_job *job, int i, const double span[4], tw_validation *val) {
+  const tw_wavelet_spec *w = &job->sources[i].wavelet;
+  char a[32], b[32], c[32], d[32], end[32], nz[96] = " (all zero)";
+  const char *all = job->nsources == 1 ? " (every trace and snapshot will be zero)" : "";
+  snprintf(end, sizeof end, "%.6g", (double)job->steps * job->dt);
+  if (w->type == TW_WAVELET_RICKER) {
+    if (w->amplitude != 0.0)
+      warn(val, "%s: sources[%d].wavelet: the Ricker wavelet of %g Hz delayed %s s is zero (in float32) at every "
+           "step of the run, t = 0 .. %s s (%ld steps of %g s): that source radiates nothing%s; allowed: a delay "
+           "within the run", tw_job_where(job, w->where), i, w->frequency, num(a, sizeof a, w->delay), end,
+           job->steps, job->dt, all);
+    return;
+  }
+  if (span[2] <= span[3] && (span[2] != span[0] || span[3] != span[1]))
+    snprintf(nz, sizeof nz, " (non-zero at t = %s .. %s s)", num(c, sizeof c, span[2]), num(d, sizeof d, span[3]));
+  else if (span[2] <= span[3])
+    nz[0] = '\0';
+  warn(val, "%s: sources[%d].wavelet.file '%s': its samples lie at t = %s .. %s s%s, the run's steps at t = 0 .. %s s "
+       "(%ld steps of %g s): sampled there the wavelet is zero throughout, so that source radiates nothing%s; "
+       "allowed: samples within the run's time (a two-column file's times are the run's, from t = 0)",
+       tw_job_where(job, w->where), i, w->file, num(a, sizeof a, span[0]), num(b, sizeof b, span[1]), nz, end,
+       job->steps, job->dt, all);
+}
+
 /* Each source's wavelet as the run will sample it: files read and checked (tw_wavelet_sample),
  * the source term S = w·s/(dx dy dz) and c²dt²·S inside float32, and the highest frequency. */
 static tw_status check_sources(const tw_job *job, double vmax, tw_validation *val, tw_error *err) {
@@ -168,7 +204,8 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
   tw_status st = TW_OK;
   for (int i = 0; i < job->nsources && !st; i++) {
     const tw_source_spec *src = &job->sources[i];
-    const long n = wavelet_samples(src, job, err);
+    double span[4] = {0, 0, 0, 0}; /* (a file's only) */
+    const long n = wavelet_samples(src, job, span, err);
     float *s = n > 0 ? malloc((size_t)n * sizeof *s) : NULL;
     if (n < 0) return err->code;
     if (!s) return tw_error_set(err, TW_ENOMEM, "%s: out of memory for the wavelets", job->path);
@@ -182,6 +219,7 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
                         "lower the amplitude", tw_job_where(job, src->wavelet.where), i, num(p, sizeof p, peak),
                         peak / vol, peak / vol * c2dt2);
     }
+    if (!st && peak == 0.0) silent_source(job, i, span, val);
     double f = 0.0;
     if (!st && src->wavelet.type == TW_WAVELET_RICKER) {
       f = 2.5 * src->wavelet.frequency; /* docs/design.md §1; the spectral rule below gives the same */

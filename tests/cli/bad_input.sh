@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Bad input: a clear message naming file:line and key, exit status 1, and no output file.
+# Bad input: a clear message naming file:line and key, exit status 1, and no output file; input that
+# runs but does nothing (a silent source): a warning as clear, and the run goes on.
 set -uo pipefail
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -56,6 +57,21 @@ expect 1 'bad\.cfg: --set sources=\(\{position=\[50\.0,50\.0,0\.0\];.*\): source
 expect 1 "bad\.cfg: --set sources=\(\{position=.*\): sources\[0\]\.wavelet\.file: '.*w\.txt' line 2: not a number" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="file";file="w.txt";};})'
 expect 1 'bad\.cfg: --set sources=\(\{position=.*\): sources\[0\] and sources\[1\]: the source term overflows float32 in a cell they share' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.d=[1.0,1.0,1.0]' --set "sources=($src,$src)"
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
+# A wavelet the run's steps never reach radiates nothing, which the run did not say: a file whose
+# samples all lie after the last step or before t = 0, or are non-zero only after it, and a Ricker
+# delayed past it. check and run warn (as for amplitude = 0: the job is valid, and runs), naming
+# where, the source, the file, its span and the run's; a file within the run's time gets no warning.
+span() { awk -v t0="$1" -v n="$2" -v from="${3:-0}" 'BEGIN { for (i = 0; i < n; i++) printf "%g %g\n", t0 + i * 0.002, (i >= from) }'; }
+span 1.0 101 > "$tmp/late.txt" && span -1.0 101 > "$tmp/early.txt" && span 0.0 500 401 > "$tmp/zero.txt" && span 0.01 101 > "$tmp/in.txt"
+ws() { echo "sources=({position=[50.0,50.0,50.0];wavelet={type=\"file\";file=\"$1\";};})"; }
+silent="the run's steps at t = 0 \.\. 0\.0203785 s \(10 steps of 0\.00203785 s\): sampled there the wavelet is zero throughout, so that source radiates nothing \(every trace and snapshot will be zero\); allowed: samples within the run's time"
+expect 0 "^warning: .*bad\.cfg: --set sources=\(\{.*\}\): sources\[0\]\.wavelet\.file '.*late\.txt': its samples lie at t = 1\.0 \.\. 1\.2 s, $silent" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws late.txt)"
+expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*early\.txt': its samples lie at t = -1\.0 \.\. -0\.8 s, $silent" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws early.txt)"
+expect 0 "^torrewave: warning: .*: sources\[0\]\.wavelet\.file '.*zero\.txt': its samples lie at t = 0\.0 \.\. 0\.998 s \(non-zero at t = 0\.802 \.\. 0\.998 s\), $silent" -- "$TORREWAVE" run "$tmp/bad.cfg" -q --set "$(ws zero.txt)" -o silent.h5
+test -s silent.h5 || { echo "FAIL: the job with a silent source did not run"; fail=1; }
+expect 0 "^warning: .*: sources\[0\]\.wavelet: the Ricker wavelet of 10 Hz delayed 10\.0 s is zero \(in float32\) at every step of the run, t = 0 \.\. 0\.0203785 s" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="ricker";frequency=10.0;delay=10.0;};})'
+expect 0 '^ok$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws in.txt)"
+! grep -q 'radiates nothing' "$tmp/out" || { echo "FAIL: a wavelet within the run's time was called silent"; cat "$tmp/out"; fail=1; }
 # --workers N x solver.threads is held to 4 threads a CPU in all, as solver.threads alone is: run and
 # check refuse it naming both, and the survey leaves no folder.
 ncpu=$(getconf _NPROCESSORS_ONLN)
