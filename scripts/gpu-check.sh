@@ -29,9 +29,10 @@
 #               layouts whose bit is set in MASK (its all(): 16383 = every one), each checked bitwise
 #               against the host (diamond.txt); SMEM_NCU=MASK also profiles one launch of those
 #               layouts with Nsight Compute (warp states, instructions, shared-memory wavefronts: ncu.txt);
-#               SMEM_BLOCK=MASK: its whole blocks (blocks(), 63 = all: checked on 200 x 170 x 96, timed on
-#               1024 x 1024 x 512 at heights 32 and 64; BLOCK_NT=32 only one: each costs ~30 s of host
-#               random fields), SMEM=0 to run only those
+#               SMEM_BLOCK=MASK: its whole blocks (blocks(), 4095 = all; bits 0-5 z slabs, checked on
+#               200 x 170 x 96; bits 6-11 the column over a cluster, checked on 200 x 170 x 128 and
+#               96 x 80 x 512; each timed on 1024 x 1024 x 512 at heights 32 and 64, BLOCK_NT=32 only
+#               one), SMEM=0 to run only those
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),

@@ -27,13 +27,15 @@
 //                          the band (timing only, wrong bits); PROF=1 NOCHECK=1: one launch each,
 //                          for ncu; EMU=1: no GPU, the kernel's threads emulated on the host
 //                          (Tower) against the host's stage, bit for bit; BLOCK=mask: whole
-//                          blocks instead (blocks(): persistent CTAs over every tower's slabs)
+//                          blocks instead (blocks(): persistent CTAs over every tower's slabs,
+//                          or clusters over whole towers, the column split among their CTAs)
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -136,13 +138,23 @@ static std::vector<int> band_cells(bool load) {
 // writes only what no other thread of the phase reads or writes (the band's slots are outside the
 // diamond the update reads in that buffer, the leaving columns are read before the barrier that lets
 // the band take their slots), so both orders give the same bits.
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool FULL = false, bool PHYS = false>
+//
+// CLU (whole blocks only): the column split over the CTAs of a thread-block cluster instead of
+// slabs — CTA `rank` of nr holds z ∈ [rank·ZC, rank·ZC + ZC) of every column of the tower for all
+// its steps (NZ = nr·ZC), and a column's z halo (r ≤ 4 cells, a float4 either side) is read from the
+// neighbouring CTA's ring through distributed shared memory when the window is formed: the ring's
+// layout is the same in every CTA of the cluster, so the halo of slot o is slot o of rank ± 1. One
+// cluster barrier a step (instead of the CTA's) makes level τ + 1 of every rank visible before step
+// τ + 1 reads it, and keeps a rank from overwriting level τ (its buffer for τ + 2) while another
+// still reads it.
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool FULL = false, bool PHYS = false, bool CLU = false>
 struct Tower {
   using G = TG<r, R, ZC, X, ZS>;
   using BD = Band<G, r, R, ZC, LZ>;
   static constexpr int S = G::S, ZCT = G::ZCT, NW = ZCT + 2 * ZOFF, K0 = -r, K1 = r + X - 1, NQ = ZCT / 4;
   static constexpr int PZ = G::PZ;
   static_assert(LZ == 0 || (LZ == 4 && r <= LZ && ZC + LZ + 4 <= PZ - 4 && ZC >= 16), "lean");
+  static_assert(!CLU || (LZ == 0 && FULL && r <= 4), "a cluster's column: whole blocks without slabs");
   // c²dt² (C2M): 0 every run of a step loaded at the step's start, 1 a step ahead, 2 a run ahead
   static constexpr bool PRE = C2M == 1;
   float *sm, *g0, *g1;
@@ -151,7 +163,9 @@ struct Tower {
   const float *ax = nullptr, *ay = nullptr, *az = nullptr;  // PHYS: damping per axis (null: none)
   int fs = 0;                                               // PHYS: a free surface at z = 0
   int t, zh, da, db, z0, A0, B0, As, Bs;                    // As, Bs: the square's corner mod S at this step
-  int sl;                                                   // the slab (LZ > 0)
+  int sl;                                                   // the slab (LZ > 0), the rank (CLU)
+  int nr = 1;                                               // CLU: the cluster's CTAs
+  float *const *peer = nullptr;                             // CLU, emulation: every rank's shared memory
   int lit[BD::LI], sit[BD::SI];                             // this thread's band items, −1: none
   float4 c2n[X][C2M == 2 ? 1 : NQ];                         // C2M 1: the next step's runs; 2: the next run
   float4 c2r[X][NQ];                                        // this step's (C2M 0, 1)
@@ -162,8 +176,18 @@ struct Tower {
   __host__ __device__ __forceinline__ float *gl(int i) const { return i ? g1 : g0; }
   // a column's slot in the ring: row ra, b slot rb (both already reduced mod S); z within it: zpos
   __host__ __device__ __forceinline__ int soff(int ra, int rb) const { return ra * G::RP + (rb >> 1) * G::PZ; }
-  __host__ __device__ __forceinline__ int zpos(int z) const { return LZ ? pmod(z + ZOFF, PZ) : z + ZOFF; }
-  __host__ __device__ __forceinline__ int Lz(int tau) const { return LZ ? sl * ZC - tau * LZ : 0; }
+  __host__ __device__ __forceinline__ int zpos(int z) const {
+    return LZ ? pmod(z + ZOFF, PZ) : CLU ? z - sl * ZC + ZOFF : z + ZOFF;
+  }
+  __host__ __device__ __forceinline__ int Lz(int tau) const { return LZ ? sl * ZC - tau * LZ : CLU ? sl * ZC : 0; }
+  // CLU: a float4 at offset o of rank q's shared memory (the same layout in every rank)
+  __host__ __device__ __forceinline__ float4 peer4(int q, int o) const {
+#ifdef __CUDA_ARCH__
+    return *reinterpret_cast<const float4 *>(cooperative_groups::this_cluster().map_shared_rank(sm + o, q));
+#else
+    return *reinterpret_cast<const float4 *>(peer[q] + o);
+#endif
+  }
   __host__ __device__ __forceinline__ bool inside(int z) const { return z >= 0 && z < NZ; }  // a chunk at z
   // FULL: whether column (a, b) is in the grid (towers at its edges are clipped: outside, zeros)
   __host__ __device__ __forceinline__ bool colin(int a, int b) const {
@@ -257,7 +281,7 @@ struct Tower {
         c2n[e][qq] = C2M ? c2at(ts, e, qq) : make_float4(0.f, 0.f, 0.f, 0.f);
   }
   __host__ __device__ __forceinline__ void load_square(int ts, int nthr) const {
-    const int n = 2 * R + 2 * r, cols = n * n, L = Lz(ts), zb = LZ ? L - 4 : 0;
+    const int n = 2 * R + 2 * r, cols = n * n, L = Lz(ts), zb = LZ ? L - 4 : L;
     const int A = A0 + ts * r, B = B0 + ts * r;
     for (int j = t; j < cols * BD::NCH; j += nthr) {
       const int i = j / BD::NCH, c = j % BD::NCH, al = i / n, be = i % n;
@@ -328,7 +352,7 @@ struct Tower {
     const int cb = tau & 1, nb = cb ^ 1, L = Lz(tau);
     if (tau + 1 < te && !(diag & 1)) {
       const size_t gb = corner(tau);
-      const int zb = LZ ? L - LZ - 4 : 0;  // the window of step τ + 1 from its first chunk
+      const int zb = LZ ? L - LZ - 4 : L;  // the window of step τ + 1 from its first chunk
 #pragma unroll
       for (int i = 0; i < BD::LI; i++)
         if (lit[i] >= 0) {
@@ -374,6 +398,25 @@ struct Tower {
       for (int q = 0; q < NW / 4; q++) {
         const float4 v = *reinterpret_cast<const float4 *>(cur + off(e, e) + zq[q]);
         win[e][4 * q] = v.x, win[e][4 * q + 1] = v.y, win[e][4 * q + 2] = v.z, win[e][4 * q + 3] = v.w;
+      }
+    // CLU: the z halo from the ranks below and above — their top / bottom float4 of the same slot, at
+    // level τ (complete in every rank since the last cluster barrier); the ring's own halo positions
+    // stay zero, as they must where no rank lies beyond (z < 0, z ≥ NZ). (Copied into the ring in
+    // step_out instead, where fewer registers are live, it spilled more: 292 against 112 bytes at
+    // order 8, 75.3 against 107.0 Gcell/s.)
+    if (CLU)
+#pragma unroll
+      for (int e = 0; e < X; e++) {
+        const int o = (cur - sm) + off(e, e);
+        if (zh == 0 && sl > 0) {
+          const float4 v = peer4(sl - 1, o + ZC + ZOFF - 4);
+          win[e][0] = v.x, win[e][1] = v.y, win[e][2] = v.z, win[e][3] = v.w;
+        }
+        if (zh == ZS - 1 && sl < nr - 1) {
+          const float4 v = peer4(sl + 1, o + ZOFF);
+          constexpr int q = NW - 4;
+          win[e][q] = v.x, win[e][q + 1] = v.y, win[e][q + 2] = v.z, win[e][q + 3] = v.w;
+        }
       }
     // a free surface: the window's cells above z = 0 are ghosts, −p at the mirror cell (cpu_update.c's
     // image method), formed in registers from the window itself (nothing else reads above z = 0)
@@ -564,11 +607,17 @@ static bool g_emu;  // EMU=1: the host's emulation of the kernel against the hos
 static void random_fields(size_t n, unsigned seed, std::vector<float> &h0, std::vector<float> &h1,
                           std::vector<float> &hc2) {
   h0.resize(n), h1.resize(n), hc2.resize(n);
-  srand(seed);
+  // a 64-bit hash of (seed, i) (splitmix64's finalizer): rand() took ~30 s for the 1.6 G values of
+  // a 1024² × 512 block
+  const auto u = [seed](size_t i) {
+    uint64_t z = (uint64_t)seed << 40 ^ i * 0x9E3779B97F4A7C15ull;
+    z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9ull, z = (z ^ z >> 27) * 0x94D049BB133111EBull;
+    return (float)((z ^ z >> 31) >> 40) * (1.0f / 16777216.0f);  // [0, 1)
+  };
   for (size_t i = 0; i < n; i++) {
-    h0[i] = (float)rand() / RAND_MAX - 0.5f;
-    h1[i] = (float)rand() / RAND_MAX - 0.5f;
-    hc2[i] = 0.05f + 0.1f * (float)rand() / RAND_MAX;
+    h0[i] = u(3 * i) - 0.5f;
+    h1[i] = u(3 * i + 1) - 0.5f;
+    hc2[i] = 0.05f + 0.1f * u(3 * i + 2);
   }
 }
 static const char *c2m_name(int c2m) { return c2m == 1 ? " c2 a step ahead" : c2m == 2 ? " c2 a run ahead" : ""; }
@@ -777,6 +826,98 @@ __global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
   }
 }
 
+// The same items (whole towers: no slabs) taken by clusters of nr CTAs, the column split over them
+// (Tower's CLU). Rank 0 takes an item and waits for its inputs; every rank reads it from rank 0's
+// shared memory between two cluster barriers (the second: no rank leaves while another may still
+// read rank 0). A rank's stores are fenced before the cluster barrier after which rank 0 marks
+// the item done, so that a later item's CTAs in other clusters see them.
+template <int r, int R, int ZC, int X, int ZS, int C2M, bool PHYS>
+__global__ void __launch_bounds__(TG<r, R, ZC, X, ZS>::NT, 1)
+    cluster_kernel(float *__restrict__ g0, float *__restrict__ g1, const float *__restrict__ c2g, Wt<r> w, int N0,
+                   int N1, int NZ, int nt, const Item *__restrict__ items, int nitems, int *next, int *done,
+                   const int *__restrict__ lcells, const int *__restrict__ scells, const float *ax, const float *ay,
+                   const float *az, int fs) {
+  using TT = Tower<r, R, ZC, X, ZS, C2M, 0, true, PHYS, true>;
+  using G = TG<r, R, ZC, X, ZS>;
+  namespace cg = cooperative_groups;
+  cg::cluster_group cl = cg::this_cluster();
+  const int rank = (int)cl.block_rank();
+  extern __shared__ float4 sm4[];
+  __shared__ int item;
+  for (int i = threadIdx.x; i < 2 * G::BUF; i += blockDim.x) reinterpret_cast<float *>(sm4)[i] = 0.0f;
+  TT T;
+  T.setup(reinterpret_cast<float *>(sm4), g0, g1, c2g, N0, N1, NZ, nt, 0, threadIdx.x, lcells, scells);
+  T.physics(ax, ay, az, fs);
+  T.nr = (int)cl.num_blocks();
+  for (;;) {
+    if (rank == 0 && threadIdx.x == 0) {
+      const int i = atomicAdd(next, 1);
+      if (i < nitems)
+        for (int d : items[i].dep)
+          if (d >= 0)
+            while (atomicAdd(&done[d], 0) == 0) {
+            }
+      __threadfence();
+      item = i;
+    }
+    cl.sync();
+    const int i = *cl.map_shared_rank(&item, 0);
+    cl.sync();
+    if (i >= nitems) return;
+    const Item it = items[i];
+    T.place(it.s, it.k);
+    T.begin_slab(rank, 0);
+    T.load_square(0, blockDim.x);
+    asm volatile("cp.async.wait_all;" ::: "memory");
+    cl.sync();  // every rank's level 0 in before a halo is read
+    for (int tau = 0; tau < nt; tau++) {
+      T.step_out(tau, 0);
+      if (tau > 0) __syncthreads();
+      T.step_in(tau, nt, w);
+      asm volatile("cp.async.wait_all;" ::: "memory");
+      cl.sync();
+    }
+    T.finish(nt - 1);
+    __threadfence();
+    cl.sync();
+    if (rank == 0 && threadIdx.x == 0) {
+      __threadfence();
+      atomicExch(&done[i], 1);
+    }
+  }
+}
+
+// The cluster's CTAs on the host: every rank's threads in turn between the barriers.
+template <int r, int R, int ZC, int X, int ZS, int C2M, bool PHYS>
+static void emulate_cluster(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2,
+                            const Wt<r> &w, int N0, int N1, int NZ, int nt, const std::vector<Item> &items,
+                            const int *lcells, const int *scells, const float *ax, const float *ay, const float *az,
+                            int fs) {
+  using G = TG<r, R, ZC, X, ZS>;
+  using TT = Tower<r, R, ZC, X, ZS, C2M, 0, true, PHYS, true>;
+  const int nr = NZ / ZC;
+  std::vector<std::vector<float>> sm(nr, std::vector<float>(2 * (size_t)G::BUF, 0.0f));
+  std::vector<float *> peers(nr);
+  for (int q = 0; q < nr; q++) peers[q] = sm[q].data();
+  std::vector<TT> T((size_t)nr * G::NT);
+  for (int q = 0; q < nr; q++)
+    for (int t = 0; t < G::NT; t++) {
+      TT &u = T[(size_t)q * G::NT + t];
+      u.setup(sm[q].data(), g0.data(), g1.data(), c2.data(), N0, N1, NZ, nt, 0, t, lcells, scells);
+      u.physics(ax, ay, az, fs);
+      u.nr = nr, u.peer = peers.data();
+    }
+  for (const Item &it : items) {
+    for (size_t j = 0; j < T.size(); j++) T[j].place(it.s, it.k), T[j].begin_slab((int)(j / G::NT), 0);
+    for (TT &u : T) u.load_square(0, G::NT);
+    for (int tau = 0; tau < nt; tau++) {
+      for (TT &u : T) u.step_out(tau, 0);
+      for (TT &u : T) u.step_in(tau, nt, w);
+    }
+    for (TT &u : T) u.finish(nt - 1);
+  }
+}
+
 template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS>
 static void emulate_block(std::vector<float> &g0, std::vector<float> &g1, const std::vector<float> &c2, const Wt<r> &w,
                           int N0, int N1, int NZ, int nt, const std::vector<Item> &items, const int *lcells,
@@ -844,8 +985,9 @@ static std::vector<float> layer_profile(int n, int W, bool low) {
   return a;
 }
 
-template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS = false>
+template <int r, int R, int ZC, int X, int ZS, int C2M, int LZ, bool PHYS = false, bool CLU = false>
 static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
+  static_assert(!CLU || LZ == 0, "a cluster's column has no slabs");
   constexpr bool phys = PHYS;
   using G = TG<r, R, ZC, X, ZS>;
   const std::vector<Item> items = block_items<r, R, ZC, LZ>(N0, N1, NZ, nt);
@@ -862,15 +1004,21 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
   const float *pax = phys ? hax.data() : nullptr, *pay = phys ? hay.data() : nullptr;
   const float *paz = phys ? haz.data() : nullptr;
   char name[240];
-  snprintf(name, sizeof name, "order %d, R = %d, X %d ZS %d%s%s%s, whole block %d x %d x %d, %d steps, %zu items",
-           2 * r, R, X, ZS, c2m_name(C2M), LZ ? ", z slabs" : "", phys ? ", layers and a free surface" : "", N0, N1, NZ,
-           nt, items.size());
+  char clu[40] = "";
+  if (CLU) snprintf(clu, sizeof clu, ", z over a cluster of %d", NZ / ZC);
+  snprintf(name, sizeof name, "order %d, R = %d, X %d ZS %d%s%s%s%s, whole block %d x %d x %d, %d steps, %zu items",
+           2 * r, R, X, ZS, c2m_name(C2M), LZ ? ", z slabs" : "", clu, phys ? ", layers and a free surface" : "", N0,
+           N1, NZ, nt, items.size());
   std::vector<float> o0, o1;
   double ms_best = 0;
   if (g_emu) {
     o0 = h0, o1 = h1;
-    emulate_block<r, R, ZC, X, ZS, C2M, LZ, PHYS>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data(), pax, pay,
+    if constexpr (CLU)
+      emulate_cluster<r, R, ZC, X, ZS, C2M, PHYS>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data(), pax, pay,
                                                   paz, fs);
+    else
+      emulate_block<r, R, ZC, X, ZS, C2M, LZ, PHYS>(o0, o1, hc2, w, N0, N1, NZ, nt, items, lc.data(), sc.data(), pax,
+                                                    pay, paz, fs);
   } else {
     float *d0, *d1, *dc2;
     for (float **a : {&d0, &d1, &dc2}) CK(cudaMalloc(a, n * 4));
@@ -895,10 +1043,29 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
     CK(cudaMemcpy(di, items.data(), items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(dc2, hc2.data(), n * 4, cudaMemcpyHostToDevice));
     const size_t smem = 2 * (size_t)G::BUF * sizeof(float);
-    auto kern = block_kernel<r, R, ZC, X, ZS, C2M, LZ, PHYS>;
+    auto kern = [] {
+      if constexpr (CLU)
+        return cluster_kernel<r, R, ZC, X, ZS, C2M, PHYS>;
+      else
+        return block_kernel<r, R, ZC, X, ZS, C2M, LZ, PHYS>;
+    }();
     CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int sms;
     CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    // CLU: as many clusters of NZ / ZC CTAs as are resident at once (whole GPCs: not every SM)
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute attr[1];
+    int nclu = 0;
+    if (CLU) {
+      CK(cudaFuncSetAttribute(kern, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+      attr[0].id = cudaLaunchAttributeClusterDimension;
+      attr[0].val.clusterDim.x = NZ / ZC, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+      cfg.blockDim = dim3(G::NT), cfg.dynamicSmemBytes = smem, cfg.attrs = attr, cfg.numAttrs = 1;
+      cfg.gridDim = dim3(NZ / ZC * (sms / (NZ / ZC)));
+      CK(cudaOccupancyMaxActiveClusters(&nclu, kern, &cfg));
+      cfg.gridDim = dim3(NZ / ZC * nclu);
+      printf("  %d clusters of %d CTAs resident (%d of %d SMs)\n", nclu, NZ / ZC, nclu * NZ / ZC, sms);
+    }
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
@@ -909,8 +1076,13 @@ static void run_block(int reps, int N0, int N1, int NZ, int nt, bool check) {
       CK(cudaMemset(dn, 0, sizeof(int)));
       CK(cudaMemset(dd, 0, items.size() * sizeof(int)));
       CK(cudaEventRecord(e0));
-      kern<<<sms, G::NT, smem>>>(d0, d1, dc2, w, N0, N1, NZ, nt, di, (int)items.size(), dn, dd, dl, ds, dax, day, daz,
-                                 fs);
+      if (CLU)
+        CK(cudaLaunchKernelEx(&cfg, kern, d0, d1, (const float *)dc2, w, N0, N1, NZ, nt, (const Item *)di,
+                              (int)items.size(), dn, dd, (const int *)dl, (const int *)ds, (const float *)dax,
+                              (const float *)day, (const float *)daz, fs));
+      else
+        kern<<<sms, G::NT, smem>>>(d0, d1, dc2, w, N0, N1, NZ, nt, di, (int)items.size(), dn, dd, dl, ds, dax, day, daz,
+                                   fs);
       CK(cudaGetLastError());
       CK(cudaEventRecord(e1));
       CK(cudaEventSynchronize(e1));
@@ -1010,6 +1182,47 @@ static void blocks(int reps, int only) {
   });
   one([&] {
     sizes([&](int a, int b, int c, int nt, bool k) { run_block<2, 14, 32, 2, 2, 2, 4, true>(reps, a, b, c, nt, k); });
+  });
+  // the column over a cluster (CLU): checked on 2 and 4 ranks (emulated) or 4 and 16 (the GPU),
+  // timed with 16 (1024 × 1024 × 512: 32 z cells a rank)
+  const auto csizes = [&](auto f) {
+    if (g_emu) {
+      f(70, 58, 64, 12, true), f(61, 90, 128, 20, true);
+    } else {
+      f(200, 170, 128, 32, true), f(96, 80, 512, 32, true);
+      for (int nt : {32, 64})
+        if (!getenv("BLOCK_NT") || atoi(getenv("BLOCK_NT")) == nt) f(1024, 1024, 512, nt, false);
+    }
+  };
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<4, 12, 32, 2, 2, 0, 0, false, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<2, 14, 32, 2, 2, 2, 0, false, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<4, 12, 32, 2, 2, 0, 0, true, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<2, 14, 32, 2, 2, 2, 0, true, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<2, 14, 32, 1, 1, 0, 0, false, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<4, 12, 32, 1, 1, 0, 0, false, true>(reps, a, b, c, nt, k);
+    });
   });
 }
 
