@@ -1,7 +1,7 @@
-/* `torrewave run` of a survey job (shots = { ... }): the plan, one progress line (shots done,
- * rate, ETA), a line per shot with -v, the summary table per worker, the failed shots and the
- * exit status. Only the process that reports (rank 0, or the only one) prints, except its own
- * errors. */
+/* `torrewave run` of a survey job (shots = { ... }): the plan, the job's warnings (once), one
+ * progress line (shots done, rate, ETA), a line per shot with -v, the summary table per worker, the
+ * failed shots and the exit status. Only the process that reports (rank 0, or the only one)
+ * prints, except its own errors. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdio.h>
@@ -40,9 +40,12 @@ static void ui_plan(void *user, const tw_survey_report *r) {
             "or not shot files): they will be replaced\n", r->foreign);
 }
 
-/* After the job passed every check (a refused job removes nothing, and says nothing of it). */
-static void ui_cleaned(void *user, const tw_survey_report *r) {
+/* After the job passed every check (a refused job removes nothing, and says nothing of it): its
+ * warnings, once for the whole survey, in the words of `check` and of a single run (with -q too,
+ * as a single run: what it warns of must be said), then what went. */
+static void ui_passed(void *user, const tw_survey_report *r) {
   const survey_ui *u = user;
+  for (int i = 0; i < r->nwarn; i++) fprintf(stderr, "torrewave: warning: %s\n", r->warn[i]);
   if (!u->quiet && r->stale_removed)
     fprintf(stderr, "torrewave: removed %ld temporary files of an interrupted run\n", r->stale_removed);
 }
@@ -153,7 +156,7 @@ static void summary(const tw_survey_report *r, const tw_job_args *a) {
 int tw_app_run_survey(const tw_job_args *a, tw_job *job, volatile sig_atomic_t *stop) {
   survey_ui u = {isatty(STDERR_FILENO), a->quiet, a->verbose, 0.0, 0, job, stop};
   const tw_survey_opts opts = {a->shots, a->force, a->output, a->workers};
-  const tw_survey_hooks hooks = {ui_plan, ui_cleaned, ui_progress, ui_stop, &u};
+  const tw_survey_hooks hooks = {ui_plan, ui_passed, ui_progress, ui_stop, &u};
   tw_survey_report rep;
   tw_error err = {0};
   const tw_status st = tw_survey_run(job, &opts, &hooks, &rep, &err);

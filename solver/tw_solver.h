@@ -141,6 +141,11 @@ typedef struct tw_session tw_session;
 tw_status tw_medium_create(tw_job *job, tw_medium **out, tw_phases *ph, tw_error *err);
 void tw_medium_destroy(tw_medium *m);
 void tw_medium_range(const tw_medium *m, double *vmin, double *vmax);
+/* The warnings of the validation tw_medium_create made (what `check` prints for the job, and a
+ * single run says before it starts): their number, and warning i (NULL out of range). Nothing
+ * prints them here: the caller says them, once (a survey: rank 0, for all its shots and ranks). */
+int tw_medium_nwarn(const tw_medium *m);
+const char *tw_medium_warning(const tw_medium *m, int i);
 
 /* The first CUDA call on `device` from the calling thread (it creates the device's context: a
  * large part of a GPU run's set-up, so a run makes it while the model is being built). No-op

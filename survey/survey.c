@@ -424,11 +424,36 @@ static void stop_workers(survey *sv) {
 }
 
 /* Rank 0: what killed runs left goes (survey_clean), once nothing can refuse the job any more, and
- * the hook hears of it. */
+ * the hook hears of it and of the warnings (rep->warn). */
 static tw_status clean(survey *sv, tw_error *err) {
   const tw_status st = survey_clean(sv->rep, sv->todo, err);
-  if (!st && sv->hooks && sv->hooks->cleaned) sv->hooks->cleaned(sv->hooks->user, sv->rep);
+  if (!st && sv->hooks && sv->hooks->passed) sv->hooks->passed(sv->hooks->user, sv->rep);
   return st;
+}
+
+/* What each rank's medium said, gathered on rank 0: a refusal of the job itself (job_refused; the
+ * first rank's goes to all), and the validation's warnings (none where the medium failed). */
+typedef struct {
+  int code;
+  char msg[600];
+} job_refusal;
+typedef struct {
+  job_refusal refusal;
+  int nwarn;
+  char warn[TW_VALIDATE_MSGS][TW_ERROR_MSG];
+} medium_said;
+
+/* Rank 0: the ranks' warnings into rep->warn, each text once. Every rank validates the same job, so
+ * they say the same: once, not once per rank (as the shots share the medium: not once per shot). A
+ * rank whose medium failed (its host's memory, a file it cannot read) says none, so the others'
+ * still count. */
+static void gather_warnings(tw_survey_report *rep, const medium_said *all) {
+  for (int r = 0; r < rep->nranks; r++)
+    for (int i = 0; i < all[r].nwarn && rep->nwarn < TW_VALIDATE_MSGS; i++) {
+      int seen = 0;
+      for (int k = 0; k < rep->nwarn && !seen; k++) seen = strcmp(rep->warn[k], all[r].warn[i]) == 0;
+      if (!seen) snprintf(rep->warn[rep->nwarn++], sizeof rep->warn[0], "%s", all[r].warn[i]);
+    }
 }
 
 /* This rank's workers: started before the medium is built (their first CUDA call overlaps it),
@@ -464,19 +489,21 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
      * the host (its CPUs) must not leave the other ranks waiting in dispatch: the first rank's
      * reason goes to all. Other failures (a model file this host cannot read, its memory) leave
      * this rank's workers retired. */
-    typedef struct {
-      int code;
-      char msg[600];
-    } job_refusal;
-    job_refusal mine = {job_refused(ms) ? (int)ms : 0, ""}, all1 = mine;
-    if (mine.code) snprintf(mine.msg, sizeof mine.msg, "%.599s", e.msg);
-    job_refusal *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
+    medium_said mine;
+    memset(&mine, 0, sizeof mine);
+    mine.refusal.code = job_refused(ms) ? (int)ms : 0;
+    if (mine.refusal.code) snprintf(mine.refusal.msg, sizeof mine.refusal.msg, "%.599s", e.msg);
+    mine.nwarn = tw_medium_nwarn(sv->medium);
+    for (int i = 0; i < mine.nwarn; i++)
+      snprintf(mine.warn[i], sizeof mine.warn[i], "%s", tw_medium_warning(sv->medium, i));
+    medium_said *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
+    job_refusal all1 = {0, ""};
     if (sv->rep->root && !all) st = tw_error_set(err, TW_ENOMEM, "out of memory");
     if (!st) st = comm_gather(sv->comm, &mine, (int)sizeof mine, all, err);
     if (!st && sv->rep->root) {
-      all1.code = 0;
       for (int r = 0; r < sv->rep->nranks && !all1.code; r++)
-        if (all[r].code) all1 = all[r];
+        if (all[r].refusal.code) all1 = all[r].refusal;
+      if (!all1.code) gather_warnings(sv->rep, all); /* (a refused job: its error alone, as a single run) */
     }
     free(all);
     if (!st) st = comm_bcast(sv->comm, &all1, (int)sizeof all1, err);

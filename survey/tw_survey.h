@@ -79,12 +79,15 @@ typedef struct tw_survey_report {
   long selected;             /* by --shots */
   long complete;             /* of those, complete before this run (skipped) */
   long foreign;              /* of those, a file of another job or shot is in the way (rerun) */
-  long stale_removed;        /* temporary files of killed runs removed (the cleaned hook) */
+  long stale_removed;        /* temporary files of killed runs removed (the passed hook) */
   long to_run, done, failed, not_run;   /* not_run: no worker left, or stopped first */
   int stopped;               /* a signal stopped the survey */
   tw_phases setup;           /* this process: model, medium; the wait for the workers' sessions */
   double wall_s;
   /* root only: */
+  int nwarn;                 /* the job validation's warnings (what `check` prints), each once: those
+                                of every rank's medium (the passed hook; none when nothing ran) */
+  char warn[TW_VALIDATE_MSGS][TW_ERROR_MSG];
   tw_survey_shot *shots;     /* [nresults], in the order they finished */
   long nresults;
   tw_survey_worker *workers; /* [nworkers] */
@@ -97,8 +100,10 @@ typedef struct tw_survey_hooks {
   /* Rank 0, once the plan is made (counts and hash in rep) and before any shot runs. */
   void (*plan)(void *user, const tw_survey_report *rep);
   /* Rank 0, once the job has passed every check that can refuse it and before any shot runs: the
-   * temporary files of killed runs were removed (rep->stale_removed of them, maybe 0). */
-  void (*cleaned)(void *user, const tw_survey_report *rep);
+   * validation's warnings are in rep->warn (rep->nwarn, maybe 0: the job is said once, not per
+   * shot or rank), and the temporary files of killed runs were removed (rep->stale_removed of
+   * them, maybe 0). */
+  void (*passed)(void *user, const tw_survey_report *rep);
   /* Rank 0: after each finished shot (with it) and about once a second (shot NULL). */
   void (*progress)(void *user, const tw_survey_progress *p, const tw_survey_shot *shot);
   /* Any rank: non-zero to stop (no new shots; running shots stop at their next block, and leave

@@ -63,6 +63,8 @@ struct tw_medium {
   tw_problem *pb;            /* the medium: no shot tables */
   double vmin, vmax;
   tw_velocity *model;        /* the whole model, for output.model (every shot's file), else NULL */
+  int nwarn;                 /* tw_medium_create: its validation's warnings, for the caller to say */
+  char warn[TW_VALIDATE_MSGS][TW_ERROR_MSG];
 };
 
 /* The medium from a validated, finalized job and its model v (whole or compact; taken over: kept
@@ -98,8 +100,18 @@ tw_status tw_medium_create(tw_job *job, tw_medium **out, tw_phases *ph, tw_error
   tw_status st = tw_job_validate(job, NULL, TW_VALIDATE_RUN, &val, &v, err);
   tw_validation_free(&val);
   tw_phases_add(ph, "model (validation)", lap(&t));
-  return st ? st : medium_from(job, v, job->output_model, out, ph, err);
+  if (!st) st = medium_from(job, v, job->output_model, out, ph, err);
+  /* Its warnings stay with it: the caller says them once (a survey: once for all its shots and ranks). */
+  if (!st) {
+    (*out)->nwarn = val.nwarn;
+    memcpy((*out)->warn, val.warn, sizeof val.warn);
+  }
+  return st;
 }
+
+int tw_medium_nwarn(const tw_medium *m) { return m ? m->nwarn : 0; }
+
+const char *tw_medium_warning(const tw_medium *m, int i) { return m && i >= 0 && i < m->nwarn ? m->warn[i] : NULL; }
 
 void tw_medium_destroy(tw_medium *m) {
   if (!m) return;

@@ -389,7 +389,8 @@ static tw_status check_output(const tw_job *job, const char *output, tw_validati
 /* cpu-diamond under solver.device_memory: the plan its create will make (a window of W planes, a
  * height lowered to fit), so that `check` refuses the cap that `run` would, both before anything is
  * allocated, and names where the cap is given. */
-static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_validation *val, tw_error *err) {
+static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, const char *output, tw_validation *val,
+                                  tw_error *err) {
   if (strcmp(val->kernel, "cpu-diamond")) return TW_OK;
   tw_problem pb;
   int dts, nt, nt_default, W;
@@ -405,7 +406,9 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, tw_v
     return tw_error_prefix(err, "%s", tw_job_where(job, job->dm_where));
   }
   val->est.window_planes = W;
-  if (W && nt_default && mode == TW_VALIDATE_CHECK) /* (run's summary says it too) */
+  /* check says it; so does a single run's summary (the kernel's note), but not a survey's: its
+   * validation (tw_medium_create: no output, each shot has its own) warns for it */
+  if (W && nt_default && (mode == TW_VALIDATE_CHECK || !output))
     warn(val, "cpu-diamond lowers its tower height from %d to %d steps so that its window fits "
          "solver.device_memory", nt_default, nt);
   return TW_OK;
@@ -592,7 +595,7 @@ tw_status tw_job_validate(tw_job *job, const char *output, tw_validate_mode mode
   if (!st) st = check_sources(job, v->vmax, val, err);
   if (!st) st = check_surface(job, &val->est.grid, err);
   if (!st) st = check_output(job, output, val, err);
-  if (!st) st = check_cpu_window(job, mode, val, err);
+  if (!st) st = check_cpu_window(job, mode, output, val, err);
   if (!st && mode == TW_VALIDATE_RUN && val->nstale) { /* all passed: the temporaries go (the lock is held) */
     tw_output_stale_free(val->stale, val->nstale);
     val->stale = NULL, val->nstale = 0;

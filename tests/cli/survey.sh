@@ -12,7 +12,10 @@
 #      temporaries something no run writes, a folder, a link or a FIFO: refused with a single run's
 #      message, its advice a survey's (another directory, not output.file), and left, with that
 #      shot's other temporaries): reported with its index and reason, the other shots complete, exit
-#      status 3; fixed, a rerun runs those shots alone.
+#      status 3; fixed, a rerun runs those shots alone;
+#   4. the job validation's warnings (a source of amplitude 0, few points per wavelength, cpu-diamond's
+#      tower lowered for solver.device_memory): run says those `check` gives, in its words and order,
+#      each once (not per shot, worker or rank), with --workers 2, with -q and under mpirun -np 2.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -153,4 +156,24 @@ if [ $mpi = 1 ]; then
 fi
 expect 2 'takes a number 1..64' -- "$T" run survey.cfg --workers 0
 expect 1 'shot 9 does not exist: the job has 7 shots' -- "$T" run survey.cfg --shots 9
+echo "part 3 done (fail=$fail)"
+
+# ---------------------------------------------------------------- 4. the validation's warnings, once
+SV_WAVELET='wavelet = { type = "ricker"; frequency = 20.0; amplitude = 0.0; };'
+job warn.cfg cpu-diamond fixed 80
+dm=(--set 'solver.device_memory="900K"')
+"$T" check warn.cfg "${dm[@]}" > warn.check 2>&1
+want=$(sed -n 's/^warning: //p' warn.check)
+[[ "$want" == *"sources[0].wavelet.amplitude = 0: that source radiates nothing"* &&
+   "$want" == *"points per wavelength"* && "$want" == *"cpu-diamond lowers its tower height"* ]] ||
+  { echo "FAIL: check does not give the three warnings the runs are compared with:"; cat warn.check; fail=1; }
+warned() { # warned DIR COMMAND...: the survey into DIR runs its 7 shots, and says check's warnings, each once
+  local dir=$1; shift
+  "$@" > "$dir.out" 2>&1 || { echo "FAIL: $dir: status $?"; cat "$dir.out"; fail=1; }
+  [ "$(sed -n 's/^torrewave: warning: //p' "$dir.out")" = "$want" ] && [ "$(ls "$dir"/shot-0000?.h5 | wc -l)" = 7 ] ||
+    { echo "FAIL: $dir: not check's warnings, each once (or not 7 shot files: $(ls "$dir")):"; cat "$dir.out"; fail=1; }
+}
+warned warn-workers "$T" run warn.cfg -o warn-workers --workers 2 "${dm[@]}"
+warned warn-quiet "$T" run warn.cfg -q -o warn-quiet "${dm[@]}"
+if [ $mpi = 1 ]; then warned warn-mpi mpirun -np 2 "$T" run warn.cfg -o warn-mpi "${dm[@]}"; fi
 exit $fail
