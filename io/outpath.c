@@ -21,7 +21,7 @@
  *     so are the others: every name is checked before any is removed.
  * Just before a run publishes (output.c), the names it publishes are checked again under the same
  * rules (tw_output_check_publish): what came under them while it computed is refused and stays,
- * and the result stays under its temporary name.
+ * and the result is kept as OUT.kept-PID.h5 (output.c: kept_name), a name no clean-up here removes.
  * Refusals end with what to do instead: another output name for a single run, another directory
  * for a survey's shot file (tw_output_role).
  * Library code: nothing here prints; the app says what was removed. */
@@ -233,7 +233,8 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
 }
 
 /* Characters the longest name derived from an output's adds to it: its sidecar's or SEG-Y file's
- * temporary, "<stem>.xdmf.part-<pid>" (pids up to 7 digits), or a default checkpoint's journal. */
+ * temporary, "<stem>.xdmf.part-<pid>" (pids up to 7 digits), a default checkpoint's journal, or a
+ * refused result's kept sidecar, "<stem>.kept-<pid>-9.xdmf" (output.c: kept_name). */
 #define DERIVED_EXTRA 20
 
 /* A name at all, not a folder's (what: "output", ...; how: where the name is given), and short

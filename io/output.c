@@ -2,7 +2,8 @@
  *
  * The file is written under "<path>.part-<pid>" and renamed to <path> only in tw_output_close,
  * after HDF5 has closed it and the data is on disk (fsync): a crash or an error never leaves a
- * file under the final name that looks finished. tw_output_abort deletes the temporary file.
+ * file under the final name that looks finished. tw_output_abort deletes the temporary file. A
+ * complete file whose names are refused at close is kept as "<stem>.kept-<pid>.h5" (keep_result).
  *
  * Layout (every group/dataset below is created in tw_output_create, filled as the run goes):
  *   /                  attributes: program, version, job, job_file, kernel, n, d, origin, dt, steps,
@@ -861,9 +862,10 @@ tw_status tw_io_publish(const char *temp, const char *path, tw_error *err) {
   return TW_OK;
 }
 
-/* The XDMF sidecar lists the snapshots that were written; none written → no sidecar. It is written
- * to "<sidecar>.part-<pid>" (*temp, malloc'd) before the .h5 is published; NULL when none. */
-static tw_status sidecar_prepare(tw_output *o, char **temp, tw_error *err) {
+/* The XDMF sidecar lists the snapshots that were written; none written → no sidecar. It describes
+ * the .h5 named h5path (o->path, or a refused result's kept name) and is written to the output's
+ * "<sidecar>.part-<pid>" (*temp, malloc'd) before the .h5 is published; NULL when none. */
+static tw_status sidecar_prepare(tw_output *o, const char *h5path, char **temp, tw_error *err) {
   *temp = NULL;
   int count = 0;
   for (int s = 0; s < o->nsnap; s++) count += o->snap_step[s] >= 0;
@@ -879,7 +881,7 @@ static tw_status sidecar_prepare(tw_output *o, char **temp, tw_error *err) {
     int c = 0;
     for (int s = 0; s < o->nsnap; s++)
       if (o->snap_step[s] >= 0) step[c] = o->snap_step[s], time[c] = (double)o->snap_step[s] * o->dt, c++;
-    tw_xdmf_desc xd = {o->path,
+    tw_xdmf_desc xd = {h5path,
                        {o->snap_n[0], o->snap_n[1], o->snap_n[2]},
                        {o->snap_origin[0], o->snap_origin[1], o->snap_origin[2]},
                        {o->snap_spacing[0], o->snap_spacing[1], o->snap_spacing[2]},
@@ -905,7 +907,7 @@ static tw_status sidecar_prepare(tw_output *o, char **temp, tw_error *err) {
 static tw_status publish_pair(tw_output *o, tw_error *err) {
   char *xtemp = NULL;
   tw_error xerr = {0};
-  const tw_status xst = sidecar_prepare(o, &xtemp, &xerr);
+  const tw_status xst = sidecar_prepare(o, o->path, &xtemp, &xerr);
   char *xpath = tw_xdmf_path(o->path);
   if (xpath && (xst || !xtemp)) tw_xdmf_remove_stale(o->path);
   else if (xpath) unlink(xpath);
@@ -944,6 +946,88 @@ static tw_status write_segy(tw_output *o, tw_error *err) {
   return st;
 }
 
+/* ---------------------------------------------------------------- a refused result, kept */
+
+/* The file at `from` under the new name `to`, never replacing what is there: link(2) refuses a name
+ * that exists (then `from` goes; should that fail, the file has both names, kept all the same); a
+ * file system without hard links gets rename(2), lstat having found the name free a moment before.
+ * 0, or −1 with errno (EEXIST: the name is taken). */
+static int move_to_new(const char *from, const char *to) {
+  if (link(from, to) == 0) {
+    unlink(from);
+    return 0;
+  }
+  if (errno == EEXIST) return -1;
+  struct stat ls;
+  if (lstat(to, &ls) == 0) {
+    errno = EEXIST;
+    return -1;
+  }
+  return rename(from, to);
+}
+
+/* The name a refused result is kept under, beside the output: "<stem>.kept-<pid><ext>" for
+ * "<stem><ext>" (tw_sibling_path's stem and HDF5 extension: "o.h5" -> "o.kept-123.h5"); its sidecar
+ * and SEG-Y file are named after it as always ("o.kept-123.xdmf", "o.kept-123.sgy"), so that the
+ * sidecar, which names its .h5 by its base name, and `torrewave export` go with it. No clean-up
+ * removes such a name: they remove "<name>.part-<pid>" and "<name>.check-<pid>" of an output's own
+ * names only (outpath.c: tw_output_stale; survey/plan.c). n > 1, for a pid that recurs while an
+ * earlier result of its number is still kept: "<stem>.kept-<pid>-<n>", n up to 9, so that each
+ * name stays within what outpath.c's check_name allows an output's derived names (".kept-", 7
+ * digits, "-9", ".xdmf": 20 characters). malloc'd; NULL when out of memory. */
+static char *kept_name(const char *path, int n) {
+  char *stem = tw_sibling_path(path, "");
+  char *k = stem ? malloc(strlen(path) + 40) : NULL;
+  if (k && n > 1) sprintf(k, "%s.kept-%ld-%d%s", stem, (long)getpid(), n, path + strlen(stem));
+  else if (k) sprintf(k, "%s.kept-%ld%s", stem, (long)getpid(), path + strlen(stem));
+  free(stem);
+  return k;
+}
+
+/* A complete result whose names were refused at close: the .h5 (o->temp, closed) moved to the first
+ * kept name whose .h5, sidecar and SEG-Y names are all free, and, as publishing would have, its
+ * XDMF sidecar (snapshots written) and, with output.segy, its SEG-Y file written for that name
+ * (the sidecar through the output's own temporary, the SEG-Y file as `torrewave export` writes it).
+ * Returns the kept .h5's name (malloc'd) with what became of the others in side[] (", its XDMF
+ * sidecar as '...'", ", without its SEG-Y file (why)"), or NULL with errno when the .h5 could not
+ * be moved: it stays as o->temp. */
+static char *keep_result(tw_output *o, char *side, size_t len) {
+  char *h5 = NULL, *xdmf = NULL, *sgy = NULL;
+  int moved = 0, e = 0;
+  side[0] = '\0';
+  for (int n = 1; n <= 9 && !moved; n++) {
+    free(h5), free(xdmf), free(sgy);
+    h5 = kept_name(o->path, n);
+    xdmf = h5 ? tw_xdmf_path(h5) : NULL;
+    sgy = h5 ? tw_segy_path(h5) : NULL;
+    struct stat ls;
+    if (!xdmf || !sgy) e = ENOMEM;
+    else if (lstat(h5, &ls) == 0 || lstat(xdmf, &ls) == 0 || lstat(sgy, &ls) == 0) e = EEXIST; /* an earlier one's */
+    else if (!(moved = move_to_new(o->temp, h5) == 0)) e = errno;
+    if (e != EEXIST && !moved) break;
+  }
+  char *xtemp = NULL;
+  tw_error xe = {0};
+  size_t l = 0;
+  if (moved && sidecar_prepare(o, h5, &xtemp, &xe))
+    l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (%.400s)", xe.msg);
+  else if (xtemp && move_to_new(xtemp, xdmf) != 0)
+    l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (cannot name it '%s': %s)", xdmf,
+                          strerror(errno));
+  else if (xtemp)
+    l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", xdmf);
+  if (xtemp) unlink(xtemp); /* (moved: gone already; else a temporary of no use) */
+  tw_error se = {0};
+  if (moved && o->segy && l < len && tw_segy_export(h5, sgy, &se))
+    snprintf(side + l, len - l, ", without its SEG-Y file (%.400s; `torrewave export` writes it from the kept file)",
+             se.msg);
+  else if (moved && o->segy && l < len)
+    snprintf(side + l, len - l, ", its SEG-Y file as '%s'", sgy);
+  free(xtemp), free(xdmf), free(sgy);
+  if (!moved) free(h5), errno = e;
+  return moved ? h5 : NULL;
+}
+
 static void free_output(tw_output *o) {
   free(o->tbuf);
   free(o->slab);
@@ -966,16 +1050,25 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
   }
   /* The names under the start's rules again, before anything is renamed or removed (the old SEG-Y
    * file, the old sidecar): what came under one while the run computed (a folder, a link, a FIFO,
-   * one of the job's inputs) stays, and so does the complete result, under its temporary name. */
+   * one of the job's inputs) stays, and the complete result is kept under names of its own, which
+   * no later run removes (its temporary's would be: the next run onto the output removes it as a
+   * killed run's). */
   if ((st = tw_output_check_publish(o->path, o->job, o->role, err))) {
-    char why[TW_ERROR_MSG];
+    char why[TW_ERROR_MSG], side[TW_ERROR_MSG];
     snprintf(why, sizeof why, "%s", err->msg);
-    const int side = o->nsnap > 0;
-    tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
-                 "(something came under them while it ran): %s; nothing was published: the result is kept as '%s'%s%s%s%s (move it where you want it: the "
-                 "next run onto '%s' removes it as a killed run's temporary)", o->path, why, o->temp,
-                 side || o->segy ? ", without its " : "", side ? "XDMF sidecar" : "", side && o->segy ? " and " : "",
-                 o->segy ? "SEG-Y file" : "", o->path);
+    char *kept = keep_result(o, side, sizeof side);
+    if (kept)
+      tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
+                   "(something came under them while it ran): %s; nothing was published: the result is kept as "
+                   "'%s'%s (no later run removes what is kept: move it where you want it)", o->path, why, kept,
+                   side);
+    else
+      tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
+                   "(something came under them while it ran): %s; nothing was published: the result stays as '%s' "
+                   "(it could not be kept under a name of its own: %s; move it where you want it: the next run "
+                   "onto '%s' removes it as a killed run's temporary)", o->path, why, o->temp, strerror(errno),
+                   o->path);
+    free(kept);
     free_output(o); /* (the file is closed: free_output leaves it) */
     return st;
   }

@@ -306,8 +306,9 @@ tw_status tw_output_set_attr_doubles(tw_output *o, const char *name, int count, 
 /* Flush, close, rename to the final name, write the XDMF sidecar and, when the job asks for it
  * (output.segy), the SEG-Y file beside it (tw_segy_export). Before the first rename the names are
  * checked again (tw_output_check_publish): when something came under one while the run computed,
- * nothing is renamed or removed, the complete file stays under its temporary name and the error
- * names it. Frees o. */
+ * nothing is renamed or removed, the complete file is kept as "<stem>.kept-<pid>.h5" with its
+ * sidecar and SEG-Y file named after it (names no clean-up removes), and the error names them.
+ * Frees o. */
 tw_status tw_output_close(tw_output *o, tw_error *err);
 /* Close and delete the temporary file: nothing is left under the final name. Frees o. */
 void tw_output_abort(tw_output *o);

@@ -159,28 +159,58 @@ rm -rf late
 # 2e. What comes under the output's names while the run computes (the start's check passed) is
 #     refused as at the start, just before publishing, and stays: here a folder, a second name of the
 #     job file (an input) and a link as the sidecar, each made while the run is held after its first
-#     checkpoint (TW_CHECKPOINT_PAUSE); the complete result stays under its temporary name, which the
-#     error names (before: the folder made the rename fail and the result was deleted; the job
-#     file's name and the link were replaced).
-during() { # during PATTERN COMMAND...: run job.cfg onto during/o.h5, COMMAND while it runs; it must fail so
-  local pat=$1 pid; shift
+#     checkpoint (TW_CHECKPOINT_PAUSE); the complete result is kept as o.kept-PID.h5 with its sidecar
+#     o.kept-PID.xdmf (which names that .h5) and, with output.segy, o.kept-PID.sgy, all named by the
+#     error; where a name of those is taken (a pid that recurs: the run is exec'd by a shell that made
+#     one first), as o.kept-PID-2.*, and what was there stays. Then, the obstacle gone, a run onto
+#     during/o.h5 succeeds and what was kept stays, readable (before: the folder made the rename fail
+#     and the result was deleted; the job file's name and the link were replaced; then the result was
+#     kept as o.h5.part-PID, without its sidecar, and the next run onto o.h5 removed it as a killed
+#     run's temporary).
+# during PATTERN STAYS UNDO COMMAND...: run job.cfg onto during/o.h5 (with $earlier, an earlier kept
+# file o.kept-PID.$earlier there first), COMMAND while it runs: it must fail with PATTERN, keep the
+# result and leave what COMMAND made (the test STAYS); then, after UNDO, a run onto during/o.h5 must
+# succeed and leave every kept file as it was
+during() {
+  local pat=$1 stays=$2 undo=$3 pid; shift 3
   rm -rf during && mkdir during && echo keep > during/target
-  TW_CHECKPOINT_PAUSE=1 "$T" run job.cfg -q -o during/o.h5 --set 'checkpoint={every=20;}' > during.log 2>&1 &
+  ( [ -z "$earlier" ] || echo earlier > "during/o.kept-$BASHPID.$earlier"
+    export TW_CHECKPOINT_PAUSE=1
+    exec "$T" run job.cfg -q -o during/o.h5 --set 'checkpoint={every=20;}' "${segy[@]}" ) > during.log 2>&1 &
   pid=$!
   for _ in $(seq 200); do [ -e during/o.h5.ckpt ] && break; sleep 0.05; done
   "$@"
   wait $pid; local st=$?
-  pat="^torrewave: error: output 'during/o\.h5': the run is complete, but its names no longer pass the start's check \(something came under them while it ran\): $pat.*; nothing was published: the result is kept as 'during/o\.h5\.part-$pid', without its XDMF sidecar"
-  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "during/o.h5.part-$pid/receivers/traces" > /dev/null &&
-     [ "$(cat during/target)" = keep ] && ! ls during/o.xdmf.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
+  local k="o.kept-$pid${earlier:+-2}" sgy=""
+  local re=${k//./\\.} # (k as a regular expression)
+  [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as 'during/$re\.sgy'"
+  pat="^torrewave: error: output 'during/o\.h5': the run is complete, but its names no longer pass the start's check \(something came under them while it ran\): $pat.*; nothing was published: the result is kept as 'during/$re\.h5', its XDMF sidecar as 'during/$re\.xdmf'$sgy \(no later run removes what is kept"
+  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "during/$k.h5/receivers/traces" > /dev/null &&
+     grep -q "in $re\.h5;" "during/$k.xdmf" && ! grep -q '>o\.h5:' "during/$k.xdmf" &&
+     [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "during/$k.xdmf")" = 3 ] &&
+     { [ ${#segy[@]} = 0 ] || [ -s "during/$k.sgy" ]; } && [ "$(cat during/target)" = keep ] &&
+     { [ -z "$earlier" ] || [ "$(cat "during/o.kept-$pid.$earlier")" = earlier ]; } &&
+     ! ls during/*.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
   else echo "FAIL: status $st, the result not kept or a file changed: $(ls -l during)"; cat during.log; fail=1; fi
+  eval "$stays" || { echo "FAIL: what came under the names did not stay ($stays): $(ls -l during)"; fail=1; }
+  # with it gone, the next run onto during/o.h5: published, and the kept files stay
+  local kept; kept=$(cd during && md5sum o.kept-*)
+  eval "$undo"
+  "$T" run job.cfg -q -o during/o.h5 "${segy[@]}" > again.log 2>&1 && [ -f during/o.h5 ] &&
+    [ "$(cd during && md5sum o.kept-*)" = "$kept" ] && [ -f "during/$k.h5" ] &&
+    h5ls "during/$k.h5/receivers/traces" > /dev/null && h5ls "during/$k.h5/snapshots" > /dev/null ||
+    { echo "FAIL: the next run onto during/o.h5 failed, or a kept file went or changed: $(ls during)"; cat again.log
+      fail=1; }
 }
-during "output 'during/o\.h5' is a directory: refusing to replace it" mkdir during/o.h5
-[ -d during/o.h5 ] || { echo "FAIL: the folder went"; fail=1; }
-during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwrite an input of the job" ln job.cfg during/o.h5
-[ during/o.h5 -ef job.cfg ] || { echo "FAIL: the job file's second name was replaced"; fail=1; }
-during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" ln -s target during/o.xdmf
-[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] || { echo "FAIL: the link was replaced, or the .h5 published"; fail=1; }
+segy=() earlier=""
+during "output 'during/o\.h5' is a directory: refusing to replace it" '[ -d during/o.h5 ]' 'rmdir during/o.h5' \
+  mkdir during/o.h5
+during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwrite an input of the job" \
+  '[ during/o.h5 -ef job.cfg ]' 'rm during/o.h5' ln job.cfg during/o.h5
+segy=(--set output.segy=true --set time.dt=0.002) earlier=xdmf # (SEG-Y: a sample interval of whole microseconds)
+during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" \
+  '[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] && [ ! -e during/o.sgy ]' 'rm during/o.xdmf' ln -s target during/o.xdmf
+md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 rm -rf during
 
 # 3. check's figures: dt against the stability limit and c dt / d, the run-time estimate, the
