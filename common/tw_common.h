@@ -40,7 +40,9 @@ typedef enum {
   TW_STATUS_COUNT
 } tw_status;
 
-#define TW_ERROR_MSG 1024
+/* A message's bytes: room for two or three full paths of a cluster's file systems beside the
+ * reason (a refused publish names the output, where its result is kept and its checkpoint). */
+#define TW_ERROR_MSG 2048
 typedef struct tw_error {
   tw_status code;
   char msg[TW_ERROR_MSG];

@@ -1057,17 +1057,19 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
     char why[TW_ERROR_MSG], side[TW_ERROR_MSG];
     snprintf(why, sizeof why, "%s", err->msg);
     char *kept = keep_result(o, side, sizeof side);
+    /* Where the result is comes first and the reason last, cut short: a message has a fixed size (a
+     * survey shot's too), and what the caller appends (the kept checkpoint) must still fit. */
     if (kept)
-      tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
-                   "(something came under them while it ran): %s; nothing was published: the result is kept as "
-                   "'%s'%s (no later run removes what is kept: move it where you want it)", o->path, why, kept,
-                   side);
+      tw_error_set(err, st, "output '%s': the run is complete, but nothing was published: the result is kept as "
+                   "'%s'%s (no later run removes what is kept: move it where you want it); its names no longer "
+                   "pass the start's check (something came under them while it ran): %.400s", o->path, kept, side,
+                   why);
     else
-      tw_error_set(err, st, "output '%s': the run is complete, but its names no longer pass the start's check "
-                   "(something came under them while it ran): %s; nothing was published: the result stays as '%s' "
+      tw_error_set(err, st, "output '%s': the run is complete, but nothing was published: the result stays as '%s' "
                    "(it could not be kept under a name of its own: %s; move it where you want it: the next run "
-                   "onto '%s' removes it as a killed run's temporary)", o->path, why, o->temp, strerror(errno),
-                   o->path);
+                   "onto '%s' removes it as a killed run's temporary); its names no longer pass the start's check "
+                   "(something came under them while it ran): %.400s", o->path, o->temp, strerror(errno), o->path,
+                   why);
     free(kept);
     free_output(o); /* (the file is closed: free_output leaves it) */
     return st;

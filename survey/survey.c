@@ -125,7 +125,7 @@ static void run_one(worker *w, long index, int check_temps) {
   }
   if (!r->status) r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
   tw_output_lock_release(lock);
-  if (r->status) snprintf(r->msg, sizeof r->msg, "%.399s", e.msg);
+  if (r->status) snprintf(r->msg, sizeof r->msg, "%s", e.msg);
   r->wall_s = rr.wall_s, r->compute_s = rr.compute_s;
   r->tables_s = tw_phases_get(&rr.phases, "shot tables");
   r->open_s = tw_phases_get(&rr.phases, "output open");

@@ -43,7 +43,7 @@ typedef struct tw_survey_shot {
   long index;
   double pos[3];
   tw_status status;          /* TW_OK; TW_EINTR: stopped by a signal; else why it failed */
-  char msg[400];
+  char msg[TW_ERROR_MSG];   /* why it failed (the library's whole message: it may name a kept result) */
   int rank, worker, device;  /* who ran it (device −1: a CPU kernel) */
   double wall_s, compute_s;  /* the whole shot; its kernel's advance calls */
   double tables_s, open_s, loop_s, close_s;  /* its phases: tables and reset, output open, time

@@ -173,36 +173,36 @@ rm -rf late
 # succeed and leave every kept file as it was
 during() {
   local pat=$1 stays=$2 undo=$3 pid; shift 3
-  rm -rf during && mkdir during && echo keep > during/target
-  ( [ -z "$earlier" ] || echo earlier > "during/o.kept-$BASHPID.$earlier"
+  rm -rf "$D" && mkdir -p "$D" && echo keep > "$D/target"
+  ( [ -z "$earlier" ] || echo earlier > "$D/o.kept-$BASHPID.$earlier"
     export TW_CHECKPOINT_PAUSE=1
-    exec "$T" run job.cfg -q -o during/o.h5 --set 'checkpoint={every=20;}' "${segy[@]}" ) > during.log 2>&1 &
+    exec "$T" run job.cfg -q -o "$D/o.h5" --set 'checkpoint={every=20;}' "${segy[@]}" ) > during.log 2>&1 &
   pid=$!
-  for _ in $(seq 200); do [ -e during/o.h5.ckpt ] && break; sleep 0.05; done
+  for _ in $(seq 200); do [ -e "$D/o.h5".ckpt ] && break; sleep 0.05; done
   "$@"
   wait $pid; local st=$?
   local k="o.kept-$pid${earlier:+-2}" sgy=""
-  local re=${k//./\\.} # (k as a regular expression)
-  [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as 'during/$re\.sgy'"
-  pat="^torrewave: error: output 'during/o\.h5': the run is complete, but its names no longer pass the start's check \(something came under them while it ran\): $pat.*; nothing was published: the result is kept as 'during/$re\.h5', its XDMF sidecar as 'during/$re\.xdmf'$sgy \(no later run removes what is kept"
-  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "during/$k.h5/receivers/traces" > /dev/null &&
-     grep -q "in $re\.h5;" "during/$k.xdmf" && ! grep -q '>o\.h5:' "during/$k.xdmf" &&
-     [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "during/$k.xdmf")" = 3 ] &&
-     { [ ${#segy[@]} = 0 ] || [ -s "during/$k.sgy" ]; } && [ "$(cat during/target)" = keep ] &&
-     { [ -z "$earlier" ] || [ "$(cat "during/o.kept-$pid.$earlier")" = earlier ]; } &&
-     ! ls during/*.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
-  else echo "FAIL: status $st, the result not kept or a file changed: $(ls -l during)"; cat during.log; fail=1; fi
-  eval "$stays" || { echo "FAIL: what came under the names did not stay ($stays): $(ls -l during)"; fail=1; }
-  # with it gone, the next run onto during/o.h5: published, and the kept files stay
-  local kept; kept=$(cd during && md5sum o.kept-*)
+  local re=${k//./\\.} dre=${D//./\\.} # (k and D as regular expressions)
+  [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as '$dre/$re\.sgy'"
+  pat="^torrewave: error: output '$dre/o\.h5': the run is complete, but nothing was published: the result is kept as '$dre/$re\.h5', its XDMF sidecar as '$dre/$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/o\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
+  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "$D/$k.h5/receivers/traces" > /dev/null &&
+     grep -q "in $re\.h5;" "$D/$k.xdmf" && ! grep -q '>o\.h5:' "$D/$k.xdmf" &&
+     [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "$D/$k.xdmf")" = 3 ] &&
+     { [ ${#segy[@]} = 0 ] || [ -s "$D/$k.sgy" ]; } && [ "$(cat "$D/target")" = keep ] &&
+     { [ -z "$earlier" ] || [ "$(cat "$D/o.kept-$pid.$earlier")" = earlier ]; } &&
+     ! ls "$D"/*.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
+  else echo "FAIL: status $st, the result not kept or a file changed: $(ls -l "$D")"; cat during.log; fail=1; fi
+  eval "$stays" || { echo "FAIL: what came under the names did not stay ($stays): $(ls -l "$D")"; fail=1; }
+  # with it gone, the next run onto $D/o.h5: published, and the kept files stay
+  local kept; kept=$(cd "$D" && md5sum o.kept-*)
   eval "$undo"
-  "$T" run job.cfg -q -o during/o.h5 "${segy[@]}" > again.log 2>&1 && [ -f during/o.h5 ] &&
-    [ "$(cd during && md5sum o.kept-*)" = "$kept" ] && [ -f "during/$k.h5" ] &&
-    h5ls "during/$k.h5/receivers/traces" > /dev/null && h5ls "during/$k.h5/snapshots" > /dev/null ||
-    { echo "FAIL: the next run onto during/o.h5 failed, or a kept file went or changed: $(ls during)"; cat again.log
+  "$T" run job.cfg -q -o "$D/o.h5" "${segy[@]}" > again.log 2>&1 && [ -f "$D/o.h5" ] &&
+    [ "$(cd "$D" && md5sum o.kept-*)" = "$kept" ] && [ -f "$D/$k.h5" ] &&
+    h5ls "$D/$k.h5/receivers/traces" > /dev/null && h5ls "$D/$k.h5/snapshots" > /dev/null ||
+    { echo "FAIL: the next run onto '$D/o.h5' failed, or a kept file went or changed: $(ls "$D")"; cat again.log
       fail=1; }
 }
-segy=() earlier=""
+D=during segy=() earlier=""
 during "output 'during/o\.h5' is a directory: refusing to replace it" '[ -d during/o.h5 ]' 'rmdir during/o.h5' \
   mkdir during/o.h5
 during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwrite an input of the job" \
@@ -210,6 +210,11 @@ during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwr
 segy=(--set output.segy=true --set time.dt=0.002) earlier=xdmf # (SEG-Y: a sample interval of whole microseconds)
 during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" \
   '[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] && [ ! -e during/o.sgy ]' 'rm during/o.xdmf' ln -s target during/o.xdmf
+# ... in a folder of a long name, as on a cluster's file systems: the message names where the result
+# is kept in full, and the kept checkpoint after it (review, session 19: with 145 characters of
+# folder the reason, which came first, pushed the kept name out of the message's 1024 bytes)
+D=during/project-campaign-2026/iteration-07-with-absorbing-layers-and-free-surface/$(printf 'x%.0s' $(seq 60)) segy=() earlier=""
+during "output '.*/o\.h5' is a directory: refusing to replace it" '[ -d "$D/o.h5" ]' 'rmdir "$D/o.h5"' mkdir "$D/o.h5"
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 rm -rf during
 
