@@ -495,14 +495,13 @@ tw_status tw_output_remove_parts(const char *path, int (*ours)(const char *path)
     sprintf(pre, "%s.part-", tw_base_of(path));
     st = gone_names(dir, &pre, 1, &all, &pids, &n, err);
   }
-  /* all is reused for what went: a name not removed is dropped from it, never touched */
+  /* all is reused for what went: a name not removed is dropped from it, never touched. Only this
+   * user's files go (another user's killed writer in a shared folder is theirs to clear), and one
+   * that cannot be removed stays: the clean-up is a courtesy, never a reason to refuse the work. */
   for (int i = 0; i < n; i++) {
     struct stat ls;
-    const int go = !st && lstat(all[i], &ls) == 0 && S_ISREG(ls.st_mode) && ours(all[i]);
-    if (go && unlink(all[i]) != 0 && errno != ENOENT)
-      st = tw_error_set(err, TW_EIO, "'%s': cannot remove '%s', left by an earlier run (process %ld, gone): %s", path,
-                        all[i], pids[i], strerror(errno));
-    if (go && !st) all[(*count)++] = all[i];
+    const int go = !st && lstat(all[i], &ls) == 0 && S_ISREG(ls.st_mode) && ls.st_uid == geteuid() && ours(all[i]);
+    if (go && unlink(all[i]) == 0) all[(*count)++] = all[i];
     else free(all[i]);
   }
   *names = all;

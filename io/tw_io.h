@@ -370,10 +370,10 @@ tw_status tw_output_stale(const char *path, int remove, tw_output_role role, cha
                           tw_error *err);
 void tw_output_stale_free(char **names, int count);
 /* For a file written as tw_io_temp_name says (bench --json): its temporaries "<path>.part-PID"
- * whose process is gone and that ours accepts (regular files, what a killed writer of that file
- * left), removed; *names lists them (tw_output_stale_free), also after an error (those that went
- * before it). Anything else under such a name stays, untouched: a live process's, a link, a
- * folder, a file ours refuses. */
+ * whose process is gone, that this user owns and that ours accepts (regular files, what a killed
+ * writer of that file left), removed; *names lists them (tw_output_stale_free). Anything else
+ * under such a name stays, untouched: a live process's, another user's, a link, a folder, a file
+ * ours refuses, one that cannot be removed. An error only when out of memory. */
 tw_status tw_output_remove_parts(const char *path, int (*ours)(const char *path), char ***names, int *count,
                                  tw_error *err);
 
