@@ -171,30 +171,52 @@ static tw_status check_shared_cells(const tw_job *job, double c2dt2, tw_error *e
 
 /* Source i's wavelet is zero at every step of the run, as the run samples it: it radiates nothing,
  * which the run would not say. A warning, as for amplitude = 0 (settings_warnings, which says it
- * already), not a refusal: such a job is valid, only useless. A file: its span (wavelet_samples)
- * against the run's window. */
+ * already), not a refusal: such a job is valid, only useless. The advice follows the cause: a Ricker
+ * whose pulse (delay ± 2 periods) misses the run's window is delayed wrongly, one whose pulse is in it
+ * has an amplitude that underflows float32; a file holds only zeros, or non-zero samples within the
+ * run's time that underflow, or samples outside it (its span, wavelet_samples, against the window). */
 static void silent_source(const tw_job *job, int i, const double span[4], tw_validation *val) {
   const tw_wavelet_spec *w = &job->sources[i].wavelet;
-  char a[32], b[32], c[32], d[32], end[32], nz[96] = " (all zero)";
+  char a[32], b[32], c[32], d[32], end[32], run[160], nz[96] = " (all zero)";
   const char *all = job->nsources == 1 ? " (every trace and snapshot will be zero)" : "";
-  snprintf(end, sizeof end, "%.6g", (double)job->steps * job->dt);
+  const double t_end = (double)job->steps * job->dt;
+  snprintf(end, sizeof end, "%.6g", t_end);
+  snprintf(run, sizeof run, "t = 0 .. %s s (%ld steps of %g s)", end, job->steps, job->dt);
+  const char *where = tw_job_where(job, w->where);
   if (w->type == TW_WAVELET_RICKER) {
-    if (w->amplitude != 0.0)
+    if (w->amplitude == 0.0) return;
+    if (w->delay - 2.0 / w->frequency <= t_end && w->delay + 2.0 / w->frequency >= 0.0)
+      warn(val, "%s: sources[%d].wavelet: the Ricker wavelet of %g Hz delayed %s s, amplitude %g, is zero in float32 "
+           "at every step of the run, %s: the run reaches its pulse (the delay ± 2 periods), but its values there "
+           "underflow; that source radiates nothing%s; allowed: a larger amplitude", where, i, w->frequency, num(a, sizeof a, w->delay),
+           w->amplitude, run, all);
+    else
       warn(val, "%s: sources[%d].wavelet: the Ricker wavelet of %g Hz delayed %s s is zero (in float32) at every "
-           "step of the run, t = 0 .. %s s (%ld steps of %g s): that source radiates nothing%s; allowed: a delay "
-           "within the run", tw_job_where(job, w->where), i, w->frequency, num(a, sizeof a, w->delay), end,
-           job->steps, job->dt, all);
+           "step of the run, %s: that source radiates nothing%s; allowed: a delay within the run", where, i,
+           w->frequency, num(a, sizeof a, w->delay), run, all);
     return;
   }
-  if (span[2] <= span[3] && (span[2] != span[0] || span[3] != span[1]))
+  const int any = span[2] <= span[3]; /* a non-zero sample */
+  if (!any) {
+    warn(val, "%s: sources[%d].wavelet.file '%s': it holds only zeros (t = %s .. %s s), so that source radiates "
+         "nothing%s; allowed: a wavelet with non-zero samples", where, i, w->file, num(a, sizeof a, span[0]),
+         num(b, sizeof b, span[1]), all);
+    return;
+  }
+  if (span[2] != span[0] || span[3] != span[1])
     snprintf(nz, sizeof nz, " (non-zero at t = %s .. %s s)", num(c, sizeof c, span[2]), num(d, sizeof d, span[3]));
-  else if (span[2] <= span[3])
+  else
     nz[0] = '\0';
-  warn(val, "%s: sources[%d].wavelet.file '%s': its samples lie at t = %s .. %s s%s, the run's steps at t = 0 .. %s s "
-       "(%ld steps of %g s): sampled there the wavelet is zero throughout, so that source radiates nothing%s; "
-       "allowed: samples within the run's time (a two-column file's times are the run's, from t = 0)",
-       tw_job_where(job, w->where), i, w->file, num(a, sizeof a, span[0]), num(b, sizeof b, span[1]), nz, end,
-       job->steps, job->dt, all);
+  if (span[2] <= t_end && span[3] >= 0.0) /* non-zero within the window: the values underflow */
+    warn(val, "%s: sources[%d].wavelet.file '%s': its samples lie at t = %s .. %s s%s, within the run's steps at %s, "
+         "but sampled there the wavelet is zero throughout in float32 (its values underflow), so that source "
+         "radiates nothing%s; allowed: larger values", where, i, w->file, num(a, sizeof a, span[0]),
+         num(b, sizeof b, span[1]), nz, run, all);
+  else
+    warn(val, "%s: sources[%d].wavelet.file '%s': its samples lie at t = %s .. %s s%s, the run's steps at %s: "
+         "sampled there the wavelet is zero throughout, so that source radiates nothing%s; allowed: samples within "
+         "the run's time (a two-column file's times are the run's, from t = 0)", where, i, w->file,
+         num(a, sizeof a, span[0]), num(b, sizeof b, span[1]), nz, run, all);
 }
 
 /* Each source's wavelet as the run will sample it: files read and checked (tw_wavelet_sample),

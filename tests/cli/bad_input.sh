@@ -70,6 +70,13 @@ expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*early\.txt': its samples 
 expect 0 "^torrewave: warning: .*: sources\[0\]\.wavelet\.file '.*zero\.txt': its samples lie at t = 0\.0 \.\. 0\.998 s \(non-zero at t = 0\.802 \.\. 0\.998 s\), $silent" -- "$TORREWAVE" run "$tmp/bad.cfg" -q --set "$(ws zero.txt)" -o silent.h5
 test -s silent.h5 || { echo "FAIL: the job with a silent source did not run"; fail=1; }
 expect 0 "^warning: .*: sources\[0\]\.wavelet: the Ricker wavelet of 10 Hz delayed 10\.0 s is zero \(in float32\) at every step of the run, t = 0 \.\. 0\.0203785 s" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="ricker";frequency=10.0;delay=10.0;};})'
+# ... and the advice follows the cause (review, session 19: every case blamed the timing): a Ricker
+# within reach of the run whose amplitude underflows, a file of zeros, a file whose non-zero samples
+# lie within the run's time but underflow float32
+expect 0 "^warning: .*: sources\[0\]\.wavelet: the Ricker wavelet of 10 Hz delayed 0\.15 s, amplitude 1e-50, is zero in float32 at every step of the run, t = 0 \.\. 0\.0203785 s \(10 steps of 0\.00203785 s\): the run reaches its pulse \(the delay ± 2 periods\), but its values there underflow; .*allowed: a larger amplitude$" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="ricker";frequency=10.0;delay=0.15;amplitude=1e-50;};})'
+span 0.0 51 51 > "$tmp/zeros.txt" && awk 'BEGIN { for (i = 0; i < 51; i++) printf "%g 1e-50\n", i * 0.002 }' > "$tmp/tiny.txt"
+expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*zeros\.txt': it holds only zeros \(t = 0\.0 \.\. 0\.1 s\), so that source radiates nothing .*allowed: a wavelet with non-zero samples$" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws zeros.txt)"
+expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*tiny\.txt': its samples lie at t = 0\.0 \.\. 0\.1 s, within the run's steps at t = 0 \.\. 0\.0203785 s \(10 steps of 0\.00203785 s\), but sampled there the wavelet is zero throughout in float32 \(its values underflow\).*allowed: larger values$" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws tiny.txt)"
 expect 0 '^ok$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws in.txt)"
 ! grep -q 'radiates nothing' "$tmp/out" || { echo "FAIL: a wavelet within the run's time was called silent"; cat "$tmp/out"; fail=1; }
 # --workers N x solver.threads is held to 4 threads a CPU in all, as solver.threads alone is: run and
