@@ -50,8 +50,8 @@ static void help_bench(FILE *out) {
           "  --json FILE        also write the results as JSON; an existing FILE is replaced only when bench\n"
           "                     wrote it (its first key \"written_by\": \"torrewave bench\"), and only once the\n"
           "                     new one is complete (written as FILE.part-PID, then renamed); a FILE.part-PID\n"
-          "                     that a killed bench left (its process gone, its text bench's beginning) is\n"
-          "                     removed, and named\n");
+          "                     of yours that a killed bench left (its process gone, its text bench's\n"
+          "                     beginning) is removed, and named\n");
 }
 
 static int parse_grid(const char *s, int N[3]) {
