@@ -1145,6 +1145,8 @@ static void all(int reps, int nt, const cudaDeviceProp &prop, int only, int diag
   one([&] { run<2, 14, 32, 2, 2, 2, 4>(reps, nt, prop, diag, g_emu ? 96 : 512); });
   one([&] { run<4, 12, 32, 1, 1, 0, 4>(reps, nt, prop, diag, g_emu ? 44 : 256); });
   one([&] { run<2, 14, 32, 2, 2, 0, 4>(reps, nt, prop, diag, g_emu ? 44 : 256); });
+  // order 2, DTS 15: S = 32 (X = 2 has no row skew here: 2·(U·16 + δ) − U·15 is odd)
+  one([&] { run<1, 15, 32, 1, 1>(reps, nt, prop, diag); });
 }
 
 // Whole blocks (BLOCK=mask): checked on small grids (the host's reference is plain steps), timed on
@@ -1222,6 +1224,17 @@ static void blocks(int reps, int only) {
   one([&] {
     csizes([&](int a, int b, int c, int nt, bool k) {
       run_block<4, 12, 32, 1, 1, 0, 0, false, true>(reps, a, b, c, nt, k);
+    });
+  });
+  // order 2 (DTS 15), without and with the realistic boundary
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<1, 15, 32, 1, 1, 0, 0, false, true>(reps, a, b, c, nt, k);
+    });
+  });
+  one([&] {
+    csizes([&](int a, int b, int c, int nt, bool k) {
+      run_block<1, 15, 32, 1, 1, 0, 0, true, true>(reps, a, b, c, nt, k);
     });
   });
 }
