@@ -1012,17 +1012,17 @@ static char *keep_result(tw_output *o, char *side, size_t len) {
   if (moved && sidecar_prepare(o, h5, &xtemp, &xe))
     l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (%.400s)", xe.msg);
   else if (xtemp && move_to_new(xtemp, xdmf) != 0)
-    l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (cannot name it '%s': %s)", xdmf,
-                          strerror(errno));
+    l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (cannot name it '%s': %s)",
+                          tw_base_of(xdmf), strerror(errno));
   else if (xtemp)
-    l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", xdmf);
+    l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", tw_base_of(xdmf));
   if (xtemp) unlink(xtemp); /* (moved: gone already; else a temporary of no use) */
   tw_error se = {0};
   if (moved && o->segy && l < len && tw_segy_export(h5, sgy, &se))
     snprintf(side + l, len - l, ", without its SEG-Y file (%.400s; `torrewave export` writes it from the kept file)",
              se.msg);
   else if (moved && o->segy && l < len)
-    snprintf(side + l, len - l, ", its SEG-Y file as '%s'", sgy);
+    snprintf(side + l, len - l, ", its SEG-Y file as '%s'", tw_base_of(sgy));
   free(xtemp), free(xdmf), free(sgy);
   if (!moved) free(h5), errno = e;
   return moved ? h5 : NULL;
@@ -1057,19 +1057,24 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
     char why[TW_ERROR_MSG], side[TW_ERROR_MSG];
     snprintf(why, sizeof why, "%s", err->msg);
     char *kept = keep_result(o, side, sizeof side);
-    /* Where the result is comes first and the reason last, cut short: a message has a fixed size (a
-     * survey shot's too), and what the caller appends (the kept checkpoint) must still fit. */
+    /* Where the result is comes first, its files by their base names (they lie beside the output,
+     * whose folder the message names once), and the reason last, cut to what is left once room is
+     * kept for what the caller appends (the kept checkpoint, named after the output): a message has
+     * a fixed size, and a cluster's folders are long. */
+    char head[TW_ERROR_MSG];
     if (kept)
-      tw_error_set(err, st, "output '%s': the run is complete, but nothing was published: the result is kept as "
-                   "'%s'%s (no later run removes what is kept: move it where you want it); its names no longer "
-                   "pass the start's check (something came under them while it ran): %.400s", o->path, kept, side,
-                   why);
+      snprintf(head, sizeof head, "output '%s': the run is complete, but nothing was published: the result is kept "
+               "beside it as '%s'%s (no later run removes what is kept: move it where you want it); its names no "
+               "longer pass the start's check (something came under them while it ran): ", o->path,
+               tw_base_of(kept), side);
     else
-      tw_error_set(err, st, "output '%s': the run is complete, but nothing was published: the result stays as '%s' "
-                   "(it could not be kept under a name of its own: %s; move it where you want it: the next run "
-                   "onto '%s' removes it as a killed run's temporary); its names no longer pass the start's check "
-                   "(something came under them while it ran): %.400s", o->path, o->temp, strerror(errno), o->path,
-                   why);
+      snprintf(head, sizeof head, "output '%s': the run is complete, but nothing was published: the result stays as "
+               "'%s' (it could not be kept under a name of its own: %s; move it where you want it: the next run "
+               "onto '%s' removes it as a killed run's temporary); its names no longer pass the start's check "
+               "(something came under them while it ran): ", o->path, tw_base_of(o->temp), strerror(errno),
+               tw_base_of(o->path));
+    const int room = (int)sizeof head - (int)strlen(head) - (int)strlen(o->path) - 160;
+    tw_error_set(err, st, "%s%.*s", head, room > 80 ? room : 80, why);
     free(kept);
     free_output(o); /* (the file is closed: free_output leaves it) */
     return st;

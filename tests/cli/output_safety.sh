@@ -183,8 +183,8 @@ during() {
   wait $pid; local st=$?
   local k="o.kept-$pid${earlier:+-2}" sgy=""
   local re=${k//./\\.} dre=${D//./\\.} # (k and D as regular expressions)
-  [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as '$dre/$re\.sgy'"
-  pat="^torrewave: error: output '$dre/o\.h5': the run is complete, but nothing was published: the result is kept as '$dre/$re\.h5', its XDMF sidecar as '$dre/$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/o\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
+  [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as '$re\.sgy'"
+  pat="^torrewave: error: output '$dre/o\.h5': the run is complete, but nothing was published: the result is kept beside it as '$re\.h5', its XDMF sidecar as '$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/o\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
   if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "$D/$k.h5/receivers/traces" > /dev/null &&
      grep -q "in $re\.h5;" "$D/$k.xdmf" && ! grep -q '>o\.h5:' "$D/$k.xdmf" &&
      [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "$D/$k.xdmf")" = 3 ] &&
@@ -211,9 +211,11 @@ segy=(--set output.segy=true --set time.dt=0.002) earlier=xdmf # (SEG-Y: a sampl
 during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" \
   '[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] && [ ! -e during/o.sgy ]' 'rm during/o.xdmf' ln -s target during/o.xdmf
 # ... in a folder of a long name, as on a cluster's file systems: the message names where the result
-# is kept in full, and the kept checkpoint after it (review, session 19: with 145 characters of
-# folder the reason, which came first, pushed the kept name out of the message's 1024 bytes)
-D=during/project-campaign-2026/iteration-07-with-absorbing-layers-and-free-surface/$(printf 'x%.0s' $(seq 60)) segy=() earlier=""
+# is kept in full, the reason, and the kept checkpoint after them (review, session 19: with 145
+# characters of folder the reason, which came first, pushed the kept name out of the message's 1024
+# bytes; then, the folder named five times, 274 characters lost the checkpoint, 455 the reason)
+D=during/project-campaign-2026/$(printf 'x%.0s' $(seq 200))/$(printf 'y%.0s' $(seq 200))
+segy=(--set output.segy=true --set time.dt=0.002) earlier=""
 during "output '.*/o\.h5' is a directory: refusing to replace it" '[ -d "$D/o.h5" ]' 'rmdir "$D/o.h5"' mkdir "$D/o.h5"
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 rm -rf during
