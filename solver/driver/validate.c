@@ -185,7 +185,19 @@ static void silent_source(const tw_job *job, int i, const double span[4], tw_val
   const char *where = tw_job_where(job, w->where);
   if (w->type == TW_WAVELET_RICKER) {
     if (w->amplitude == 0.0) return;
-    if (w->delay - 2.0 / w->frequency <= t_end && w->delay + 2.0 / w->frequency >= 0.0)
+    /* the step nearest the pulse's peak: beyond ~3.2 periods from it the pulse is below float32's
+     * range at any amplitude up to 1 (exp(−π²f²τ²) < 1e−45) */
+    double n = round(w->delay / job->dt);
+    n = n < 0.0 ? 0.0 : n > (double)job->steps ? (double)job->steps : n;
+    const double gap = fabs(w->delay - n * job->dt);
+    const int reach = w->delay - 2.0 / w->frequency <= t_end && w->delay + 2.0 / w->frequency >= 0.0;
+    if (reach && gap * w->frequency > 3.0)
+      warn(val, "%s: sources[%d].wavelet: the Ricker wavelet of %g Hz delayed %s s is zero (in float32) at every "
+           "step of the run, %s: its pulse, %.3g ms wide, falls between the steps (the nearest at t = %s s, %.3g "
+           "periods from its peak); that source radiates nothing%s; allowed: a frequency the steps resolve (f·dt "
+           "well below 1) or a delay on a step", where, i, w->frequency, num(a, sizeof a, w->delay),
+           run, 2000.0 / w->frequency, num(b, sizeof b, n * job->dt), gap * w->frequency, all);
+    else if (reach)
       warn(val, "%s: sources[%d].wavelet: the Ricker wavelet of %g Hz delayed %s s, amplitude %g, is zero in float32 "
            "at every step of the run, %s: the run reaches its pulse (the delay ± 2 periods), but its values there "
            "underflow; that source radiates nothing%s; allowed: a larger amplitude", where, i, w->frequency, num(a, sizeof a, w->delay),
