@@ -125,7 +125,8 @@ static void run_one(worker *w, long index, int check_temps) {
   }
   if (!r->status) r->status = tw_session_run(w->session, &shot, path, &hooks, &rr, &e);
   tw_output_lock_release(lock);
-  if (r->status) snprintf(r->msg, sizeof r->msg, "%s", e.msg);
+  w->req.msg[0] = '\0';
+  if (r->status) snprintf(w->req.msg, sizeof w->req.msg, "%s", e.msg);
   r->wall_s = rr.wall_s, r->compute_s = rr.compute_s;
   r->tables_s = tw_phases_get(&rr.phases, "shot tables");
   r->open_s = tw_phases_get(&rr.phases, "output open");
@@ -167,7 +168,7 @@ static void *worker_main(void *arg) {
     flags = REQ_RESULT;
     if (w->req.result.status && tw_session_broken(w->session)) {
       snprintf(w->stats.error, sizeof w->stats.error, "stopped after shot %ld failed in its kernel: %.300s", shot,
-               w->req.result.msg);
+               w->req.msg);
       flags |= REQ_RETIRED;
     }
   }
@@ -194,7 +195,9 @@ static void progress(survey *sv, const tw_survey_shot *shot) {
   sv->t_tick = tw_wall_seconds();
 }
 
-static tw_status record(survey *sv, const tw_survey_shot *r, tw_error *err) {
+/* q's shot into rep->shots. Its message (q->msg, whole) is copied for a shot that did not run
+ * only: the records of the shots that ran stay small (rank 0 keeps them all). */
+static tw_status record(survey *sv, const survey_req *q, tw_error *err) {
   tw_survey_report *rep = sv->rep;
   if (rep->nresults == sv->cap_results) {
     const long cap = sv->cap_results ? 2 * sv->cap_results : 256;
@@ -202,7 +205,12 @@ static tw_status record(survey *sv, const tw_survey_shot *r, tw_error *err) {
     if (!p) return tw_error_set(err, TW_ENOMEM, "out of memory for the shots' outcomes");
     rep->shots = p, sv->cap_results = cap;
   }
-  rep->shots[rep->nresults++] = *r;
+  tw_survey_shot *r = &rep->shots[rep->nresults];
+  *r = q->result;
+  r->msg = NULL;
+  if (r->status != TW_OK && !(r->msg = strdup(q->msg)))
+    return tw_error_set(err, TW_ENOMEM, "out of memory for shot %ld's error", r->index);
+  rep->nresults++;
   sv->running--;
   if (r->status == TW_OK) rep->done++;
   else if (r->status != TW_EINTR) rep->failed++;
@@ -218,7 +226,7 @@ static tw_status handle(survey *sv, int src, const survey_req *q, long *reply, t
     return tw_error_set(err, TW_EINTERNAL, "rank %d: a request from worker %d, which it did not announce", src,
                         q->stats.worker);
   rep->workers[k] = q->stats;
-  tw_status st = (q->flags & REQ_RESULT) ? record(sv, &q->result, err) : TW_OK;
+  tw_status st = (q->flags & REQ_RESULT) ? record(sv, q, err) : TW_OK;
   *reply = STOP;
   if (!sv->stopping && stop_asked(sv)) sv->stopping = rep->stopped = 1;
   if ((q->flags & REQ_RETIRED) || sv->stopping || sv->next >= rep->to_run) {
@@ -606,6 +614,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
 
 void tw_survey_report_free(tw_survey_report *rep) {
   if (!rep) return;
+  for (long i = 0; rep->shots && i < rep->nresults; i++) free(rep->shots[i].msg);
   free(rep->shots);
   free(rep->workers);
   rep->shots = NULL, rep->workers = NULL;

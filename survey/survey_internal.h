@@ -11,7 +11,9 @@
 enum { REQ_RESULT = 1, REQ_RETIRED = 2 };
 typedef struct survey_req {
   int flags;
-  tw_survey_shot result;     /* flags & REQ_RESULT */
+  tw_survey_shot result;     /* flags & REQ_RESULT (its msg pointer does not travel: see msg) */
+  char msg[TW_ERROR_MSG];    /* result.status != TW_OK: why, whole (the record on rank 0 keeps a copy
+                                of it for a failed shot only) */
   tw_survey_worker stats;    /* its identity and totals so far */
 } survey_req;
 

@@ -43,7 +43,10 @@ typedef struct tw_survey_shot {
   long index;
   double pos[3];
   tw_status status;          /* TW_OK; TW_EINTR: stopped by a signal; else why it failed */
-  char msg[TW_ERROR_MSG];   /* why it failed (the library's whole message: it may name a kept result) */
+  char *msg;                 /* status != TW_OK: why (the library's whole message: it may name a kept
+                                result), owned by the report; NULL for a shot that ran. Not an array:
+                                rank 0 keeps every shot's record (up to 10^7 of them), and a
+                                TW_ERROR_MSG array in each took 2 KB per shot that ran */
   int rank, worker, device;  /* who ran it (device −1: a CPU kernel) */
   double wall_s, compute_s;  /* the whole shot; its kernel's advance calls */
   double tables_s, open_s, loop_s, close_s;  /* its phases: tables and reset, output open, time

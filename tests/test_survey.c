@@ -8,7 +8,9 @@
  *   - tw_survey_run in one process with two worker threads: the counts, the restart (a second run
  *     runs nothing; --shots with --force reruns exactly those), a failed shot reported with its
  *     index and reason while the others complete; a shot another process is writing (its lock held)
- *     fails naming it and keeps its files, a killed run's lock file goes. */
+ *     fails naming it and keeps its files, a killed run's lock file goes;
+ *   - rank 0's record of a shot stays small (it keeps one per shot, up to 10^7), yet a failed shot's
+ *     message reaches the report whole, however long (a path of 450 characters in it). */
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -260,10 +262,46 @@ static void test_survey_run(void) {
   test_locks(dir);
 }
 
+/* The record of every finished shot stays on rank 0 for the whole survey: at most 512 bytes each
+ * (10^7 shots: 5 GB; a TW_ERROR_MSG array in it made them 2144 bytes, 21 GB). The message of a failed
+ * shot is still the library's whole message: here a directory in the way of a shot file whose path
+ * has over 450 characters, reported as tw_output_check_path says it, to the last character. */
+static void test_long_message(void) {
+  CHECK(sizeof(tw_survey_shot) <= 512, "a shot's record takes %zu bytes (at most 512: rank 0 keeps every one)",
+        sizeof(tw_survey_shot));
+  char dir[1000], path[1100], name[226]; /* a folder name has at most 255 bytes: two of 225 */
+  memset(name, 'm', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  snprintf(dir, sizeof dir, "%s/tests/survey-long", TW_BINARY_DIR);
+  mkdir(dir, 0777);
+  for (int i = 0; i < 2; i++) {
+    snprintf(dir + strlen(dir), sizeof dir - strlen(dir), "/%s", name);
+    mkdir(dir, 0777);
+  }
+  tw_survey_shot_path(dir, 2, path, sizeof path);
+  mkdir(path, 0777);
+  static const sc_case c = {4, 1, "nearest", "nearest", "solver = { kernel = \"cpu\"; threads = 1; };", NULL, 0};
+  char *text = sc_text(&c, 1, NULL, 0);
+  tw_error want = {0};
+  tw_job *job = NULL;
+  REQUIRE(tw_job_load_string(text, "survey.cfg", NULL, 0, &job, &want) == TW_OK, "%s", want.msg);
+  REQUIRE(tw_output_check_path(path, job, 0, TW_OUTPUT_SHOT, &want) != TW_OK, "a directory in the way is accepted");
+  tw_job_destroy(job);
+  free(text);
+  tw_survey_report r = survey(dir, "2", 1, TW_OK);
+  const tw_survey_shot *s = r.nresults == 1 ? &r.shots[0] : NULL;
+  CHECK(s && s->index == 2 && s->status != TW_OK && s->msg && strlen(want.msg) > 450 && strcmp(s->msg, want.msg) == 0,
+        "shot 2's message is not the library's whole message (%zu characters):\n  got  %s\n  want %s",
+        strlen(want.msg), s && s->msg ? s->msg : "(none)", want.msg);
+  tw_survey_report_free(&r);
+  rmdir(path);
+}
+
 int main(void) {
   test_hash();
   test_select();
   test_sessions();
   test_survey_run();
+  test_long_message();
   return tw_test_exit();
 }
