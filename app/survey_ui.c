@@ -169,6 +169,8 @@ int tw_app_run_survey(const tw_job_args *a, tw_job *job, volatile sig_atomic_t *
               (int)*stop);
     }
     rc = TW_EXIT_INTR;
+  } else if (st && !rep.root && rep.agreed) {
+    rc = TW_EXIT_FAIL; /* rank 0 says it: every rank has the same error */
   } else if (st) {
     if (!rep.root) tw_error_prefix(&err, "rank %d", rep.rank);
     rc = tw_app_fail(&err);

@@ -67,6 +67,7 @@ struct survey {
   long cap_results;
   double t_first, t_tick;
   int stopping;
+  int agreed;                /* the error is one every rank returns, from one broadcast */
 };
 
 static int stop_asked(const survey *sv) {
@@ -378,7 +379,7 @@ static tw_status workers_table(survey *sv, const survey_hello *all, tw_error *er
 /* What rank 0 tells every rank at the start and at the end. */
 typedef struct {
   tw_status st;
-  char msg[600];
+  char msg[TW_ERROR_MSG];    /* whole: it is the error every rank returns (sent once per job) */
   char kernel[32], hash[24];
   long to_run;
   int total;
@@ -407,13 +408,16 @@ static tw_status start(survey *sv, tw_error *err) {
       survey_first_missing(rep->directory, sv->first_new, sizeof sv->first_new);
       s.st = survey_plan(sv->job, sv->opts, rep, &sv->todo, err);
     }
-    if (s.st) snprintf(s.msg, sizeof s.msg, "%.599s", err->msg);
+    if (s.st) snprintf(s.msg, sizeof s.msg, "%s", err->msg);
     s.to_run = rep->to_run;
     if (!s.st && sv->hooks && sv->hooks->plan) sv->hooks->plan(sv->hooks->user, rep);
   }
   tw_status st = comm_bcast(sv->comm, &s, (int)sizeof s, err);
   if (st) return st;
-  if (s.st) return rep->rank ? tw_error_set(err, s.st, "%s", s.msg) : s.st;
+  if (s.st) {
+    sv->agreed = 1;
+    return rep->rank ? tw_error_set(err, s.st, "%s", s.msg) : s.st;
+  }
   snprintf(rep->kernel, sizeof rep->kernel, "%s", s.kernel);
   snprintf(rep->hash, sizeof rep->hash, "%s", s.hash);
   rep->to_run = s.to_run;
@@ -443,7 +447,7 @@ static tw_status clean(survey *sv, tw_error *err) {
  * first rank's goes to all), and the validation's warnings (none where the medium failed). */
 typedef struct {
   int code;
-  char msg[600];
+  char msg[TW_ERROR_MSG];    /* whole (gathered and sent once per job): it may name long paths */
 } job_refusal;
 typedef struct {
   job_refusal refusal;
@@ -500,7 +504,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     medium_said mine;
     memset(&mine, 0, sizeof mine);
     mine.refusal.code = job_refused(ms) ? (int)ms : 0;
-    if (mine.refusal.code) snprintf(mine.refusal.msg, sizeof mine.refusal.msg, "%.599s", e.msg);
+    if (mine.refusal.code) snprintf(mine.refusal.msg, sizeof mine.refusal.msg, "%s", e.msg);
     mine.nwarn = tw_medium_nwarn(sv->medium);
     for (int i = 0; i < mine.nwarn; i++)
       snprintf(mine.warn[i], sizeof mine.warn[i], "%s", tw_medium_warning(sv->medium, i));
@@ -515,7 +519,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     }
     free(all);
     if (!st) st = comm_bcast(sv->comm, &all1, (int)sizeof all1, err);
-    if (!st && all1.code) st = tw_error_set(err, (tw_status)all1.code, "%s", all1.msg);
+    if (!st && all1.code) st = tw_error_set(err, (tw_status)all1.code, "%s", all1.msg), sv->agreed = 1;
     else if (!st && sv->rep->root) st = clean(sv, err); /* (the job passed: a refused one removes nothing) */
     if (!st) st = dispatch(sv, err);
   }
@@ -577,7 +581,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
         }
     }
     if (!st) st = comm_bcast(sv.comm, &s, (int)sizeof s, err);
-    if (!st && !s.total) st = tw_error_set(err, TW_ENODEV, "%s", s.msg);
+    if (!st && !s.total) st = tw_error_set(err, TW_ENODEV, "%s", s.msg), sv.agreed = 1;
     if (!st) st = run_workers(&sv, &me, err);
   }
   /* A bad job leaves no output directory it made, nor the folders made on the way to it (rmdir: only
@@ -606,8 +610,11 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   pthread_cond_destroy(&sv.to_workers);
   pthread_mutex_destroy(&sv.mu);
   /* A failure the other ranks cannot know of (a lost message): end the whole job after app/ has
-   * said why (tw_survey_report_free). */
-  if (st && rep->nranks > 1) rep->abort = sv.comm;
+   * said why (tw_survey_report_free). An error every rank learnt from one broadcast (rank 0's plan,
+   * the job's refusal, no worker anywhere): every rank is here, past its last collective call and
+   * with nothing in flight, so they end together (MPI_Finalize), and rank 0 alone need say it. */
+  rep->agreed = st && sv.agreed;
+  if (st && rep->nranks > 1 && !sv.agreed) rep->abort = sv.comm;
   else comm_finalize(sv.comm);
   return st;
 }

@@ -96,6 +96,9 @@ typedef struct tw_survey_report {
   tw_survey_worker *workers; /* [nworkers] */
   int nworkers;
   int threads;               /* CPU threads per worker (CPU kernels) */
+  int agreed;                /* the error returned is every rank's, the same (the plan's, the job's
+                                refusal, no worker anywhere): rank 0's report of it is enough, and no
+                                rank ends the MPI job */
   struct survey_comm *abort; /* internal: after an error, tw_survey_report_free ends the MPI job */
 } tw_survey_report;
 
