@@ -102,7 +102,19 @@ static tw_status walk_dirs(const char *dir, int create, char *missing, size_t n,
 }
 static tw_status make_dirs(const char *dir, tw_error *err) { return walk_dirs(dir, 1, NULL, 0, err); }
 
-tw_status tw_survey_check_dir(const char *dir, tw_error *err) { return walk_dirs(dir, 0, NULL, 0, err); }
+tw_status survey_dir_fits(const char *dir, tw_error *err) {
+  const size_t n = strlen(dir);
+  if (n < TW_SURVEY_DIR_MAX) return TW_OK;
+  return tw_error_set(err, TW_ECONFIG,
+                      "output directory '%s' has %zu characters: a survey's output directory has at most %d; "
+                      "choose a shorter one (-o)",
+                      dir, n, TW_SURVEY_DIR_MAX - 1);
+}
+
+tw_status tw_survey_check_dir(const char *dir, tw_error *err) {
+  const tw_status st = survey_dir_fits(dir, err);
+  return st ? st : walk_dirs(dir, 0, NULL, 0, err);
+}
 
 void survey_first_missing(const char *dir, char *out, size_t n) {
   tw_error ignored; /* a component that is not a directory: the plan reports it */

@@ -545,10 +545,14 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   pthread_mutex_init(&sv.mu, NULL);
   pthread_cond_init(&sv.to_main, NULL);
   pthread_cond_init(&sv.to_workers, NULL);
-  snprintf(rep->directory, sizeof rep->directory, "%s", sv.opts->directory ? sv.opts->directory : job->output_dir);
+  const char *dir = sv.opts->directory ? sv.opts->directory : job->output_dir;
   tw_status st = comm_init(&sv.comm, &rep->rank, &rep->nranks, &sv.lrank, &sv.lsize, err);
   rep->mpi = sv.comm != NULL;
   rep->root = rep->rank == 0;
+  /* A directory cut short would take the shots to another folder (maybe an unrelated one that
+   * exists). Every rank refuses it alike (the same job and options): an agreed error. */
+  if (!st && (st = survey_dir_fits(dir, err))) sv.agreed = 1;
+  if (!st) snprintf(rep->directory, sizeof rep->directory, "%s", dir);
   if (!st) st = start(&sv, err);
   if (!st && rep->root && rep->to_run == 0) st = clean(&sv, err); /* (nothing to run: nothing validates it) */
   survey_hello me, *all = NULL;

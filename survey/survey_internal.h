@@ -64,6 +64,8 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
  * else under such a name carries SURVEY_CHECK_TEMPS, and keeps its leftovers (as a refused single
  * run, it removes none). */
 tw_status survey_clean(tw_survey_report *rep, long *todo, tw_error *err);
+/* dir fits TW_SURVEY_DIR_MAX, else TW_ECONFIG naming it, its length and the limit. */
+tw_status survey_dir_fits(const char *dir, tw_error *err);
 /* The first component of dir (a prefix of it) that does not exist, in out; "" when dir exists. */
 void survey_first_missing(const char *dir, char *out, size_t n);
 

@@ -30,6 +30,10 @@
 extern "C" {
 #endif
 
+/* The longest output directory of a survey, with its NUL: the shots' paths are built in buffers of
+ * fixed size (a directory cut short would send the shots elsewhere). */
+#define TW_SURVEY_DIR_MAX 1024
+
 typedef struct tw_survey_opts {
   const char *shots;         /* --shots "3-7,12": the shots considered (NULL: all) */
   int force;                 /* --force: rerun shots that already have a complete file */
@@ -77,7 +81,7 @@ typedef struct tw_survey_report {
   int rank, nranks, mpi;     /* mpi: launched by mpirun, MPI in use */
   char kernel[32];
   char hash[24];             /* the job hash the shot files carry */
-  char directory[1024];
+  char directory[TW_SURVEY_DIR_MAX];   /* a longer one is refused (tw_survey_check_dir) */
   long nshots;               /* in the job */
   long selected;             /* by --shots */
   long complete;             /* of those, complete before this run (skipped) */
@@ -129,7 +133,8 @@ void tw_survey_report_free(tw_survey_report *rep);
 tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err);
 /* "<dir>/shot-00042.h5" (five digits at least, job order from 0). */
 void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
-/* The output directory as the run will make it (`check`): every component of dir that exists is a
+/* The output directory as the run will make it (`check`): at most TW_SURVEY_DIR_MAX − 1 bytes (the
+ * run refuses a longer one alike, TW_ECONFIG), and every component of dir that exists is a
  * directory (the run creates the missing ones). */
 tw_status tw_survey_check_dir(const char *dir, tw_error *err);
 /* The CPU threads of this process's workers in all (--workers N, 0 for the default; CPU kernels:

@@ -3,7 +3,10 @@
 #   1. a job refused by its medium (a shot on the free surface), its file in a folder of 400
 #      characters (the error names it twice, about 750 characters): `run` says the very error `check`
 #      says, not its first 600 characters; under `mpirun -np 2` once (rank 0's: every rank knows it),
-#      and the ranks end without MPI_Abort.
+#      and the ranks end without MPI_Abort;
+#   2. an output directory of over 1023 characters (six folders of 200): `check` and `run` refuse it
+#      naming its length and the limit, and no shot is written anywhere (the report's copy of the
+#      name was cut at 1023 characters: the shots went to another folder, exit 0).
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -45,4 +48,17 @@ if [ $mpi = 1 ]; then
   same_error "mpirun -np 2 run"
   ! grep -q MPI_ABORT "$tmp/out" || { echo "FAIL: a refusal every rank knows ended in MPI_Abort"; fail=1; }
 fi
+
+# ---------------------------------------------------------------- 2. a directory too long
+sed -i 's/\[50.0, 140.0, 0.0\]/[50.0, 140.0, 20.0]/; s/steps = 20/steps = 4/' "$long/job.cfg"
+deep=$(printf "$b/%.0s" {1..6})deep  # 1210 characters, relative to $tmp
+mkdir -p "${deep:0:1000}"            # folders on the way exist: a cut name could land in one
+for cmd in "check" "run"; do
+  expect 1 "has 1210 characters: a survey's output directory has at most 1023" -- "$T" $cmd "$long/job.cfg" -o "$deep"
+done
+if [ $mpi = 1 ]; then
+  expect 1 "has 1210 characters" -- mpirun -np 2 "$T" run "$long/job.cfg" -o "$deep"
+  [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: under mpirun the error is not said once"; fail=1; }
+fi
+if find . -name 'shot-*' | grep -q .; then echo "FAIL: shots written for a refused directory:"; find . -name 'shot-*'; fail=1; fi
 exit $fail
