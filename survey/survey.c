@@ -53,7 +53,7 @@ struct survey {
   int gpu, threads;
   tw_medium *medium;
   int medium_state;          /* 0: being built, 1: ready, −1: failed (under mu) */
-  char medium_error[400];
+  char medium_error[TW_ERROR_MSG]; /* whole: the workers' reason they could not start */
   char first_new[1024];   /* rank 0: the first component of the output directory that was not there
                              before this run ("": all were) */
   pthread_mutex_t mu;
@@ -159,7 +159,7 @@ static void *worker_main(void *arg) {
   w->stats.setup_s = init_s + (tw_wall_seconds() - t);
   int flags = 0;
   if (st) {
-    snprintf(w->stats.error, sizeof w->stats.error, "could not start: %.370s", e.msg);
+    snprintf(w->stats.error, sizeof w->stats.error, "could not start: %s", e.msg);
     flags = REQ_RETIRED;
   }
   for (;;) {
@@ -168,7 +168,7 @@ static void *worker_main(void *arg) {
     run_one(w, shot, (got & SURVEY_CHECK_TEMPS) != 0);
     flags = REQ_RESULT;
     if (w->req.result.status && tw_session_broken(w->session)) {
-      snprintf(w->stats.error, sizeof w->stats.error, "stopped after shot %ld failed in its kernel: %.300s", shot,
+      snprintf(w->stats.error, sizeof w->stats.error, "stopped after shot %ld failed in its kernel: %s", shot,
                w->req.msg);
       flags |= REQ_RETIRED;
     }
@@ -379,7 +379,8 @@ static tw_status workers_table(survey *sv, const survey_hello *all, tw_error *er
 /* What rank 0 tells every rank at the start and at the end. */
 typedef struct {
   tw_status st;
-  char msg[TW_ERROR_MSG];    /* whole: it is the error every rank returns (sent once per job) */
+  char msg[TW_ERROR_MSG + 128]; /* whole: the error every rank returns (sent once per job), a rank
+                                   number before a worker's error */
   char kernel[32], hash[24];
   long to_run;
   int total;
@@ -492,7 +493,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     if (!ms) ms = tw_medium_create(sv->job, &sv->medium, &sv->rep->setup, &e);
     pthread_mutex_lock(&sv->mu);
     sv->medium_state = ms ? -1 : 1;
-    if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%.399s", e.msg);
+    if (ms) snprintf(sv->medium_error, sizeof sv->medium_error, "%s", e.msg);
     pthread_cond_broadcast(&sv->to_workers);
     pthread_mutex_unlock(&sv->mu);
     /* The job itself refused by the medium's validation (a shot on the free surface, a cpu-diamond
@@ -568,7 +569,7 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
     if (!mine) mine = tw_estimate_job(job, rep->kernel, &est, &e);
     if (!mine) mine = tw_estimate_fits(job, rep->kernel, &est, &e);
     if (!mine) mine = plan_workers(&sv, &me, &e);
-    if (mine) snprintf(me.error, sizeof me.error, "%.399s", e.msg), me.nworkers = 0;
+    if (mine) snprintf(me.error, sizeof me.error, "%s", e.msg), me.nworkers = 0;
     if (rep->root && !(all = calloc((size_t)rep->nranks, sizeof *all))) st = tw_error_set(err, TW_ENOMEM, "out of memory");
     if (!st) st = comm_gather(sv.comm, &me, (int)sizeof me, all, err);
     if (!st && rep->root) st = workers_table(&sv, all, err);
@@ -579,8 +580,8 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
       s.total = sv.total;
       for (int r = 0; !s.total && r < rep->nranks; r++)
         if (all[r].error[0]) {
-          if (rep->nranks > 1) snprintf(s.msg, sizeof s.msg, "no worker could start: rank %d: %.500s", r, all[r].error);
-          else snprintf(s.msg, sizeof s.msg, "%.580s", all[r].error);
+          if (rep->nranks > 1) snprintf(s.msg, sizeof s.msg, "no worker could start: rank %d: %s", r, all[r].error);
+          else snprintf(s.msg, sizeof s.msg, "%s", all[r].error);
           break;
         }
     }

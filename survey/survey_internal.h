@@ -23,7 +23,7 @@ typedef struct survey_hello {
   int nworkers;              /* 0: the rank cannot take part (error says why) */
   int device[SURVEY_MAX_WORKERS];
   char host[64];
-  char error[400];
+  char error[TW_ERROR_MSG];  /* whole (one per rank, once per job) */
 } survey_hello;
 
 /* ---------------------------------------------------------------- comm.c */

@@ -65,7 +65,9 @@ typedef struct tw_survey_worker {
   double setup_s;            /* its session: first CUDA call, backend (fields, c²dt², tables) */
   double busy_s, compute_s;  /* over its shots: wall, and the advance calls */
   double tables_s, open_s, close_s;   /* over its shots (the overhead's parts) */
-  char error[400];           /* why it could not start, or stopped early ("" if it did not) */
+  char error[TW_ERROR_MSG + 64];  /* why it could not start, or stopped early ("" if it did not): a
+                                     few words and the library's whole message (one per worker:
+                                     its paths may be long) */
 } tw_survey_worker;
 
 /* What rank 0 knows while the survey runs (the progress hook). */

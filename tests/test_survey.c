@@ -10,7 +10,8 @@
  *     index and reason while the others complete; a shot another process is writing (its lock held)
  *     fails naming it and keeps its files, a killed run's lock file goes;
  *   - rank 0's record of a shot stays small (it keeps one per shot, up to 10^7), yet a failed shot's
- *     message reaches the report whole, however long (a path of 450 characters in it). */
+ *     message reaches the report whole, however long (a path of 450 characters in it); so does a
+ *     worker's reason it could not start. */
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -297,11 +298,42 @@ static void test_long_message(void) {
   rmdir(path);
 }
 
+/* A worker that could not start (its medium failed: a model file gone after the job was loaded, in a
+ * folder of 450 characters): the survey's error carries the library's whole message, path and all
+ * (it was cut at 370 characters). */
+static void test_worker_error(void) {
+  char dir[1000], file[1100], name[226];
+  memset(name, 'w', sizeof name - 1);
+  name[sizeof name - 1] = '\0';
+  snprintf(dir, sizeof dir, "%s/tests/survey-long/%s/%s", TW_BINARY_DIR, name, name);
+  snprintf(file, sizeof file, "%s/gone-model.h5", dir);
+  static const sc_case c = {4, 1, "nearest", "nearest", "solver = { kernel = \"cpu\"; threads = 1; };", NULL, 0};
+  char *text = sc_text(&c, 1, NULL, 0);
+  tw_error err = {0};
+  tw_job *job = NULL;
+  REQUIRE(tw_job_load_string(text, "survey.cfg", NULL, 0, &job, &err) == TW_OK, "%s", err.msg);
+  job->model.type = TW_MODEL_HDF5;
+  free(job->model.file);
+  job->model.file = malloc(strlen(file) + 1);
+  REQUIRE(job->model.file, "out of memory");
+  strcpy(job->model.file, file);
+  const tw_survey_opts opts = {NULL, 1, dir, 1};
+  tw_survey_report rep;
+  const tw_status st = tw_survey_run(job, &opts, NULL, &rep, &err);
+  const char *why = rep.nworkers == 1 ? rep.workers[0].error : "";
+  CHECK(st == TW_OK && rep.not_run == 7 && strstr(why, "gone-model.h5"), "a worker's error is cut (%zu characters): %s",
+        strlen(why), why);
+  tw_survey_report_free(&rep);
+  tw_job_destroy(job);
+  free(text);
+}
+
 int main(void) {
   test_hash();
   test_select();
   test_sessions();
   test_survey_run();
   test_long_message();
+  test_worker_error();
   return tw_test_exit();
 }
