@@ -68,6 +68,7 @@ struct survey {
   double t_first, t_tick;
   int stopping;
   int agreed;                /* the error is one every rank returns, from one broadcast */
+  int halt;                  /* (under mu) stop_workers ran: no request will be answered any more */
 };
 
 static int stop_asked(const survey *sv) {
@@ -79,18 +80,24 @@ static int shot_should_stop(void *user) { return stop_asked(user); }
 /* ---------------------------------------------------------------- workers */
 
 /* Post a request; wait for the answer unless the worker retires (then STOP). */
+/* Once the survey halts (stop_workers) no request is answered: a worker that posts after it (one
+ * still creating its session, one finishing a shot) retires at once instead of waiting for ever,
+ * which held its rank in pthread_join while the others waited in MPI_Finalize (a job refused on
+ * one rank only, review of session 19). */
 static long post(worker *w, int flags) {
   survey *sv = w->sv;
   pthread_mutex_lock(&sv->mu);
-  w->req.flags = flags;
-  w->req.stats = w->stats;
-  w->assigned = NONE;
-  w->posted = 1;
-  pthread_cond_signal(&sv->to_main);
   long a = STOP;
-  if (!(flags & REQ_RETIRED)) {
-    while (w->assigned == NONE) pthread_cond_wait(&sv->to_workers, &sv->mu);
-    a = w->assigned;
+  if (!sv->halt) {
+    w->req.flags = flags;
+    w->req.stats = w->stats;
+    w->assigned = NONE;
+    w->posted = 1;
+    pthread_cond_signal(&sv->to_main);
+    if (!(flags & REQ_RETIRED)) {
+      while (w->assigned == NONE && !sv->halt) pthread_cond_wait(&sv->to_workers, &sv->mu);
+      a = w->assigned == NONE ? STOP : w->assigned;
+    }
   }
   pthread_mutex_unlock(&sv->mu);
   return a;
@@ -429,6 +436,7 @@ static tw_status start(survey *sv, tw_error *err) {
 
 static void stop_workers(survey *sv) {
   pthread_mutex_lock(&sv->mu);
+  sv->halt = 1;
   if (sv->medium_state == 0) sv->medium_state = -1, snprintf(sv->medium_error, sizeof sv->medium_error, "stopped");
   for (int i = 0; i < sv->nw; i++)
     if (sv->w[i].assigned == NONE) sv->w[i].assigned = STOP;

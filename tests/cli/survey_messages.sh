@@ -6,7 +6,9 @@
 #      and the ranks end without MPI_Abort;
 #   2. an output directory of over 1023 characters (six folders of 200): `check` and `run` refuse it
 #      naming its length and the limit, and no shot is written anywhere (the report's copy of the
-#      name was cut at 1023 characters: the shots went to another folder, exit 0).
+#      name was cut at 1023 characters: the shots went to another folder, exit 0);
+#   3. a job refused on one rank only (--workers beyond the CPUs of one): every rank ends, the error
+#      said once (the passing rank hung, its worker waiting for an answer after the stop).
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -61,4 +63,22 @@ if [ $mpi = 1 ]; then
   [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: under mpirun the error is not said once"; fail=1; }
 fi
 if find . -name 'shot-*' | grep -q .; then echo "FAIL: shots written for a refused directory:"; find . -name 'shot-*'; fail=1; fi
+
+# ---------------------------------------------------------------- 3. refused on one rank only
+# --workers over 4 threads a CPU on one rank of two (as on nodes of different sizes): that rank
+# refuses the job, the other passes it and its worker may still be creating its session when the
+# refusal arrives. Every rank must end with the error, said once: the passing rank's worker posted
+# after the workers were stopped and waited for ever, its rank in pthread_join while the other
+# waited in MPI_Finalize (review, session 19: exit 124 under timeout, no error printed).
+if [ $mpi = 1 ]; then
+  many=$((4 * $(nproc) + 1))
+  for order in "plain:many" "many:plain"; do
+    a1=() a2=()
+    [ "${order%%:*}" = many ] && a1=(--workers "$many")
+    [ "${order##*:}" = many ] && a2=(--workers "$many")
+    expect 1 "workers" -- timeout 60 mpirun -np 1 "$T" run "$long/job.cfg" -o onerank "${a1[@]}" : \
+      -np 1 "$T" run "$long/job.cfg" -o onerank "${a2[@]}"
+    [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: refused on one rank ($order): the error not said once"; fail=1; }
+  done
+fi
 exit $fail
