@@ -458,6 +458,25 @@ typedef struct {
   int code;
   char msg[TW_ERROR_MSG];    /* whole (gathered and sent once per job): it may name long paths */
 } job_refusal;
+
+/* A decision every rank takes on its own (its options and host: MPMD launches may differ) made
+ * together: each rank's refusal gathered, the first (by rank) sent to all, so that no rank goes on
+ * to a collective call while another has left for MPI_Finalize (an output directory too long on
+ * one rank only hung the others). An agreed error. */
+static tw_status agree(survey *sv, tw_status mine_st, const tw_error *mine, tw_error *err) {
+  job_refusal me, one;
+  memset(&me, 0, sizeof me), memset(&one, 0, sizeof one);
+  if (mine_st) me.code = (int)mine_st, snprintf(me.msg, sizeof me.msg, "%s", mine->msg);
+  job_refusal *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
+  tw_status st = sv->rep->root && !all ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
+  if (!st) st = comm_gather(sv->comm, &me, (int)sizeof me, all, err);
+  for (int r = 0; !st && sv->rep->root && r < sv->rep->nranks && !one.code; r++)
+    if (all[r].code) one = all[r];
+  free(all);
+  if (!st) st = comm_bcast(sv->comm, &one, (int)sizeof one, err);
+  if (!st && one.code) st = tw_error_set(err, (tw_status)one.code, "%s", one.msg), sv->agreed = 1;
+  return st;
+}
 typedef struct {
   job_refusal refusal;
   int nwarn;
@@ -559,8 +578,11 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   rep->mpi = sv.comm != NULL;
   rep->root = rep->rank == 0;
   /* A directory cut short would take the shots to another folder (maybe an unrelated one that
-   * exists). Every rank refuses it alike (the same job and options): an agreed error. */
-  if (!st && (st = survey_dir_fits(dir, err))) sv.agreed = 1;
+   * exists): refused, by every rank together (agree). */
+  if (!st) {
+    tw_error de = {0};
+    st = agree(&sv, survey_dir_fits(dir, &de), &de, err);
+  }
   if (!st) snprintf(rep->directory, sizeof rep->directory, "%s", dir);
   if (!st) st = start(&sv, err);
   if (!st && rep->root && rep->to_run == 0) st = clean(&sv, err); /* (nothing to run: nothing validates it) */
@@ -628,6 +650,8 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
    * with nothing in flight, so they end together (MPI_Finalize), and rank 0 alone need say it. */
   rep->agreed = st && sv.agreed;
   if (st && rep->nranks > 1 && !sv.agreed) rep->abort = sv.comm;
+  else if (st && rep->nranks > 1) rep->finalize = sv.comm; /* once rank 0 has said it: a rank that
+      leaves with an error first makes mpirun end the job, rank 0 before it printed (fuzzing) */
   else comm_finalize(sv.comm);
   return st;
 }
@@ -639,5 +663,6 @@ void tw_survey_report_free(tw_survey_report *rep) {
   free(rep->workers);
   rep->shots = NULL, rep->workers = NULL;
   if (rep->abort) comm_abort(rep->abort);
-  rep->abort = NULL;
+  if (rep->finalize) comm_finalize(rep->finalize);
+  rep->abort = NULL, rep->finalize = NULL;
 }

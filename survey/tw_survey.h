@@ -106,6 +106,7 @@ typedef struct tw_survey_report {
                                 refusal, no worker anywhere): rank 0's report of it is enough, and no
                                 rank ends the MPI job */
   struct survey_comm *abort; /* internal: after an error, tw_survey_report_free ends the MPI job */
+  struct survey_comm *finalize; /* internal: after an agreed error, tw_survey_report_free ends MPI */
 } tw_survey_report;
 
 typedef struct tw_survey_hooks {

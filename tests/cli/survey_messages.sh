@@ -6,7 +6,8 @@
 #      and the ranks end without MPI_Abort;
 #   2. an output directory of over 1023 characters (six folders of 200): `check` and `run` refuse it
 #      naming its length and the limit, and no shot is written anywhere (the report's copy of the
-#      name was cut at 1023 characters: the shots went to another folder, exit 0);
+#      name was cut at 1023 characters: the shots went to another folder, exit 0), also when only one
+#      rank of an MPMD launch has it (the ranks decide together: that hung);
 #   3. a job refused on one rank only (--workers beyond the CPUs of one): every rank ends, the error
 #      said once (the passing rank hung, its worker waiting for an answer after the stop).
 set -uo pipefail
@@ -61,6 +62,15 @@ done
 if [ $mpi = 1 ]; then
   expect 1 "has 1210 characters" -- mpirun -np 2 "$T" run "$long/job.cfg" -o "$deep"
   [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: under mpirun the error is not said once"; fail=1; }
+  # ... on one rank only (an MPMD launch, either rank): the ranks decide together (fuzzing, session
+  # 19: the refusing rank left for MPI_Finalize while the other waited in a broadcast: a hang)
+  expect 1 "has 1210 characters" -- timeout 60 mpirun -np 1 "$T" run "$long/job.cfg" -o "$deep" : \
+    -np 1 "$T" run "$long/job.cfg" -o short
+  [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: refused on rank 0 only: the error not said once"; fail=1; }
+  expect 1 "has 1210 characters" -- timeout 60 mpirun -np 1 "$T" run "$long/job.cfg" -o short : \
+    -np 1 "$T" run "$long/job.cfg" -o "$deep"
+  [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: refused on rank 1 only: the error not said once"; fail=1; }
+  [ ! -e short ] || { echo "FAIL: a job refused on one rank made the other's directory"; fail=1; }
 fi
 if find . -name 'shot-*' | grep -q .; then echo "FAIL: shots written for a refused directory:"; find . -name 'shot-*'; fail=1; fi
 
