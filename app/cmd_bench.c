@@ -101,6 +101,17 @@ static const char *past_number(const char *p) {
   return end && end > p ? end : NULL;
 }
 
+/* path opened for reading if it is a regular file (never following a link, never waiting on a
+ * FIFO), its status in *sb; else −1. */
+static int open_file(const char *path, struct stat *sb) {
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0 && (fstat(fd, sb) != 0 || !S_ISREG(sb->st_mode))) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 /* --json replaces only a file bench wrote (a job file or a model under that name stays): one that
  * begins with BENCH_JSON_HEAD, or one of a torrewave from before that marker, recognised by what
  * every earlier bench wrote and nothing else writes: "version", "device", "copy_gbps" and
@@ -110,8 +121,8 @@ static int bench_json_ours(const char *path) {
   const size_t nend = sizeof end - 1;
   char head[2048] = "", tail[sizeof end] = "";
   struct stat sb;
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  int ours = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && pread(fd, head, sizeof head - 1, 0) > 0;
+  const int fd = open_file(path, &sb);
+  int ours = fd >= 0 && pread(fd, head, sizeof head - 1, 0) > 0;
   if (ours && !past_text(head, BENCH_JSON_HEAD)) {
     const char *p = past_string(past_text(head, "{\n  \"version\": \""));
     p = past_string(past_text(p, ",\n  \"device\": \""));
@@ -130,8 +141,8 @@ static int bench_json_ours(const char *path) {
 static int bench_part_ours(const char *path) {
   char head[sizeof BENCH_JSON_HEAD] = "";
   struct stat sb;
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  const ssize_t n = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? pread(fd, head, sizeof head - 1, 0) : -1;
+  const int fd = open_file(path, &sb);
+  const ssize_t n = fd >= 0 ? pread(fd, head, sizeof head - 1, 0) : -1;
   if (fd >= 0) close(fd);
   return n >= 0 && memcmp(head, BENCH_JSON_HEAD, (size_t)n) == 0;
 }

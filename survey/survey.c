@@ -459,10 +459,18 @@ typedef struct {
   char msg[TW_ERROR_MSG];    /* whole (gathered and sent once per job): it may name long paths */
 } job_refusal;
 
+/* Rank 0's choice, the first rank's refusal or none (one), sent to every rank and returned as every
+ * rank's error: an agreed error (the ranks end together, tw_survey_run). */
+static tw_status share_refusal(survey *sv, job_refusal *one, tw_error *err) {
+  tw_status st = comm_bcast(sv->comm, one, (int)sizeof *one, err);
+  if (!st && one->code) st = tw_error_set(err, (tw_status)one->code, "%s", one->msg), sv->agreed = 1;
+  return st;
+}
+
 /* A decision every rank takes on its own (its options and host: MPMD launches may differ) made
  * together: each rank's refusal gathered, the first (by rank) sent to all, so that no rank goes on
  * to a collective call while another has left for MPI_Finalize (an output directory too long on
- * one rank only hung the others). An agreed error. */
+ * one rank only hung the others). */
 static tw_status agree(survey *sv, tw_status mine_st, const tw_error *mine, tw_error *err) {
   job_refusal me, one;
   memset(&me, 0, sizeof me), memset(&one, 0, sizeof one);
@@ -473,9 +481,7 @@ static tw_status agree(survey *sv, tw_status mine_st, const tw_error *mine, tw_e
   for (int r = 0; !st && sv->rep->root && r < sv->rep->nranks && !one.code; r++)
     if (all[r].code) one = all[r];
   free(all);
-  if (!st) st = comm_bcast(sv->comm, &one, (int)sizeof one, err);
-  if (!st && one.code) st = tw_error_set(err, (tw_status)one.code, "%s", one.msg), sv->agreed = 1;
-  return st;
+  return st ? st : share_refusal(sv, &one, err);
 }
 typedef struct {
   job_refusal refusal;
@@ -546,9 +552,8 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
       if (!all1.code) gather_warnings(sv->rep, all); /* (a refused job: its error alone, as a single run) */
     }
     free(all);
-    if (!st) st = comm_bcast(sv->comm, &all1, (int)sizeof all1, err);
-    if (!st && all1.code) st = tw_error_set(err, (tw_status)all1.code, "%s", all1.msg), sv->agreed = 1;
-    else if (!st && sv->rep->root) st = clean(sv, err); /* (the job passed: a refused one removes nothing) */
+    if (!st) st = share_refusal(sv, &all1, err);
+    if (!st && sv->rep->root) st = clean(sv, err); /* (the job passed: a refused one removes nothing) */
     if (!st) st = dispatch(sv, err);
   }
   if (st) stop_workers(sv);
