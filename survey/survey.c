@@ -383,11 +383,20 @@ static tw_status workers_table(survey *sv, const survey_hello *all, tw_error *er
   return TW_OK;
 }
 
+/* err = "<head>: <why>", why whole: where both do not fit a message, the head gives way from its
+ * start ("...<its end>: <why>"). A rank's reason may fill a message alone (it names paths), and a
+ * head written before it cut its end. */
+static tw_status set_headed(tw_error *err, tw_status code, const char *head, const char *why) {
+  const int room = TW_ERROR_MSG - 1, wl = (int)strnlen(why, (size_t)room), hl = (int)strlen(head);
+  const int keep = room - wl - 5; /* (the head's end after "...", then ": ") */
+  if (hl + 2 + wl <= room) return tw_error_set(err, code, "%s: %s", head, why);
+  return keep > 0 ? tw_error_set(err, code, "...%s: %s", head + hl - keep, why) : tw_error_set(err, code, "%s", why);
+}
+
 /* What rank 0 tells every rank at the start and at the end. */
 typedef struct {
   tw_status st;
-  char msg[TW_ERROR_MSG + 128]; /* whole: the error every rank returns (sent once per job), a rank
-                                   number before a worker's error */
+  char msg[TW_ERROR_MSG];    /* whole: the error every rank returns (sent once per job) */
   char kernel[32], hash[24];
   long to_run;
   int total;
@@ -615,8 +624,11 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
       s.total = sv.total;
       for (int r = 0; !s.total && r < rep->nranks; r++)
         if (all[r].error[0]) {
-          if (rep->nranks > 1) snprintf(s.msg, sizeof s.msg, "no worker could start: rank %d: %s", r, all[r].error);
-          else snprintf(s.msg, sizeof s.msg, "%s", all[r].error);
+          char head[64];
+          tw_error why = {0};
+          snprintf(head, sizeof head, "no worker could start: rank %d", r);
+          if (rep->nranks > 1) set_headed(&why, TW_ENODEV, head, all[r].error);
+          snprintf(s.msg, sizeof s.msg, "%s", rep->nranks > 1 ? why.msg : all[r].error);
           break;
         }
     }
