@@ -31,6 +31,10 @@ extern const tw_command tw_cmd_run, tw_cmd_check, tw_cmd_info, tw_cmd_bench, tw_
 int tw_app_fail(const tw_error *err);
 /* Print a usage error for a subcommand and return TW_EXIT_USAGE. */
 int tw_app_usage(const char *cmd, const char *fmt, ...);
+/* From now on tw_app_usage keeps its message (without the command and the help line) in buf[n]
+ * instead of saying it; buf NULL: says it again. `run` under a launcher: rank 0 alone says what the
+ * ranks found (cmd_run.c). */
+void tw_app_usage_keep(char *buf, size_t n);
 /* True when argv[i] is -h or --help. */
 int tw_app_is_help(const char *arg);
 

@@ -60,14 +60,31 @@ static int should_stop(void *user) {
   return stop_requested == SIGINT ? TW_RUN_STOP : TW_RUN_SUSPEND; /* the driver: STOP without checkpoints */
 }
 
+/* The command line and the job file read: 0, or the exit status (TW_EXIT_USAGE, TW_EXIT_FAIL) with
+ * why unsaid (a usage error's message without the command), a and job freed. */
+static int load(int argc, char **argv, tw_job_args *a, tw_job **job, tw_error *why) {
+  char usage[TW_ERROR_MSG] = "";
+  tw_app_usage_keep(usage, sizeof usage);
+  int rc = tw_app_job_args("run", argc, argv, a); /* (frees a on a usage error) */
+  tw_app_usage_keep(NULL, 0);
+  if (rc) return tw_error_set(why, TW_EINVAL, "%s", usage), rc;
+  if (tw_job_load(a->job, a->sets, a->nsets, job, why)) rc = TW_EXIT_FAIL;
+  else if ((*job)->nshots && a->resume)
+    rc = TW_EXIT_USAGE, tw_error_set(why, TW_EINVAL, "--resume is for a single-shot job's checkpoint; a survey "
+                                     "resumes by itself: run the same command again");
+  if (rc) tw_job_destroy(*job), *job = NULL, tw_app_job_args_free(a);
+  return rc;
+}
+
+/* Say why load (or the ranks together) refused the run; returns rc. */
+static int say(int rc, const tw_error *why) {
+  return rc == TW_EXIT_USAGE ? tw_app_usage("run", "%s", why->msg) : tw_app_fail(why);
+}
+
 static int run_run(int argc, char **argv) {
   tw_job_args a;
   tw_job *job = NULL;
-  int rc = tw_app_load_job("run", argc, argv, &a, &job);
-  if (rc) return rc;
-  tw_error err = {0};
-  const char *out = a.output ? a.output : job->output;
-  struct sigaction sa;
+  struct sigaction sa; /* (set before MPI starts, as they always were) */
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, NULL);
@@ -75,16 +92,33 @@ static int run_run(int argc, char **argv) {
   sigaction(SIGUSR1, &sa, NULL);
   struct sigaction hup;
   if (sigaction(SIGHUP, NULL, &hup) == 0 && hup.sa_handler != SIG_IGN) sigaction(SIGHUP, &sa, NULL);
+  tw_error err = {0};
+  int rank = 0, size = 1, rc = load(argc, argv, &a, &job, &err);
+  /* Under a launcher of several ranks each rank has read the same command line and job file: rank 0
+   * alone says what they found (every rank said it; an error on one rank only is named with its
+   * rank), and every rank exits with its status. */
+  if (tw_survey_launched(&rank, &size) && size != 1 && tw_survey_mpi_built()) {
+    tw_survey_launch l;
+    tw_error e = {0};
+    if (tw_survey_join(rc ? &err : NULL, rc == TW_EXIT_USAGE, job && job->nshots, job ? job->path : NULL, &l, &e)) {
+      if (!rc) tw_job_destroy(job), tw_app_job_args_free(&a);
+      rc = l.usage ? TW_EXIT_USAGE : TW_EXIT_FAIL;
+      if (!l.agreed && l.rank > 0) tw_error_prefix(&e, "rank %d", l.rank);
+      if (!l.agreed || l.rank == 0) say(rc, &e);
+      tw_survey_launch_end(&l);
+      return rc;
+    }
+  } else if (rc) {
+    return say(rc, &err);
+  }
+  const char *out = a.output ? a.output : job->output;
   if (job->nshots) {
-    rc = a.resume ? tw_app_usage("run", "--resume is for a single-shot job's checkpoint; a survey resumes by itself: "
-                                        "run the same command again")
-                  : tw_app_run_survey(&a, job, &stop_requested);
+    rc = tw_app_run_survey(&a, job, &stop_requested);
     tw_job_destroy(job);
     tw_app_job_args_free(&a);
     return rc;
   }
   /* A single-shot job under mpirun: rank 0 runs it, the others have nothing to do. */
-  int rank = 0, size = 1;
   if (tw_survey_launched(&rank, &size) && rank > 0) {
     tw_job_destroy(job);
     tw_app_job_args_free(&a);

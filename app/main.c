@@ -29,13 +29,23 @@ int tw_app_fail(const tw_error *err) {
   return TW_EXIT_FAIL;
 }
 
+/* Where tw_app_usage puts its message instead of saying it (tw_app_usage_keep), or NULL. */
+static char *usage_kept;
+static size_t usage_kept_n;
+
+void tw_app_usage_keep(char *buf, size_t n) { usage_kept = buf, usage_kept_n = n; }
+
 int tw_app_usage(const char *cmd, const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "torrewave %s: ", cmd);
   va_start(ap, fmt);
-  vfprintf(stderr, fmt, ap);
+  if (usage_kept) {
+    vsnprintf(usage_kept, usage_kept_n, fmt, ap);
+  } else {
+    fprintf(stderr, "torrewave %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(see `torrewave %s --help`)\n", cmd);
+  }
   va_end(ap);
-  fprintf(stderr, "\n(see `torrewave %s --help`)\n", cmd);
   return TW_EXIT_USAGE;
 }
 

@@ -130,11 +130,16 @@ tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err) {
   return TW_OK;
 }
 
-void comm_finalize(survey_comm *c) {
+void comm_free(survey_comm *c) {
   if (!c) return;
   if (c->local != MPI_COMM_NULL) MPI_Comm_free(&c->local);
-  MPI_Finalize();
   free(c);
+}
+
+void comm_finalize(survey_comm *c) {
+  if (!c) return;
+  comm_free(c);
+  MPI_Finalize();
 }
 
 void comm_abort(survey_comm *c) {
@@ -184,6 +189,7 @@ tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err) {
   return tw_error_set(err, TW_EINTERNAL, "comm_reply without MPI");
 }
 
+void comm_free(survey_comm *c) { (void)c; }
 void comm_finalize(survey_comm *c) { (void)c; }
 void comm_abort(survey_comm *c) { (void)c; }
 

@@ -465,14 +465,15 @@ static tw_status clean(survey *sv, tw_error *err) {
  * first rank's goes to all), and the validation's warnings (none where the medium failed). */
 typedef struct {
   int code;
+  int usage;                 /* a usage error, of the command line (tw_survey_join only) */
   char msg[TW_ERROR_MSG];    /* whole (gathered and sent once per job): it may name long paths */
 } job_refusal;
 
 /* Rank 0's choice, the first rank's refusal or none (one), sent to every rank and returned as every
- * rank's error: an agreed error (the ranks end together, tw_survey_run). */
-static tw_status share_refusal(survey *sv, job_refusal *one, tw_error *err) {
-  tw_status st = comm_bcast(sv->comm, one, (int)sizeof *one, err);
-  if (!st && one->code) st = tw_error_set(err, (tw_status)one->code, "%s", one->msg), sv->agreed = 1;
+ * rank's error: an agreed error (*agreed = 1: the ranks end together, tw_survey_run). */
+static tw_status share_refusal(survey_comm *c, job_refusal *one, int *agreed, tw_error *err) {
+  tw_status st = comm_bcast(c, one, (int)sizeof *one, err);
+  if (!st && one->code) st = tw_error_set(err, (tw_status)one->code, "%s", one->msg), *agreed = 1;
   return st;
 }
 
@@ -490,7 +491,7 @@ static tw_status agree(survey *sv, tw_status mine_st, const tw_error *mine, tw_e
   for (int r = 0; !st && sv->rep->root && r < sv->rep->nranks && !one.code; r++)
     if (all[r].code) one = all[r];
   free(all);
-  return st ? st : share_refusal(sv, &one, err);
+  return st ? st : share_refusal(sv->comm, &one, &sv->agreed, err);
 }
 typedef struct {
   job_refusal refusal;
@@ -552,7 +553,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
     for (int i = 0; i < mine.nwarn; i++)
       snprintf(mine.warn[i], sizeof mine.warn[i], "%s", tw_medium_warning(sv->medium, i));
     medium_said *all = sv->rep->root ? calloc((size_t)sv->rep->nranks, sizeof *all) : NULL;
-    job_refusal all1 = {0, ""};
+    job_refusal all1 = {0, 0, ""};
     if (sv->rep->root && !all) st = tw_error_set(err, TW_ENOMEM, "out of memory");
     if (!st) st = comm_gather(sv->comm, &mine, (int)sizeof mine, all, err);
     if (!st && sv->rep->root) {
@@ -561,7 +562,7 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
       if (!all1.code) gather_warnings(sv->rep, all); /* (a refused job: its error alone, as a single run) */
     }
     free(all);
-    if (!st) st = share_refusal(sv, &all1, err);
+    if (!st) st = share_refusal(sv->comm, &all1, &sv->agreed, err);
     if (!st && sv->rep->root) st = clean(sv, err); /* (the job passed: a refused one removes nothing) */
     if (!st) st = dispatch(sv, err);
   }
@@ -673,13 +674,92 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   return st;
 }
 
+/* MPI ended as an error left it, once app/ has said it: MPI_Abort after one the other ranks do not
+ * know of, MPI_Finalize after an agreed one. */
+static void end_mpi(survey_comm **abort, survey_comm **finalize) {
+  if (*abort) comm_abort(*abort);
+  if (*finalize) comm_finalize(*finalize);
+  *abort = NULL, *finalize = NULL;
+}
+
 void tw_survey_report_free(tw_survey_report *rep) {
   if (!rep) return;
   for (long i = 0; rep->shots && i < rep->nresults; i++) free(rep->shots[i].msg);
   free(rep->shots);
   free(rep->workers);
   rep->shots = NULL, rep->workers = NULL;
-  if (rep->abort) comm_abort(rep->abort);
-  if (rep->finalize) comm_finalize(rep->finalize);
-  rep->abort = NULL, rep->finalize = NULL;
+  end_mpi(&rep->abort, &rep->finalize);
+}
+
+/* ---------------------------------------------------------------- a launch's start */
+
+/* What a rank found before MPI started (tw_survey_join), gathered on rank 0. */
+typedef struct {
+  job_refusal error;         /* its error (code 0: its job loaded) */
+  int survey;                /* its job is a survey */
+  char host[64];
+  char job[900];             /* its job file (two fit a message whole) */
+} launch_said;
+
+static const char *job_kind(const launch_said *s) { return s->survey ? "a survey" : "a single-shot job"; }
+
+/* Rank 0: the first rank's error (another rank's named with its rank and host, its reason whole),
+ * else, when the ranks' jobs are not all surveys or all single-shot jobs, that: the survey's ranks
+ * would wait for the others in its collective calls while those ended MPI. */
+static void launch_decide(const launch_said *all, int n, job_refusal *one) {
+  for (int r = 0; r < n; r++) {
+    if (!all[r].error.code) continue;
+    *one = all[r].error;
+    if (r > 0) {
+      char head[128];
+      tw_error e = {0};
+      snprintf(head, sizeof head, "rank %d (host %s)", r, all[r].host);
+      set_headed(&e, (tw_status)one->code, head, all[r].error.msg);
+      snprintf(one->msg, sizeof one->msg, "%s", e.msg);
+    }
+    return;
+  }
+  for (int r = 1; r < n; r++)
+    if (all[r].survey != all[0].survey) {
+      one->code = TW_EINVAL;
+      snprintf(one->msg, sizeof one->msg, "the ranks were given different jobs: rank 0's '%s' is %s, rank %d's '%s' "
+               "%s; every rank of a launch runs the same job (a survey shares its shots among them, a single-shot "
+               "job runs on rank 0)", all[0].job, job_kind(&all[0]), r, all[r].job, job_kind(&all[r]));
+      return;
+    }
+}
+
+tw_status tw_survey_join(const tw_error *mine, int usage, int survey, const char *job, tw_survey_launch *l,
+                         tw_error *err) {
+  memset(l, 0, sizeof *l);
+  survey_comm *c = NULL;
+  int nranks = 1, lrank, lsize;
+  tw_status st = comm_init(&c, &l->rank, &nranks, &lrank, &lsize, err);
+  launch_said me, *all = NULL;
+  job_refusal one;
+  memset(&me, 0, sizeof me), memset(&one, 0, sizeof one);
+  if (mine) {
+    me.error.code = mine->code ? (int)mine->code : (int)TW_EINVAL;
+    me.error.usage = usage;
+    snprintf(me.error.msg, sizeof me.error.msg, "%s", mine->msg);
+  }
+  me.survey = survey;
+  snprintf(me.job, sizeof me.job, "%s", job ? job : "");
+  gethostname(me.host, sizeof me.host - 1);
+  if (!st && l->rank == 0 && !(all = calloc((size_t)nranks, sizeof *all)))
+    st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  if (!st) st = comm_gather(c, &me, (int)sizeof me, all, err);
+  if (!st && l->rank == 0) launch_decide(all, nranks, &one);
+  free(all);
+  if (!st) st = share_refusal(c, &one, &l->agreed, err);
+  l->usage = st && l->agreed && one.usage;
+  if (st && !l->agreed && nranks > 1) l->abort = c;
+  else if (st) l->finalize = c; /* once rank 0 has said it (as tw_survey_run's agreed errors) */
+  else if (survey) comm_free(c); /* tw_survey_run goes on with MPI */
+  else comm_finalize(c);         /* a single-shot job: rank 0 runs it alone */
+  return st;
+}
+
+void tw_survey_launch_end(tw_survey_launch *l) {
+  if (l) end_mpi(&l->abort, &l->finalize);
 }

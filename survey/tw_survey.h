@@ -155,6 +155,29 @@ void tw_survey_hash(const tw_job *job, const char *kernel, char out[24]);
 int tw_survey_launched(int *rank, int *size);
 int tw_survey_mpi_built(void);
 
+/* A launch's start. `run` reads its command line and job file before MPI starts (a survey needs
+ * MPI, a single-shot job does not), on every rank of a launch, so that every rank would say an error
+ * found there. Under a launcher of several ranks, in a build with MPI, every rank then calls
+ * tw_survey_join, with or without an error (Open MPI ends a job in which some ranks start MPI and
+ * others exit without it): MPI starts and rank 0 gathers what each rank found.
+ *   mine: this rank's error (NULL: its job loaded); usage: it is a usage error (of the command line);
+ *   survey: its job has shots; job: its job file.
+ * TW_OK: every rank loaded a job, all surveys or all single-shot jobs; MPI stays started for a
+ * survey (tw_survey_run goes on with it) and is ended for a single-shot job (rank 0 runs it alone).
+ * Else, with l->agreed, every rank's error: the first failing rank's (another than rank 0 named with
+ * its rank and host, its reason whole), or that the ranks' jobs are not of one kind; rank 0 alone
+ * says it. Without l->agreed, an MPI failure that is this rank's own: each says it. Then
+ * tw_survey_launch_end (MPI_Finalize, or MPI_Abort without l->agreed). */
+typedef struct tw_survey_launch {
+  int rank;
+  int agreed;                /* the error returned is every rank's: rank 0's report of it is enough */
+  int usage;                 /* ... and it is a usage error */
+  struct survey_comm *abort, *finalize; /* internal: for tw_survey_launch_end */
+} tw_survey_launch;
+tw_status tw_survey_join(const tw_error *mine, int usage, int survey, const char *job, tw_survey_launch *l,
+                         tw_error *err);
+void tw_survey_launch_end(tw_survey_launch *l);
+
 #ifdef __cplusplus
 }
 #endif

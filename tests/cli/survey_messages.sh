@@ -9,7 +9,13 @@
 #      name was cut at 1023 characters: the shots went to another folder, exit 0), also when only one
 #      rank of an MPMD launch has it (the ranks decide together: that hung);
 #   3. a job refused on one rank only (--workers beyond the CPUs of one): every rank ends, the error
-#      said once (the passing rank hung, its worker waiting for an answer after the stop).
+#      said once (the passing rank hung, its worker waiting for an answer after the stop);
+#   4. what `run` finds before MPI starts (the command line and the job file, read on every rank:
+#      whether MPI is needed depends on the job) under `mpirun -np 2`: a bad key, a bad value, an
+#      unknown option, --resume of a survey, said once (every rank said it) and every rank exits
+#      with the status; an error on one rank only is named with its rank and host by rank 0, its
+#      reason whole (~2030 characters: the "rank N" before it gives way); ranks given a survey and a
+#      single-shot job are refused (the survey's rank would wait in MPI for the other).
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -90,5 +96,43 @@ if [ $mpi = 1 ]; then
       -np 1 "$T" run "$long/job.cfg" -o onerank "${a2[@]}"
     [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: refused on one rank ($order): the error not said once"; fail=1; }
   done
+fi
+
+# ---------------------------------------------------------------- 4. before MPI starts: once
+# ranks STATUS PATTERN -- A... [: B...]: `mpirun -np 1 torrewave A : -np 1 torrewave B` (B: A again);
+# PATTERN said on one line, no other line of torrewave's, and both ranks exited with STATUS.
+ranks() {
+  local want=$1 pat=$2 a=() b=() r; shift 3
+  while [ $# -gt 0 ] && [ "$1" != : ]; do a+=("$1"); shift; done
+  if [ $# -gt 0 ]; then shift; b=("$@"); else b=("${a[@]}"); fi
+  rm -f st-0 st-1
+  r='"$0" "$@"; echo $? > st-$OMPI_COMM_WORLD_RANK'
+  expect 0 "$pat" -- timeout 60 mpirun -np 1 bash -c "$r" "$T" "${a[@]}" : -np 1 bash -c "$r" "$T" "${b[@]}"
+  local got; got=$(cat st-0 st-1 2>/dev/null | tr '\n' ' ')
+  if [ "$(grep -cE -- "$pat" "$tmp/out")" = 1 ] && [ "$(grep -c '^torrewave' "$tmp/out")" = 1 ] &&
+     [ "$got" = "$want $want " ]; then echo "ok: said once, both ranks $want"
+  else echo "FAIL: not said once, or the ranks' statuses ($got) not $want"; fail=1; fi
+}
+if [ $mpi = 1 ]; then
+  sed 's/\[250.0, 60.0, 40.0\] );/[250.0, 60.0, 40.0] );\n  bogus = 1;/' "$long/job.cfg" > bad.cfg
+  sed -e '/^shots = /,/receivers = "fixed"; };$/d' \
+    -e 's/sources = ( {/sources = ( { position = [150.0, 140.0, 60.0];/' "$long/job.cfg" > single.cfg
+  ranks 1 "bad\.cfg:[0-9]+: shots\.bogus: unknown key" -- run bad.cfg -o once
+  ranks 1 "single\.cfg: --set time\.steps=-4: time\.steps" -- run single.cfg --set time.steps=-4 -o once.h5
+  ranks 2 '^torrewave run: unknown option "--bogus"$' -- run "$long/job.cfg" --bogus
+  ranks 2 '^torrewave run: --resume is for a single-shot job' -- run "$long/job.cfg" --resume
+  ranks 1 "^torrewave: error: rank 1 \(host [^)]+\): missing\.cfg: cannot read the job file: No such file" \
+    -- run "$long/job.cfg" -o once : run missing.cfg -o once
+  ranks 1 "^torrewave: error: missing\.cfg: cannot read the job file" \
+    -- run missing.cfg -o once : run single.cfg -o once.h5
+  ranks 1 "rank 0's '.*job\.cfg' is a survey, rank 1's 'single\.cfg' a single-shot job; every rank of a launch" \
+    -- run "$long/job.cfg" -o once : run single.cfg -o once.h5
+  # ... the one rank's reason whole where "rank 1 (host ...)" and it do not fit a message together
+  dots=$(printf './%.0s' {1..988}) # (the reason: 2040 characters)
+  ranks 1 "${dots//./\\.}missing\.cfg: cannot read the job file: No such file or directory$" \
+    -- run "$long/job.cfg" -o once : run "${dots}missing.cfg" -o once
+  got=$(grep '^torrewave: error: ' "$tmp/out")
+  [ ${#got} -le $((18 + 2047)) ] || { echo "FAIL: the error has ${#got} characters, over a message's"; fail=1; }
+  [ ! -e once ] && [ ! -e once.h5 ] || { echo "FAIL: a refused launch wrote its output"; fail=1; }
 fi
 exit $fail
