@@ -117,6 +117,11 @@ tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw
  * TW_SEGY_MARKER): called when the output is rewritten without output.segy. */
 void tw_segy_remove_stale(const char *h5path);
 #define TW_SEGY_MARKER "written by torrewave"
+/* tw_segy_export, but with via: written complete (fsync'ed) under the name via and left there,
+ * unpublished (the caller names it; on failure via is removed). A refused result's kept SEG-Y file
+ * goes so through the output's own SEG-Y temporary, a name the output's check allows for, where
+ * "<kept>.sgy.part-<pid>" can pass the file system's limit (output.c: keep_result). */
+tw_status tw_segy_export_via(const char *h5path, const char *sgypath, const char *via, tw_error *err);
 
 /* The string attribute `name` of obj (fixed or variable length, any padding) into buf[len]:
  * 1 when obj carries it as a scalar string that fits, 0 when it is absent, −1 when it is there but

@@ -1017,13 +1017,25 @@ static char *keep_result(tw_output *o, char *side, size_t len) {
   else if (xtemp)
     l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", tw_base_of(xdmf));
   if (xtemp) unlink(xtemp); /* (moved: gone already; else a temporary of no use) */
+  /* Its SEG-Y file through the output's own SEG-Y temporary too, then to its name: the kept name's
+   * own temporary, "<kept>.sgy.part-<pid>", is up to 32 characters longer than the output's name,
+   * more than the 20 its check allows for (outpath.c: check_name), so a name near the file system's
+   * limit kept the result without it. */
   tw_error se = {0};
-  if (moved && o->segy && l < len && tw_segy_export(h5, sgy, &se))
+  char *own = moved && o->segy ? tw_segy_path(o->path) : NULL, *stemp = own ? tw_io_temp_name(own) : NULL;
+  tw_status sst = TW_OK;
+  if (moved && o->segy && !stemp) {
+    sst = tw_error_set(&se, TW_ENOMEM, "out of memory");
+  } else if (stemp && !(sst = tw_segy_export_via(h5, sgy, stemp, &se)) && move_to_new(stemp, sgy) != 0) {
+    sst = tw_error_set(&se, TW_EIO, "cannot name it '%s': %s", tw_base_of(sgy), strerror(errno));
+    unlink(stemp);
+  }
+  if (moved && o->segy && l < len && sst)
     snprintf(side + l, len - l, ", without its SEG-Y file (%.400s; `torrewave export` writes it from the kept file)",
              se.msg);
   else if (moved && o->segy && l < len)
     snprintf(side + l, len - l, ", its SEG-Y file as '%s'", tw_base_of(sgy));
-  free(xtemp), free(xdmf), free(sgy);
+  free(xtemp), free(xdmf), free(sgy), free(own), free(stemp);
   if (!moved) free(h5), errno = e;
   return moved ? h5 : NULL;
 }

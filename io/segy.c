@@ -119,12 +119,16 @@ tw_status tw_segy_check_job(const tw_job *job, char *what, size_t wl, char *got,
                         al);
 }
 
+tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err) {
+  return tw_segy_export_via(h5path, sgypath, NULL, err);
+}
+
 #ifndef TW_HAVE_SEGYIO
 
 int tw_segy_available(void) { return 0; }
 
-tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err) {
-  (void)h5path;
+tw_status tw_segy_export_via(const char *h5path, const char *sgypath, const char *temp, tw_error *err) {
+  (void)h5path, (void)temp;
   return tw_error_set(err, TW_EUNSUPPORTED, "SEG-Y '%s': %s; %s", sgypath ? sgypath : "", NO_SEGYIO, NO_SEGYIO_FIX);
 }
 
@@ -379,7 +383,7 @@ static tw_status check_result(const writer *w) {
   return TW_OK;
 }
 
-tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err) {
+tw_status tw_segy_export_via(const char *h5path, const char *sgypath, const char *via, tw_error *err) {
   if (!h5path || !sgypath) return tw_error_set(err, TW_EINVAL, "tw_segy_export: NULL path");
   tw_result *r = NULL;
   tw_status st = tw_result_open_meta(h5path, &r, err);
@@ -398,13 +402,13 @@ tw_status tw_segy_export(const char *h5path, const char *sgypath, tw_error *err)
   if (!st && (!w.cscal || !w.escal))
     st = tw_error_set(err, TW_ERANGE, "SEG-Y '%s': coordinates up to %g m do not fit SEG-Y's 32-bit fields", sgypath,
                       fmax(cmax, emax));
-  char *temp = st ? NULL : tw_io_temp_name(sgypath);
-  if (!st && !temp) st = tw_error_set(err, TW_ENOMEM, "SEG-Y '%s': out of memory", sgypath);
+  char *temp = st || via ? NULL : tw_io_temp_name(sgypath);
+  if (!st && !via && !temp) st = tw_error_set(err, TW_ENOMEM, "SEG-Y '%s': out of memory", sgypath);
   if (!st) {
-    w.temp = temp;
+    w.temp = via ? via : temp;
     st = write_file(&w);
-    if (!st) st = tw_io_publish(temp, sgypath, err);
-    if (st) unlink(temp);
+    if (!st && !via) st = tw_io_publish(temp, sgypath, err);
+    if (st) unlink(w.temp);
   }
   free(temp);
   tw_result_close(r);

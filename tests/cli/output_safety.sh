@@ -167,39 +167,39 @@ rm -rf late
 #     and the result was deleted; the job file's name and the link were replaced; then the result was
 #     kept as o.h5.part-PID, without its sidecar, and the next run onto o.h5 removed it as a killed
 #     run's temporary).
-# during PATTERN STAYS UNDO COMMAND...: run job.cfg onto during/o.h5 (with $earlier, an earlier kept
-# file o.kept-PID.$earlier there first), COMMAND while it runs: it must fail with PATTERN, keep the
-# result and leave what COMMAND made (the test STAYS); then, after UNDO, a run onto during/o.h5 must
-# succeed and leave every kept file as it was
+# during PATTERN STAYS UNDO COMMAND...: run job.cfg onto during/$O.h5 (O: o unless set; with $earlier,
+# an earlier kept file $O.kept-PID.$earlier there first), COMMAND while it runs: it must fail with
+# PATTERN, keep the result and leave what COMMAND made (the test STAYS); then, after UNDO, a run onto
+# during/$O.h5 must succeed and leave every kept file as it was
 during() {
-  local pat=$1 stays=$2 undo=$3 pid; shift 3
+  local pat=$1 stays=$2 undo=$3 pid o=${O:-o}; shift 3
   rm -rf "$D" && mkdir -p "$D" && echo keep > "$D/target"
-  ( [ -z "$earlier" ] || echo earlier > "$D/o.kept-$BASHPID.$earlier"
+  ( [ -z "$earlier" ] || echo earlier > "$D/$o.kept-$BASHPID.$earlier"
     export TW_CHECKPOINT_PAUSE=1
-    exec "$T" run job.cfg -q -o "$D/o.h5" --set 'checkpoint={every=20;}' "${segy[@]}" ) > during.log 2>&1 &
+    exec "$T" run job.cfg -q -o "$D/$o.h5" --set 'checkpoint={every=20;}' "${segy[@]}" ) > during.log 2>&1 &
   pid=$!
-  for _ in $(seq 200); do [ -e "$D/o.h5".ckpt ] && break; sleep 0.05; done
+  for _ in $(seq 200); do [ -e "$D/$o.h5".ckpt ] && break; sleep 0.05; done
   "$@"
   wait $pid; local st=$?
-  local k="o.kept-$pid${earlier:+-2}" sgy=""
-  local re=${k//./\\.} dre=${D//./\\.} # (k and D as regular expressions)
+  local k="$o.kept-$pid${earlier:+-2}" sgy=""
+  local re=${k//./\\.} dre=${D//./\\.} ore=${o//./\\.} # (k, D and o as regular expressions)
   [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as '$re\.sgy'"
-  pat="^torrewave: error: output '$dre/o\.h5': the run is complete, but nothing was published: the result is kept beside it as '$re\.h5', its XDMF sidecar as '$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/o\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
+  pat="^torrewave: error: output '$dre/$ore\.h5': the run is complete, but nothing was published: the result is kept beside it as '$re\.h5', its XDMF sidecar as '$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/$ore\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
   if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "$D/$k.h5/receivers/traces" > /dev/null &&
-     grep -q "in $re\.h5;" "$D/$k.xdmf" && ! grep -q '>o\.h5:' "$D/$k.xdmf" &&
+     grep -q "in $re\.h5;" "$D/$k.xdmf" && ! grep -q ">$ore\.h5:" "$D/$k.xdmf" &&
      [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "$D/$k.xdmf")" = 3 ] &&
      { [ ${#segy[@]} = 0 ] || [ -s "$D/$k.sgy" ]; } && [ "$(cat "$D/target")" = keep ] &&
-     { [ -z "$earlier" ] || [ "$(cat "$D/o.kept-$pid.$earlier")" = earlier ]; } &&
+     { [ -z "$earlier" ] || [ "$(cat "$D/$o.kept-$pid.$earlier")" = earlier ]; } &&
      ! ls "$D"/*.part-* > /dev/null 2>&1; then echo "ok: $(cut -c1-200 during.log)"
   else echo "FAIL: status $st, the result not kept or a file changed: $(ls -l "$D")"; cat during.log; fail=1; fi
   eval "$stays" || { echo "FAIL: what came under the names did not stay ($stays): $(ls -l "$D")"; fail=1; }
-  # with it gone, the next run onto $D/o.h5: published, and the kept files stay
-  local kept; kept=$(cd "$D" && md5sum o.kept-*)
+  # with it gone, the next run onto $D/$o.h5: published, and the kept files stay
+  local kept; kept=$(cd "$D" && md5sum "$o".kept-*)
   eval "$undo"
-  "$T" run job.cfg -q -o "$D/o.h5" "${segy[@]}" > again.log 2>&1 && [ -f "$D/o.h5" ] &&
-    [ "$(cd "$D" && md5sum o.kept-*)" = "$kept" ] && [ -f "$D/$k.h5" ] &&
+  "$T" run job.cfg -q -o "$D/$o.h5" "${segy[@]}" > again.log 2>&1 && [ -f "$D/$o.h5" ] &&
+    [ "$(cd "$D" && md5sum "$o".kept-*)" = "$kept" ] && [ -f "$D/$k.h5" ] &&
     h5ls "$D/$k.h5/receivers/traces" > /dev/null && h5ls "$D/$k.h5/snapshots" > /dev/null ||
-    { echo "FAIL: the next run onto '$D/o.h5' failed, or a kept file went or changed: $(ls "$D")"; cat again.log
+    { echo "FAIL: the next run onto '$D/$o.h5' failed, or a kept file went or changed: $(ls "$D")"; cat again.log
       fail=1; }
 }
 D=during segy=() earlier=""
@@ -217,6 +217,12 @@ during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic lin
 D=during/project-campaign-2026/$(printf 'x%.0s' $(seq 200))/$(printf 'y%.0s' $(seq 200))
 segy=(--set output.segy=true --set time.dt=0.002) earlier=""
 during "output '.*/o\.h5' is a directory: refusing to replace it" '[ -d "$D/o.h5" ]' 'rmdir "$D/o.h5"' mkdir "$D/o.h5"
+# ... an output's name at the limit (235 characters: the run derives names up to 20 longer): the
+# kept SEG-Y file too (it was written under a temporary of its own name, 32 characters longer than
+# the output's, over the file system's 255: the result was kept without it)
+D=during O=$(printf 'b%.0s' $(seq 232)) segy=(--set output.segy=true --set time.dt=0.002) earlier=""
+during "output '.*\.h5' is a directory" '[ -d "$D/$O.h5" ]' 'rmdir "$D/$O.h5"' mkdir "$D/$O.h5"
+O=o
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
 rm -rf during
 
