@@ -22,8 +22,9 @@
  * Just before a run publishes (output.c), the names it publishes are checked again under the same
  * rules (tw_output_check_publish): what came under them while it computed is refused and stays,
  * and the result is kept as OUT.kept-PID.h5 (output.c: kept_name), a name no clean-up here removes.
- * Refusals end with what to do instead: another output name for a single run, another directory
- * for a survey's shot file (tw_output_role).
+ * Refusals at the start end with what to do instead: another output name for a single run, another
+ * directory for a survey's shot file (tw_output_role); at publishing the run is complete, and the
+ * caller says what to do with the kept result instead.
  * Library code: nothing here prints; the app says what was removed. */
 #define _POSIX_C_SOURCE 200809L
 #define _XOPEN_SOURCE 700 /* realpath */
@@ -112,28 +113,33 @@ static const char *other_name(tw_output_role role) {
 
 /* Refuse `path` (what: "output", "XDMF sidecar") when it is there but not a plain regular file, or
  * when it is one of the inputs; fix: what to do instead (role: a shot's name cannot be given, so
- * what is in its way must go). */
+ * what is in its way must go), or NULL for the refusal alone (at publishing, where the caller says
+ * what to do with the complete result). */
 static tw_status check_one(const char *path, const char *what, const char *out, const input_file *in, int nin,
                            tw_output_role role, const char *fix, tw_error *err) {
   struct stat ls, st;
   if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
   const char *of = strcmp(path, out) ? " of output '" : "";
-  char buf[1100];
+  char buf[1100], then[300] = "";
   const char *kind = kind_at(path, &ls, buf, sizeof buf);
-  if (S_ISLNK(ls.st_mode))
+  if (S_ISLNK(ls.st_mode)) {
+    if (fix) snprintf(then, sizeof then, ": %s, or %s", role == TW_OUTPUT_SHOT ? "remove the link" : "name the target "
+                      "itself", fix);
     return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs are written under a "
-                        "temporary name and renamed, which would replace the link, not its target: %s, or %s", what,
-                        path, of, of[0] ? out : "", of[0] ? "'" : "", kind,
-                        role == TW_OUTPUT_SHOT ? "remove the link" : "name the target itself", fix);
-  if (!S_ISREG(ls.st_mode))
+                        "temporary name and renamed, which would replace the link, not its target%s", what, path, of,
+                        of[0] ? out : "", of[0] ? "'" : "", kind, then);
+  }
+  if (!S_ISREG(ls.st_mode)) {
+    if (fix) snprintf(then, sizeof then, ": %s%s", role == TW_OUTPUT_SHOT ? "remove it, or " : "", fix);
     return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s: refusing to replace it; outputs must be regular files "
-                        "or new names: %s%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind,
-                        role == TW_OUTPUT_SHOT ? "remove it, or " : "", fix);
+                        "or new names%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, then);
+  }
+  if (fix) snprintf(then, sizeof then, "; %s", fix);
   for (int i = 0; i < nin; i++)
     if (in[i].name && stat(in[i].name, &st) == 0 && st.st_dev == ls.st_dev && st.st_ino == ls.st_ino)
       return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the "
-                          "job; %s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", in[i].what, in[i].name,
-                          in[i].key[0] ? ", " : "", in[i].key, fix);
+                          "job%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", in[i].what, in[i].name,
+                          in[i].key[0] ? ", " : "", in[i].key, then);
   return TW_OK;
 }
 
@@ -315,35 +321,33 @@ tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *er
   return st;
 }
 
-/* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, with
- * lock_too, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
- * before it publishes (tw_output_check_publish, without the lock: the run holds it). */
-static tw_status check_names(const char *path, const tw_job *job, tw_output_role role, int lock_too, tw_error *err) {
+/* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, at the
+ * start, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
+ * before it publishes (tw_output_check_publish: without the lock, which the run holds, and without
+ * the start's advice; the name refused into refused[n]). */
+static tw_status check_names(const char *path, const tw_job *job, tw_output_role role, int publish, char *refused,
+                             size_t n, tw_error *err) {
   int nin;
   input_file *in = job_inputs(job, &nin); /* the job's inputs */
   if (!in) return tw_error_set(err, TW_ENOMEM, "out of memory");
-  char *xdmf = tw_xdmf_path(path), *dir = tw_dir_of(path);
-  tw_status st = (!xdmf || !dir) ? tw_error_set(err, TW_ENOMEM, "out of memory") : TW_OK;
+  char *xdmf = tw_xdmf_path(path), *dir = tw_dir_of(path), *sgy = job && job->output_segy ? tw_segy_path(path) : NULL;
+  tw_status st = (!xdmf || !dir || (job && job->output_segy && !sgy)) ? tw_error_set(err, TW_ENOMEM, "out of memory")
+                                                                      : TW_OK;
   if (!st) st = check_folder(path, "output", dir, err);
-  const char *fix = other_name(role);
-  if (!st) st = check_one(path, "output", path, in, nin, role, fix, err);
-  if (!st) st = check_one(xdmf, "XDMF sidecar", path, in, nin, role, fix, err);
-  char *lock = st || !lock_too ? NULL : lock_name(path);
-  if (!st && lock_too) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  const char *fix = publish ? NULL : other_name(role), *at = NULL;
+  if (!st && (st = check_one(path, "output", path, in, nin, role, fix, err))) at = path;
+  if (!st && (st = check_one(xdmf, "XDMF sidecar", path, in, nin, role, fix, err))) at = xdmf;
+  char *lock = st || publish ? NULL : lock_name(path);
+  if (!st && !publish) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   free(lock);
   char other[512];
   if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
-                      "file, which is there): a run would replace it and leave '%s' without its sidecar; %s", xdmf,
-                      path, other, other, fix);
-  if (!st && job && job->output_segy) {
-    char *sgy = tw_segy_path(path);
-    st = sgy ? check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err)
-             : tw_error_set(err, TW_ENOMEM, "out of memory");
-    free(sgy);
-  }
-  free(xdmf);
-  free(dir);
+                      "file, which is there): a run would replace it and leave '%s' without its sidecar%s%s", xdmf,
+                      path, other, other, fix ? "; " : "", fix ? fix : ""), at = xdmf;
+  if (!st && sgy && (st = check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err))) at = sgy;
+  if (refused && n) snprintf(refused, n, "%s", at ? at : "");
+  free(xdmf), free(dir), free(sgy);
   free(in);
   return st;
 }
@@ -351,7 +355,7 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err) {
   tw_status st = check_name(path, "output", role == TW_OUTPUT_SHOT ? "-o DIR or output.directory" : "-o FILE.h5 or "
                             "output.file", err);
-  if (!st) st = check_names(path, job, role, 1, err);
+  if (!st) st = check_names(path, job, role, 0, NULL, 0, err);
   if (!st && probe) { /* the folder must accept a new file: create and remove a probe there */
     char *p = malloc(strlen(path) + 32);
     if (!p) {
@@ -367,8 +371,9 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
   return st;
 }
 
-tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, tw_error *err) {
-  return check_names(path, job, role, 0, err);
+tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, char *refused, size_t n,
+                                  tw_error *err) {
+  return check_names(path, job, role, 1, refused, n, err);
 }
 
 int tw_output_exists(const char *path) {

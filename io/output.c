@@ -989,9 +989,9 @@ static char *kept_name(const char *path, int n) {
  * XDMF sidecar (snapshots written) and, with output.segy, its SEG-Y file written for that name
  * (the sidecar through the output's own temporary, the SEG-Y file as `torrewave export` writes it).
  * Returns the kept .h5's name (malloc'd) with what became of the others in side[] (", its XDMF
- * sidecar as '...'", ", without its SEG-Y file (why)"), or NULL with errno when the .h5 could not
- * be moved: it stays as o->temp. */
-static char *keep_result(tw_output *o, char *side, size_t len) {
+ * sidecar as '...'", ", without its SEG-Y file (why)") and *kept_sidecar, *kept_segy (kept), or NULL
+ * with errno when the .h5 could not be moved: it stays as o->temp. */
+static char *keep_result(tw_output *o, char *side, size_t len, int *kept_sidecar, int *kept_segy) {
   char *h5 = NULL, *xdmf = NULL, *sgy = NULL;
   int moved = 0, e = 0;
   side[0] = '\0';
@@ -1009,13 +1009,14 @@ static char *keep_result(tw_output *o, char *side, size_t len) {
   char *xtemp = NULL;
   tw_error xe = {0};
   size_t l = 0;
+  *kept_sidecar = *kept_segy = 0;
   if (moved && sidecar_prepare(o, h5, &xtemp, &xe))
     l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (%.400s)", xe.msg);
   else if (xtemp && move_to_new(xtemp, xdmf) != 0)
     l += (size_t)snprintf(side + l, len - l, ", without its XDMF sidecar (cannot name it '%s': %s)",
                           tw_base_of(xdmf), strerror(errno));
   else if (xtemp)
-    l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", tw_base_of(xdmf));
+    l += (size_t)snprintf(side + l, len - l, ", its XDMF sidecar as '%s'", tw_base_of(xdmf)), *kept_sidecar = 1;
   if (xtemp) unlink(xtemp); /* (moved: gone already; else a temporary of no use) */
   /* Its SEG-Y file through the output's own SEG-Y temporary too, then to its name: the kept name's
    * own temporary, "<kept>.sgy.part-<pid>", is up to 32 characters longer than the output's name,
@@ -1035,6 +1036,7 @@ static char *keep_result(tw_output *o, char *side, size_t len) {
              se.msg);
   else if (moved && o->segy && l < len)
     snprintf(side + l, len - l, ", its SEG-Y file as '%s'", tw_base_of(sgy));
+  *kept_segy = moved && o->segy && !sst;
   free(xtemp), free(xdmf), free(sgy), free(own), free(stemp);
   if (!moved) free(h5), errno = e;
   return moved ? h5 : NULL;
@@ -1049,7 +1051,8 @@ static void free_output(tw_output *o) {
   free(o);
 }
 
-tw_status tw_output_close(tw_output *o, tw_error *err) {
+tw_status tw_output_close_kept(tw_output *o, int *kept_whole, tw_error *err) {
+  if (kept_whole) *kept_whole = 0;
   if (!o) return tw_error_set(err, TW_EINVAL, "tw_output_close: NULL output");
   tw_status st = o->failed ? tw_error_set(err, TW_EIO, "output '%s': an earlier write failed; nothing was written "
                                                        "under this name",
@@ -1065,28 +1068,44 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
    * one of the job's inputs) stays, and the complete result is kept under names of its own, which
    * no later run removes (its temporary's would be: the next run onto the output removes it as a
    * killed run's). */
-  if ((st = tw_output_check_publish(o->path, o->job, o->role, err))) {
+  char refused[TW_ERROR_MSG];
+  if ((st = tw_output_check_publish(o->path, o->job, o->role, refused, sizeof refused, err))) {
     char why[TW_ERROR_MSG], side[TW_ERROR_MSG];
     snprintf(why, sizeof why, "%s", err->msg);
-    char *kept = keep_result(o, side, sizeof side);
+    int sidecar = 0, segy = 0;
+    char *kept = keep_result(o, side, sizeof side, &sidecar, &segy);
     /* Where the result is comes first, its files by their base names (they lie beside the output,
-     * whose folder the message names once), and the reason last, cut to what is left once room is
-     * kept for what the caller appends (the kept checkpoint, named after the output): a message has
-     * a fixed size, and a cluster's folders are long. */
-    char head[TW_ERROR_MSG];
+     * whose folder the message names once), then what to do: the result is complete, so what is in
+     * the way goes and the kept files take the output's names, their own without the part kept_name
+     * put in (a rerun, or --resume from its checkpoint, would compute it again; the sidecar names its
+     * .h5 in its text); the reason last, cut to what is left once room is kept for what the caller
+     * appends (where the result could not be kept: the checkpoint, named after the output): a
+     * message has a fixed size, and a cluster's folders are long (names near the limit: six of them
+     * and the reason fit). */
+    char head[TW_ERROR_MSG], then[320]; /* (a base name and the words) */
+    char *stem = kept ? tw_sibling_path(o->path, "") : NULL; /* kept: stem, ".kept-<pid>[-n]", extension */
+    if (kept && !(sidecar || segy))
+      snprintf(then, sizeof then, "rename it to '%s'", tw_base_of(o->path));
+    else if (stem)
+      snprintf(then, sizeof then, "take '%.*s' out of the kept files' names%s", (int)(strlen(kept) - strlen(o->path)),
+               kept + strlen(stem), sidecar ? " (and out of the .h5's name in the sidecar's text)" : "");
+    else
+      snprintf(then, sizeof then, "rename them to the output's names");
+    free(stem);
     if (kept)
       snprintf(head, sizeof head, "output '%s': the run is complete, but nothing was published: the result is kept "
-               "beside it as '%s'%s (no later run removes what is kept: move it where you want it); its names no "
-               "longer pass the start's check (something came under them while it ran): ", o->path,
-               tw_base_of(kept), side);
+               "beside it as '%s'%s (no later run removes what is kept); to put it in place, remove or rename '%s', "
+               "then %s; its names no longer pass the start's check (something came under them while it ran): ",
+               o->path, tw_base_of(kept), side, tw_base_of(refused[0] ? refused : o->path), then);
     else
       snprintf(head, sizeof head, "output '%s': the run is complete, but nothing was published: the result stays as "
                "'%s' (it could not be kept under a name of its own: %s; move it where you want it: the next run "
                "onto '%s' removes it as a killed run's temporary); its names no longer pass the start's check "
                "(something came under them while it ran): ", o->path, tw_base_of(o->temp), strerror(errno),
                tw_base_of(o->path));
-    const int room = (int)sizeof head - (int)strlen(head) - (int)strlen(o->path) - 160;
+    const int room = (int)sizeof head - (int)strlen(head) - (kept ? 0 : (int)strlen(o->path) + 160);
     tw_error_set(err, st, "%s%.*s", head, room > 80 ? room : 80, why);
+    if (kept_whole) *kept_whole = kept != NULL;
     free(kept);
     free_output(o); /* (the file is closed: free_output leaves it) */
     return st;
@@ -1113,6 +1132,8 @@ tw_status tw_output_close(tw_output *o, tw_error *err) {
   free_output(o);
   return st;
 }
+
+tw_status tw_output_close(tw_output *o, tw_error *err) { return tw_output_close_kept(o, NULL, err); }
 
 /* The file is being thrown away: point HDF5's descriptor at an in-memory file (memfd; else
  * /dev/null) so that the writes HDF5 makes while closing cannot fail for lack of disk space —

@@ -262,7 +262,7 @@ typedef enum { TW_OUTPUT_RUN, TW_OUTPUT_SHOT } tw_output_role;
 typedef struct {
   const tw_job *job;         /* (read again at close: it must outlive the output) */
   const char *path;          /* final name; written as "<path>.part-<pid>" and renamed on close */
-  tw_output_role role;       /* whose name it is, for the refusals at close (tw_output_check_publish) */
+  tw_output_role role;       /* whose name it is, checked again at close (tw_output_check_publish) */
   const char *kernel;        /* the kernel that runs */
   double dt;
   long steps;
@@ -307,9 +307,12 @@ tw_status tw_output_set_attr_doubles(tw_output *o, const char *name, int count, 
  * (output.segy), the SEG-Y file beside it (tw_segy_export). Before the first rename the names are
  * checked again (tw_output_check_publish): when something came under one while the run computed,
  * nothing is renamed or removed, the complete file is kept as "<stem>.kept-<pid>.h5" with its
- * sidecar and SEG-Y file named after it (names no clean-up removes), and the error names them.
- * Frees o. */
+ * sidecar and SEG-Y file named after it (names no clean-up removes), and the error names them and
+ * what to remove and rename to put them in the output's place. Frees o. */
 tw_status tw_output_close(tw_output *o, tw_error *err);
+/* tw_output_close, and *kept_whole = 1 when the result was refused at publishing but kept whole under
+ * names of its own (its error says what to rename): the run is complete, nothing of it lost. */
+tw_status tw_output_close_kept(tw_output *o, int *kept_whole, tw_error *err);
 /* Close and delete the temporary file: nothing is left under the final name. Frees o. */
 void tw_output_abort(tw_output *o);
 /* Whether HDF5 may be called from several threads at once (its thread-safe build): a survey runs
@@ -334,8 +337,11 @@ const char *tw_output_temp_path(const tw_output *o);
  * folder accepts new files). Never call it in the process that holds path's lock. */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err);
 /* The same rules for the names a run publishes (output, XDMF sidecar, SEG-Y file), again just
- * before it publishes them, in the process that holds the lock (whose file is not looked at). */
-tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, tw_error *err);
+ * before it publishes them, in the process that holds the lock (whose file is not looked at): the
+ * refusal without the start's advice (the caller says what to do with the complete result), and
+ * the name refused in refused[n] ("" when none). */
+tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output_role role, char *refused, size_t n,
+                                  tw_error *err);
 /* With checkpoints (a run's validation only: `reference` writes none): the checkpoint's files are
  * none of the run's own files nor an input (as above). */
 tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *err);

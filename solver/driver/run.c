@@ -436,6 +436,7 @@ tw_status tw_session_run(tw_session *s, const tw_shot *shot, const char *output_
     if (st) return st;
   }
   run_ctx c = {0};
+  int kept = 0; /* the output refused at publishing, the result kept whole (tw_output_close_kept) */
   c.job = job;
   c.hooks = hooks;
   c.s = s;
@@ -474,12 +475,14 @@ tw_status tw_session_run(tw_session *s, const tw_shot *shot, const char *output_
     if (!st) st = tw_output_set_attr_double(c.out, "compute_time", rep->compute_s, err);
     if (!st && c.t0) st = tw_output_set_attr_double(c.out, "resumed_at_step", (double)c.t0, err);
     if (!st) {
-      st = tw_output_close(c.out, err);
+      st = tw_output_close_kept(c.out, &kept, err);
       c.out = NULL;
     }
   }
   if (c.out) tw_output_abort(c.out);
-  tw_run_ckpt_close(c.ck, st, rep, err); /* after the output is complete: only then go the checkpoint files */
+  /* After the output is complete: only then go the checkpoint files; also when it was refused at
+   * publishing but kept whole, the run complete (--resume would compute its end again: no use). */
+  tw_run_ckpt_close(c.ck, kept ? TW_OK : st, rep, err);
   s->ck = NULL;
   tw_phases_add(&rep->phases, "output close", lap(&t));
   rep->wall_s = tw_wall_seconds() - wall0;

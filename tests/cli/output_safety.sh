@@ -162,17 +162,22 @@ rm -rf late
 #     checkpoint (TW_CHECKPOINT_PAUSE); the complete result is kept as o.kept-PID.h5 with its sidecar
 #     o.kept-PID.xdmf (which names that .h5) and, with output.segy, o.kept-PID.sgy, all named by the
 #     error; where a name of those is taken (a pid that recurs: the run is exec'd by a shell that made
-#     one first), as o.kept-PID-2.*, and what was there stays. Then, the obstacle gone, a run onto
-#     during/o.h5 succeeds and what was kept stays, readable (before: the folder made the rename fail
-#     and the result was deleted; the job file's name and the link were replaced; then the result was
-#     kept as o.h5.part-PID, without its sidecar, and the next run onto o.h5 removed it as a killed
-#     run's temporary).
+#     one first), as o.kept-PID-2.*, and what was there stays. The error says what to do with the
+#     complete result: remove or rename what is in the way, rename the kept files (and the .h5's name
+#     in the sidecar), which makes them the output's — never --resume, which would compute its end
+#     again: its checkpoint goes, as when a run completes (it stayed, and the error said that
+#     --resume continues from it). Then, the obstacle gone, a run onto during/o.h5 succeeds and what
+#     was kept stays, readable (before: the folder made the rename fail and the result was deleted;
+#     the job file's name and the link were replaced; then the result was kept as o.h5.part-PID,
+#     without its sidecar, and the next run onto o.h5 removed it as a killed run's temporary).
 # during PATTERN STAYS UNDO COMMAND...: run job.cfg onto during/$O.h5 (O: o unless set; with $earlier,
 # an earlier kept file $O.kept-PID.$earlier there first), COMMAND while it runs: it must fail with
-# PATTERN, keep the result and leave what COMMAND made (the test STAYS); then, after UNDO, a run onto
-# during/$O.h5 must succeed and leave every kept file as it was
+# PATTERN, the error naming $way (what is in the way: $O.h5 unless set), keep the result and leave
+# what COMMAND made (the test STAYS); then, after UNDO, a run onto during/$O.h5 must succeed and
+# leave every kept file as it was
 during() {
   local pat=$1 stays=$2 undo=$3 pid o=${O:-o}; shift 3
+  local w=${way:-$o.h5}
   rm -rf "$D" && mkdir -p "$D" && echo keep > "$D/target"
   ( [ -z "$earlier" ] || echo earlier > "$D/$o.kept-$BASHPID.$earlier"
     export TW_CHECKPOINT_PAUSE=1
@@ -184,8 +189,9 @@ during() {
   local k="$o.kept-$pid${earlier:+-2}" sgy=""
   local re=${k//./\\.} dre=${D//./\\.} ore=${o//./\\.} # (k, D and o as regular expressions)
   [ ${#segy[@]} = 0 ] || sgy=", its SEG-Y file as '$re\.sgy'"
-  pat="^torrewave: error: output '$dre/$ore\.h5': the run is complete, but nothing was published: the result is kept beside it as '$re\.h5', its XDMF sidecar as '$re\.xdmf'$sgy \(no later run removes what is kept: move it where you want it\); its names no longer pass the start's check \(something came under them while it ran\): $pat.* \(checkpoint '$dre/$ore\.h5\.ckpt' of step [0-9]+ is kept: --resume continues"
-  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && h5ls "$D/$k.h5/receivers/traces" > /dev/null &&
+  pat="^torrewave: error: output '$dre/$ore\.h5': the run is complete, but nothing was published: the result is kept beside it as '$re\.h5', its XDMF sidecar as '$re\.xdmf'$sgy \(no later run removes what is kept\); to put it in place, remove or rename '${w//./\\.}', then take '\.kept-$pid${earlier:+-2}' out of the kept files' names \(and out of the \.h5's name in the sidecar's text\); its names no longer pass the start's check \(something came under them while it ran\): $pat"
+  if [ $st = 1 ] && grep -Eq -- "$pat" during.log && ! grep -q -e '--resume' -e checkpoint during.log &&
+     [ ! -e "$D/$o.h5.ckpt" ] && [ ! -e "$D/$o.h5.ckpt.journal" ] && h5ls "$D/$k.h5/receivers/traces" > /dev/null &&
      grep -q "in $re\.h5;" "$D/$k.xdmf" && ! grep -q ">$ore\.h5:" "$D/$k.xdmf" &&
      [ "$(grep -c ">$re\.h5:/snapshots/views/step_0000[246]0<" "$D/$k.xdmf")" = 3 ] &&
      { [ ${#segy[@]} = 0 ] || [ -s "$D/$k.sgy" ]; } && [ "$(cat "$D/target")" = keep ] &&
@@ -203,12 +209,19 @@ during() {
       fail=1; }
 }
 D=during segy=() earlier=""
-during "output 'during/o\.h5' is a directory: refusing to replace it" '[ -d during/o.h5 ]' 'rmdir during/o.h5' \
-  mkdir during/o.h5
+during "output 'during/o\.h5' is a directory: refusing to replace it; outputs must be regular files or new names$" \
+  '[ -d during/o.h5 ]' 'rmdir during/o.h5' mkdir during/o.h5
+# ... and what the error says to do makes the kept result the output: the run's o.h5 in the way
+# removed, '.kept-PID' taken out of the kept files' names and of the .h5's name in the sidecar
+k=$(cd during && ls o.kept-*.h5) && k=${k%.h5} && rm during/o.h5 &&
+  for f in during/"$k".*; do mv "$f" "during/o${f#during/$k}"; done &&
+  sed -i "s/${k//./\\.}\.h5/o.h5/g" during/o.xdmf && h5ls during/o.h5/receivers/traces > /dev/null &&
+  [ "$(grep -c '>o\.h5:/snapshots/views/step_0000[246]0<' during/o.xdmf)" = 3 ] && ! grep -q kept during/o.xdmf ||
+  { echo "FAIL: the kept result, renamed as the error says, is not the output: $(ls during)"; fail=1; }
 during "output 'during/o\.h5' is the job file \('job\.cfg'\): refusing to overwrite an input of the job" \
   '[ during/o.h5 -ef job.cfg ]' 'rm during/o.h5' ln job.cfg during/o.h5
 segy=(--set output.segy=true --set time.dt=0.002) earlier=xdmf # (SEG-Y: a sample interval of whole microseconds)
-during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" \
+way=o.xdmf during "XDMF sidecar 'during/o\.xdmf' of output 'during/o\.h5' is a symbolic link \(to 'target'\)" \
   '[ -L during/o.xdmf ] && [ ! -e during/o.h5 ] && [ ! -e during/o.sgy ]' 'rm during/o.xdmf' ln -s target during/o.xdmf
 # ... in a folder of a long name, as on a cluster's file systems: the message names where the result
 # is kept in full, the reason, and the kept checkpoint after them (review, session 19: with 145
@@ -354,6 +367,31 @@ expect 1 "shots\.positions\[1\]: on the free surface" -- "$T" run sv.cfg --set b
 expect 0 "^torrewave: removed 1 temporary files of an interrupted run$" -- "$T" run sv.cfg -o kept \
   --set 'shots.positions=([80.0,80.0,60.0],[80.0,80.0,20.0])'
 [ "$(ls kept | tr '\n' ' ')" = "shot-00000.h5 shot-00001.h5 " ] || { echo "FAIL: left in kept: $(ls kept)"; fail=1; }
+# A survey's shot whose name a folder took while it ran (waited for: its temporary there) is kept as
+# a single run's result is, and its error says the same (it said "move it where you want it", and
+# the start's advice: another output directory); done as it says, the shot is complete: the next
+# run skips it.
+mkdir svkept
+"$T" run sv.cfg -q -o svkept --set time.steps=6000 --set snapshots.every=2000 > svkept.log 2>&1 &
+pid=$!
+for _ in $(seq 400); do ls svkept/shot-00000.h5.part-* > /dev/null 2>&1 && break; sleep 0.02; done
+mkdir svkept/shot-00000.h5
+wait $pid; st=$?
+k="shot-00000.kept-$pid"
+kre=${k//./\\.}
+want="^shot 0 .*: FAILED on rank 0 cpu: output 'svkept/shot-00000\.h5': the run is complete, but nothing was"
+want+=" published: the result is kept beside it as '$kre\.h5', its XDMF sidecar as '$kre\.xdmf' \(no later run"
+want+=" removes what is kept\); to put it in place, remove or rename 'shot-00000\.h5', then take '\.kept-$pid' out"
+want+=" of the kept files' names \(and out of the \.h5's name in the sidecar's text\); its names no longer pass the"
+want+=" start's check \(something came under them while it ran\): output 'svkept/shot-00000\.h5' is a directory:"
+want+=" refusing to replace it; outputs must be regular files or new names$"
+if [ $st = 3 ] && grep -Eq "$want" svkept.log
+then echo "ok: a survey's shot kept, the error saying what to do"
+else echo "FAIL: status $st (want 3), or the kept shot's error is not the single run's:"; cat svkept.log; fail=1; fi
+rmdir svkept/shot-00000.h5 && for f in svkept/"$k".*; do mv "$f" "svkept/shot-00000${f#svkept/$k}"; done &&
+  sed -i "s/$kre\.h5/shot-00000.h5/g" svkept/shot-00000.xdmf
+expect 0 "all 1 selected shots are complete in svkept" -- "$T" run sv.cfg -o svkept --set time.steps=6000 \
+  --set snapshots.every=2000
 expect 1 "sv\.cfg: --set solver\.dts=1000: solver\.dts: the diamond tile .*: got 1000" -- "$T" run sv.cfg --set solver.kernel=cpu-diamond --set solver.dts=1000 \
   --set 'output.directory="dtsdir"'
 test ! -e dtsdir || { echo "FAIL: the refused survey left its output directory"; fail=1; }
