@@ -24,11 +24,14 @@
 // Variants (rows per thread, prefetch distance, occupancy, async halos) are compiled side by side, timed
 // against each other by `torrewave bench` ("gpu-stepwise@VARIANT"); each order has its default.
 #include <cuda_pipeline.h>
+#include <algorithm>
 #include <cmath>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <vector>
 
 #include "gpu_common.cuh"
 #include "gpu_window.cuh"
@@ -525,14 +528,26 @@ int gs_slab_planes(int N0, int r, int nt, int W) {
 }
 
 // The tower height for a job without solver.tower_height whose default height's ring does not fit
-// the cap: the tallest height whose ring still holds slabs of 2r planes with the copies overlapping
-// both ways, else the tallest whose ring fits at all, else 0 (none fits). A taller block moves the
-// grid less often (12 B per cell in per block, docs/design.md §3) but leaves the ring less room for
-// slabs, and slabs of r planes launch a tiny kernel per step. Measured on an H200 (order 8, the
-// default height 64 too tall for the cap): 1024 x 1024 x 512 under 800 MB, height 29 with slabs
-// of 4 planes (the tallest that fits) 48 Gcell/s, height 25 with slabs of 8 (this rule) 87;
-// 3424 x 1024 x 268 under 1.41 GB (in core 159), the tallest that fits 57, this rule 109, heights
-// 38-40 112-116, 48 set by hand 128: not yet the best choice there (docs/performance.md).
+// the cap. A taller block moves the grid less often (12 B per cell in per block, docs/design.md §3)
+// but leaves the ring less room for slabs, and narrow slabs cost: each reads its stencil's planes
+// beyond its own and is one launch per step. Candidates: the heights whose ring still holds slabs
+// of 2r planes with the copies overlapping both ways (slabs of r launch a tiny kernel per step and
+// their in-copies wait for out-copies: 1024 x 1024 x 512 under 800 MB, height 29 with slabs of 4
+// ran 48 Gcell/s, height 25 with slabs of 8 87), else the tallest whose ring fits, else 0 (none
+// fits). Among the candidates, the rate is predicted as the smaller of
+//   the copies' pace   B·h / 12 B   (B = TW_WINDOW_H2D_BYTES_PER_S, in-copies beside the out-copies)
+//   the slabs' pace    I / (1 + c / SR(h)),  c = r/2 + I·L / (plane cells)
+// with I the in-core rate (0.65 of the DRAM bandwidth over 16 B: the stepwise kernel at order 8
+// ran 0.66 on the H200, 0.75 on the H100), SR(h) the widest slab the ring holds (gs_slab_planes)
+// and L = 8 µs a launch; c was fitted on 2048 x 2048 x 640 at order 8 (3.2 planes). The tallest
+// height within 2 % of the best prediction is taken: the model is no finer than that, and a taller
+// block moves fewer bytes. Measured on an H200 (order 8, docs/performance.md, session 20):
+// 2048 x 2048 x 640 under 4.03 GB (in core 187.8), heights 40 / 44 / 48 / 52 / 56 ran
+// 158.0 / 164.5 / 162.2 / 158.4 / 134.9 and the tallest candidate (57, slabs of 8) 148.4;
+// 3424 x 1024 x 268 under 1.41 GB: 48 / 52 / 64 (the default, fits) 144.5 / 156.6 / 157.1. This
+// rule on the square grid: 162.7 / 163.5 (h = 48 set by hand 163.2 / 163.5, two rounds); on
+// 1024 x 1024 x 512 under 800 MB it keeps the tallest candidate (76.7).
+// Without the device's bandwidth, the tallest candidate.
 int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, const tw_gpu_plane_layout &WL0) {
   const int r = pb->st.r, N0 = pb->g.N[0], nt0 = s->nt;
   tw_gpu_plane_layout L = WL0;
@@ -547,7 +562,24 @@ int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, cons
     tallest = h;
     if (gs_ring_planes(N0, r, 2 * r, h, 1) <= W) wide = h;
   }
-  return wide ? wide : tallest;
+  int dev = 0;
+  tw_gpu_props gp;
+  const double bw = wide && cudaGetDevice(&dev) == cudaSuccess && tw_gpu_props_get(dev, &gp, &e) == TW_OK
+                        ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits)
+                        : 0.0;
+  if (!bw) return wide ? wide : tallest;
+  const double I = 0.65 * bw / 16.0, plane = (double)pb->g.N[1] * pb->g.N[2];
+  const double c = 0.5 * r + I * 8e-6 / plane;
+  std::vector<double> rate((size_t)wide + 1, 0.0);
+  double best = 0;
+  for (int h = 1; h <= wide; h++) {
+    const double SR = gs_slab_planes(N0, r, h, W);
+    rate[h] = std::min(TW_WINDOW_H2D_BYTES_PER_S * h / 12.0, I / (1.0 + c / SR));
+    best = std::max(best, rate[h]);
+  }
+  int h = wide;
+  while (h > 1 && rate[h] < 0.98 * best) h--;
+  return h;
 }
 
 // The sliding window for the stepwise kernel: blocks of solver.tower_height steps (the copies move
