@@ -3,6 +3,7 @@
 #include "tw_common.h"
 
 #include <ctype.h>
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -141,6 +142,19 @@ uint64_t tw_hash_bytes(uint64_t h, const void *p, size_t n) {
 }
 
 uint64_t tw_hash_string(uint64_t h, const char *s) { return tw_hash_bytes(h, s ? s : "", strlen(s ? s : "") + 1); }
+
+double tw_axis_cells(double origin, double d, double v) { return (v - origin) / d; }
+
+/* 4 ulps of |v| + |origin| bound the rounding of both, of the grid's own origin + (n − 1)·d and of
+ * the subtraction; the division adds u·2^-53, below the 1e-9 for any n up to 2^20. */
+double tw_axis_slack(double origin, double d, double v) {
+  return 1e-9 + 4.0 * DBL_EPSILON * (fabs(origin) + fabs(v)) / d;
+}
+
+int tw_axis_inside(double origin, double d, int n, double v) {
+  const double u = tw_axis_cells(origin, d, v), s = tw_axis_slack(origin, d, v);
+  return u >= -s && u <= (n - 1) + s;
+}
 
 int tw_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);

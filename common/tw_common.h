@@ -83,6 +83,17 @@ static inline size_t tw_grid_index(const tw_grid *g, int i, int j, int k) {
   return ((size_t)i * (size_t)g->N[1] + (size_t)j) * (size_t)g->N[2] + (size_t)k;
 }
 
+/* A coordinate v on an axis of n cells at origin + i·d, in cells: tw_axis_cells = (v − origin) / d.
+ * Every test of it against whole cells allows tw_axis_slack: 1e-9 cells plus the rounding of v and
+ * origin in double, which is the larger where |origin| is far above d (a 10 cm grid in UTM
+ * coordinates: y = 5e6 m is known to 4.7e-10 m, 4.7e-9 cells). So origin + (n − 1)·d, written in
+ * the job or computed, is the last cell wherever it is tested: the validation (tw_axis_inside),
+ * the placement of sources and receivers (tw_place) and the snapshot box (tw_snapshot_box) agree,
+ * and what check accepts, run places. */
+double tw_axis_cells(double origin, double d, double v);
+double tw_axis_slack(double origin, double d, double v);
+int tw_axis_inside(double origin, double d, int n, double v); /* within [0, n − 1] cells, with the slack */
+
 /* Memory sizes: "512M", "80G", "1.5T", "4096" (bytes). K/M/G/T are powers of 1024. */
 tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err);
 /* "1.50 GiB" style formatting into buf. */

@@ -435,9 +435,8 @@ static tw_status key_ivec(const ctx *c, const config_setting_t *g, const char *k
 
 /* ---------------------------------------------------------------- model box and files */
 
-static double box_lo(const tw_job *j, int a) { return j->origin[a] - 1e-9 * j->d[a]; }
-static double box_hi(const tw_job *j, int a) { return j->origin[a] + (j->n[a] - 1) * j->d[a] + 1e-9 * j->d[a]; }
-static int inside_axis(const tw_job *j, int a, double v) { return v >= box_lo(j, a) && v <= box_hi(j, a); }
+/* The test the run's placement makes too (tw_axis_inside, common/tw_common.h). */
+static int inside_axis(const tw_job *j, int a, double v) { return tw_axis_inside(j->origin[a], j->d[a], j->n[a], v); }
 
 static void box_text(const tw_job *j, char *buf, size_t n, int axes) {
   static const char xyz[] = "xyz";

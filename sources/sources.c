@@ -17,10 +17,14 @@ tw_status tw_place(const tw_grid *g, const double pos[3], tw_interp interp, int 
   int i0[3];
   double fr[3];
   for (int a = 0; a < 3; a++) {
-    const double u = (pos[a] - g->origin[a]) / g->d[a], umax = g->n[a] - 1;
-    if (!(u >= -1e-9) || !(u <= umax + 1e-9))
-      return tw_error_set(err, TW_ERANGE, "%c = %g m is outside the model: allowed %g .. %g m", axis_name[a], pos[a],
-                          g->origin[a], g->origin[a] + umax * g->d[a]);
+    /* Inside as the validation tests it (tw_axis_inside), with twice its slack: a point between two
+     * the validation accepted (a receiver line's) may round an ulp past the farther one. A point
+     * up to the slack outside is placed on the edge cell (the clamps below). */
+    const double u = tw_axis_cells(g->origin[a], g->d[a], pos[a]), umax = g->n[a] - 1;
+    const double slack = 2.0 * tw_axis_slack(g->origin[a], g->d[a], pos[a]);
+    if (!(u >= -slack) || !(u <= umax + slack))
+      return tw_error_set(err, TW_ERANGE, "%c = %.15g m is outside the model: allowed %.15g .. %.15g m", axis_name[a],
+                          pos[a], g->origin[a], g->origin[a] + umax * g->d[a]);
     if (interp == TW_INTERP_NEAREST) {
       i0[a] = (int)floor(u + 0.5);
       fr[a] = 0.0;

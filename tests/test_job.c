@@ -375,6 +375,48 @@ static void test_receivers(void) {
   tw_job_destroy(j);
 }
 
+/* A model far from its origin in cells (a 10 cm grid in UTM coordinates: y = 5e6 m carries 4.7e-9
+ * cells of rounding): the last cell, origin + (n − 1)·d, was inside for the validation (1e-9·d in
+ * metres) but outside for the placement (1e-9 cells): check said ok, run refused the receiver;
+ * the snapshot box lost the last row of the whole model (11 of 12 y cells) and put a box on the
+ * last cell one cell past it (first_cell = n, outside the model). */
+static void test_far_origin(void) {
+  const char *t =
+      "grid = { n = [9, 12, 10]; d = [0.1, 0.1, 0.1]; origin = [500000.0, 5000000.0, 5000000.0]; };\n"
+      "time = { steps = 5; };\n"
+      "model = { type = \"constant\"; vp = 300.0; vp_range = [100.0, 1000.0]; };\n"
+      "sources = ( { position = [500000.8, 5000001.1, 5000000.9]; wavelet = { type = \"ricker\"; frequency = 100.0; }; } );\n"
+      "receivers = { points = ( [500000.8, 5000001.1, 5000000.9], [500000.0, 5000000.0, 5000000.0] );\n"
+      "  lines = ( { from = [500000.8, 5000000.0, 5000000.9]; to = [500000.8, 5000001.1, 5000000.9]; count = 7; } ); };\n"
+      "snapshots = { every = 5; };";
+  const char *last[] = {"snapshots={every=5;region={from=[500000.8,5000001.1,5000000.9];"
+                        "to=[500000.8,5000001.1,5000000.9];};}"};
+  for (int v = 0; v < 2; v++) {
+    tw_job *j = load_ok(t, "utm.cfg", last, v);
+    if (!j) return;
+    tw_grid g;
+    tw_grid_of_job(j, &g);
+    tw_error err = {0};
+    tw_points_at at;
+    CHECK(tw_points_at_compute(j, &g, 1, &at, &err) == TW_OK, "receivers: %s", err.msg);
+    if (!err.msg[0]) {
+      CHECK(at.cells[0] == 8 && at.cells[1] == 11 && at.cells[2] == 9, "the far corner: cell (%d, %d, %d)",
+            at.cells[0], at.cells[1], at.cells[2]);
+      tw_points_at_free(&at);
+    }
+    CHECK(tw_points_at_compute(j, &g, 0, &at, &err) == TW_OK, "sources: %s", err.msg);
+    if (!err.msg[0]) tw_points_at_free(&at);
+    int lo[3], cnt[3];
+    tw_snapshot_box(j, lo, cnt);
+    for (int a = 0; a < 3; a++) {
+      const int want_lo = v ? j->n[a] - 1 : 0, want_cnt = v ? 1 : j->n[a];
+      CHECK(lo[a] == want_lo && cnt[a] == want_cnt, "%s box axis %d: first cell %d, %d cells (want %d, %d)",
+            v ? "last-cell" : "whole-model", a, lo[a], cnt[a], want_lo, want_cnt);
+    }
+    tw_job_destroy(j);
+  }
+}
+
 static void test_solver_and_boundary(void) {
   const char *t =
       "grid = { n = [10, 10, 10]; d = [10.0, 10.0, 10.0]; };\n"
@@ -552,6 +594,7 @@ int main(void) {
   test_overrides();
   test_duration_and_snapshots();
   test_receivers();
+  test_far_origin();
   test_solver_and_boundary();
   test_files();
   test_stability();
