@@ -64,6 +64,13 @@ static void check_wavelets(void) {
   /* Ricker: peak A at t0, zero crossings at t0 ± 1/(π f √2). */
   CHECK(fabs(tw_ricker(0.1, 10.0, 0.1, 2.0) - 2.0) < 1e-15, "ricker peak");
   CHECK(fabs(tw_ricker(0.1 + 1.0 / (M_PI * 10.0 * sqrt(2.0)), 10.0, 0.1, 1.0)) < 1e-12, "ricker zero crossing");
+  /* Frequencies and delays whose π²f²τ² overflows (f = 1e160 Hz, a delay of 1e300 s) were NaN:
+   * finite values of the same pulse, its peak, and −0 in its far tail. */
+  const double far = tw_ricker(0.0, 1e160, 1.5e-160, 1.0), near = tw_ricker(0.0, 1e150, 1.5e-150, 1.0);
+  CHECK(isfinite(far) && fabs(far - near) <= 1e-12 * fabs(near) && near < 0, "f = 1e160: %g (1e150: %g)", far, near);
+  CHECK(tw_ricker(0.0, 1e300, 0.0, 2.0) == 2.0, "f = 1e300, t = t0: %g", tw_ricker(0.0, 1e300, 0.0, 2.0));
+  CHECK(tw_ricker(0.01, 25.0, 1e300, 3.0) == 0.0 && !isnan(tw_ricker(0.01, 25.0, 1e300, 3.0)), "delay 1e300: %g",
+        tw_ricker(0.01, 25.0, 1e300, 3.0));
   /* A file wavelet at 2 ms resampled to 1 ms: linear interpolation, zero past the end. */
   char dir[] = "/tmp/tw_src_XXXXXX";
   REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
