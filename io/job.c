@@ -996,9 +996,11 @@ static tw_status parse_gradient(const ctx *c, const config_setting_t *m, tw_job 
     /* a linear profile: its extremes are at the model's top and bottom */
     const double bad_v = (v0 < j->model.vp_range[0] || v0 > j->model.vp_range[1]) ? v0 : v1;
     const double bad_z = bad_v == v0 ? z0 : z1;
-    char at[96], zs[64];
+    /* the velocity itself: "got" shows the key blamed, the gradient's value where it is the gradient */
+    char at[160], zs[64], vs[64];
     fmt_double(zs, sizeof zs, bad_z);
-    snprintf(at, sizeof at, " (vp0 + gradient * z at z = %s)", zs);
+    fmt_double(vs, sizeof vs, bad_v);
+    snprintf(at, sizeof at, " (vp0 + gradient * z at z = %s is %s m/s)", zs, vs);
     const config_setting_t *blame = (bad_z == z0 || !member(m, "gradient")) ? member(m, "vp0") : member(m, "gradient");
     return check_vp(c, blame, j, bad_v, at);
   }
