@@ -939,7 +939,10 @@ static tw_status parse_boundary(const ctx *c, const config_setting_t *root, tw_j
 static tw_status parse_vp_range(const ctx *c, const config_setting_t *m, tw_job *j) {
   j->model.vp_range[0] = TW_VP_MIN;
   j->model.vp_range[1] = TW_VP_MAX;
-  TRY(key_vec(c, m, "vp_range", 0, 2, 0.0, INFINITY, 1, "a positive velocity (m/s)", j->model.vp_range));
+  /* within float32's normal numbers, which hold the model: a velocity beyond them became inf or 0
+   * and was refused only after parsing, unlocated ("model velocity range [inf, inf] m/s") */
+  TRY(key_vec(c, m, "vp_range", 0, 2, FLT_MIN, FLT_MAX, 0, "a positive velocity that float32 holds (m/s)",
+              j->model.vp_range));
   if (j->model.vp_range[0] < j->model.vp_range[1]) return TW_OK;
   return bad(c, member(m, "vp_range"), "the range is empty", "expected [slowest, fastest] in m/s, slowest < fastest");
 }
