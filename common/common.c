@@ -145,10 +145,12 @@ uint64_t tw_hash_string(uint64_t h, const char *s) { return tw_hash_bytes(h, s ?
 
 double tw_axis_cells(double origin, double d, double v) { return (v - origin) / d; }
 
-/* 4 ulps of |v| + |origin| bound the rounding of both, of the grid's own origin + (n − 1)·d and of
- * the subtraction; the division adds u·2^-53, below the 1e-9 for any n up to 2^20. */
+/* ε(|v| + |origin|) bounds the rounding of the grid's own origin + (n − 1)·d and of the subtraction,
+ * ε/2 each the rounding of v and origin written in decimal: 2ε, about 2 ulps of the coordinates, no
+ * more (coordinates are known to no better; at 5e6 m, 2e-9 m). The division and (n − 1)·d add
+ * below 2^-53·n cells, within the 1e-9 for any n up to 2^20. */
 double tw_axis_slack(double origin, double d, double v) {
-  return 1e-9 + 4.0 * DBL_EPSILON * (fabs(origin) + fabs(v)) / d;
+  return 1e-9 + 2.0 * DBL_EPSILON * (fabs(origin) + fabs(v)) / d;
 }
 
 int tw_axis_inside(double origin, double d, int n, double v) {
