@@ -561,22 +561,43 @@ typedef struct {
   char open;                /* '{', '(', '[', or 'v' (an override's value) */
   int index;
   char name[64];
+  const char *start;        /* an array's '[' */
+  char kind;                /* an array's numbers so far: 'i' integers, 'f' floating-point, 0 none yet */
 } scan_frame;
 
+#define SCAN_WIDE 16
 typedef struct {
   const ctx *c;
   const char *ov;           /* the override, when the text is an override's value */
   const char *text;
   scan_frame f[SCAN_DEPTH];
   int depth;                /* f[depth] is the innermost frame (deeper ones are not kept) */
+  const char *wide[SCAN_WIDE]; /* the arrays ('[') holding an integer beyond 32 bits or with an L */
+  int nwide;
 } int_scan;
+
+/* The array of the innermost frame is wide (one of its integers is beyond 32 bits, or written with
+ * an L): libconfig reads an array of one type only, so every integer of it gets its L, not that one
+ * alone (which made [3000000000, 1, 1] "syntax error: mismatched element type in array", not
+ * grid.n's range). */
+static int in_wide_array(const int_scan *sc) {
+  if (sc->depth >= SCAN_DEPTH || sc->f[sc->depth].open != '[') return 0;
+  for (int i = 0; i < sc->nwide; i++)
+    if (sc->wide[i] == sc->f[sc->depth].start) return 1;
+  return 0;
+}
+
+static void mark_wide(int_scan *sc) {
+  if (sc->depth < SCAN_DEPTH && sc->f[sc->depth].open == '[' && !in_wide_array(sc) && sc->nwide < SCAN_WIDE)
+    sc->wide[sc->nwide++] = sc->f[sc->depth].start;
+}
 
 static int name_char(char ch) {
   return ((ch | 32) >= 'a' && (ch | 32) <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '*';
 }
 
-static void scan_open(int_scan *sc, char open) {
-  if (++sc->depth < SCAN_DEPTH) sc->f[sc->depth] = (scan_frame){open, 0, ""};
+static void scan_open(int_scan *sc, const char *p) {
+  if (++sc->depth < SCAN_DEPTH) sc->f[sc->depth] = (scan_frame){*p, 0, "", p, 0};
 }
 
 /* A name at p..e: a group's member when '=' or ':' follows it. */
@@ -598,19 +619,49 @@ static void scan_path(const int_scan *sc, char *buf, size_t n) {
   }
 }
 
+/* Where text at p is given: "job.cfg:12", or the override that gave it. */
+static void scan_where(const int_scan *sc, const char *p, char *loc, size_t n) {
+  if (sc->ov) {
+    snprintf(loc, n, "%s: --set %s", sc->c->name, sc->ov);
+  } else {
+    int line = 1;
+    for (const char *q = sc->text; q < p; q++) line += *q == '\n';
+    snprintf(loc, n, "%s:%d", sc->c->name, line);
+  }
+}
+
 static tw_status int_too_large(const int_scan *sc, const char *lit, size_t len) {
   char key[256], loc[512];
   scan_path(sc, key, sizeof key);
-  if (sc->ov) {
-    snprintf(loc, sizeof loc, "%s: --set %s", sc->c->name, sc->ov);
-  } else {
-    int line = 1;
-    for (const char *p = sc->text; p < lit; p++) line += *p == '\n';
-    snprintf(loc, sizeof loc, "%s:%d", sc->c->name, line);
-  }
+  scan_where(sc, lit, loc, sizeof loc);
   return tw_error_set(sc->c->err, TW_ECONFIG, "%s: %s%sinteger out of range: got %.*s; allowed "
                       "-9223372036854775808..9223372036854775807 (64-bit integers)", loc, key, key[0] ? ": " : "",
                       (int)(len > 60 ? 60 : len), lit);
+}
+
+/* A number of kind ('i' or 'f') at lit, inside an array: libconfig reads an array of one kind only,
+ * and said of [10.5, 9, 8] or [10, 10.0, 12.5] no more than "syntax error: mismatched element type
+ * in array; check this line and the one before it (a missing ';', quote or bracket)". Named here as
+ * every other error: where, the array's key, the array as written, and what is allowed. */
+static tw_status array_kind(int_scan *sc, char kind, const char *lit) {
+  if (sc->depth >= SCAN_DEPTH || sc->f[sc->depth].open != '[') return TW_OK;
+  scan_frame *f = &sc->f[sc->depth];
+  if (!f->kind || f->kind == kind) {
+    f->kind = kind;
+    return TW_OK;
+  }
+  char key[256], loc[512];
+  sc->depth--; /* the array's own name, not its element's */
+  scan_path(sc, key, sizeof key);
+  sc->depth++;
+  scan_where(sc, lit, loc, sizeof loc);
+  const char *end = strchr(f->start, ']');
+  const int len = end ? (int)(end - f->start + 1) : (int)strlen(f->start);
+  return tw_error_set(sc->c->err, TW_ECONFIG,
+                      "%s: %s%sintegers and floating-point numbers mixed in one array: "
+                      "got %.*s%s; allowed numbers of one kind: integers where the key counts (grid.n = [10, 9, 8]), "
+                      "else numbers with a decimal point (grid.d = [10.0, 10.0, 12.5])",
+                      loc, key, key[0] ? ": " : "", len > 80 ? 80 : len, f->start, len > 80 ? "..." : "");
 }
 
 /* Integer literal at p (after an optional sign at lit): its end in *end, 1 when it needs an L
@@ -635,14 +686,15 @@ static int int_literal(const char *lit, const char *p, const char **end) {
   return !suffix && v > lim32;
 }
 
-/* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits. */
+/* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits.
+ * Pass 0 finds the wide arrays, pass 1 writes (every literal gains one L at most: 2n bytes). */
 static tw_status fix_integers(const ctx *c, const char *text, const char *ov, char **out) {
-  int_scan sc = {c, ov, text, {{0}}, 0};
-  size_t n = strlen(text), extra = 0;
+  int_scan sc = {.c = c, .ov = ov, .text = text};
+  size_t n = strlen(text);
   for (int pass = 0; pass < 2; pass++) {
     sc.depth = 0;
-    sc.f[0] = (scan_frame){ov ? 'v' : '{', 0, ""};
-    char *o = pass ? malloc(n + extra + 1) : NULL;
+    sc.f[0] = (scan_frame){.open = ov ? 'v' : '{'};
+    char *o = pass ? malloc(2 * n + 1) : NULL;
     if (pass && !o) return oom(c);
     size_t w = 0;
     const char *p = text;
@@ -666,7 +718,7 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
         while (name_char(*p)) p++;
         scan_name(&sc, s, p);
       } else if (*p == '{' || *p == '(' || *p == '[') {
-        scan_open(&sc, *p++);
+        scan_open(&sc, p++);
       } else if (*p == '}' || *p == ')' || *p == ']') {
         sc.depth -= sc.depth > 0;
         p++;
@@ -678,7 +730,18 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
         const int hex = digits[0] == '0' && (digits[1] | 32) == 'x';
         const char *q = digits;
         while (isdigit((unsigned char)*q)) q++;
-        if (!hex && (*q == '.' || (*q | 32) == 'e')) { /* a float: skip it whole */
+        const int is_float = !hex && (*q == '.' || (*q | 32) == 'e');
+        const int need = is_float ? 0 : int_literal(p, digits, &e);
+        if (need < 0) {
+          free(o);
+          return int_too_large(&sc, p, (size_t)(e - p));
+        }
+        const tw_status mixed = array_kind(&sc, is_float ? 'f' : 'i', p);
+        if (mixed) {
+          free(o);
+          return mixed;
+        }
+        if (is_float) { /* skip it whole */
           if (*q == '.') q++;
           while (isdigit((unsigned char)*q)) q++;
           if ((*q | 32) == 'e') {
@@ -688,18 +751,14 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
           }
           p = q;
         } else {
-          const int need = int_literal(p, digits, &e);
-          if (need < 0) {
-            free(o);
-            return int_too_large(&sc, p, (size_t)(e - p));
-          }
           const char *digits_end = e;
           while (digits_end > digits && digits_end[-1] == 'L') digits_end--;
-          if (need) {
+          const int has_l = digits_end != e; /* (an L written in the job makes its array wide too) */
+          if (!pass && (need || has_l)) mark_wide(&sc);
+          if (need || (!has_l && in_wide_array(&sc))) {
             EMIT(s, digits_end);
             EMIT("L", "L" + 1);
             s = digits_end;
-            extra += pass ? 0 : 1;
           }
           p = e;
         }
