@@ -444,6 +444,14 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, cons
     return tw_error_prefix(err, "%s", tw_job_where(job, job->dm_where));
   }
   val->est.window_planes = W;
+  if (W) {
+    /* the ring is a second buffer beside the whole fields (tw_cpu_diamond's create): up to the cap
+     * more than the grid alone, which tw_estimate_job counted (a cap of 40 MiB on 95 MiB of fields
+     * took 159 MiB where check said 95 MiB, and the memory refusal let it through) */
+    val->est.host_bytes += (double)tw_window_cpu_ring_bytes(&pb, W);
+    st = tw_estimate_fits(job, val->kernel, &val->est, err);
+    if (st) return st;
+  }
   /* check says it; so does a single run's summary (the kernel's note), but not a survey's: its
    * validation (tw_medium_create: no output, each shot has its own) warns for it */
   if (W && nt_default && (mode == TW_VALIDATE_CHECK || !output))
