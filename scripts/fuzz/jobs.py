@@ -534,8 +534,8 @@ def invalid_cases():
         "snapshots = { every = 1; region = { from = [0.0, 0.0, 0.0]; to = [1e999, 1.0, 1.0]; }; };\n",
         r":7: snapshots\.region\.to\[0\]" + got.format("inf"))
     add("threads-string", 'solver = { threads = "2"; };\n', r":7: solver\.threads" + got.format('"2"'))
-    for mem in ('"-5M"', '"1e999"', "1e999", '"99999999999T"'):
-        add(f"device-memory-{mem.strip(chr(34))}", f'solver = {{ kernel = "cpu-diamond"; device_memory = {mem}; }};\n',
+    for i, mem in enumerate(('"-5M"', '"1e999"', "1e999", '"99999999999T"')):
+        add(f"device-memory-{i}", f'solver = {{ kernel = "cpu-diamond"; device_memory = {mem}; }};\n',
             r":7: solver\.device_memory: must be a memory size")
     add("dts-neg", 'solver = { kernel = "cpu-diamond"; dts = -1; };\n', r":7: solver\.dts" + got.format("-1"))
     add("tower-height-zero", 'solver = { kernel = "cpu-diamond"; tower_height = 0; };\n',
@@ -1279,6 +1279,8 @@ def main():
     t0 = time.time()
     valid = named_cases() + random_cases(args.random, args.seed)
     invalid = invalid_cases()
+    names = [c[0] for c in valid + invalid]
+    assert len(names) == len(set(names)), "two jobs of one name would share a folder"
     if args.only:
         valid = [c for c in valid if args.only in c[0]]
         invalid = [c for c in invalid if args.only in c[0]]
