@@ -143,10 +143,15 @@ static int run_run(int argc, char **argv) {
             "torrewave: %s: %ld steps of %.3g s on %s in %.2f s (set-up %.2f s, %.2f s computing, %.3f Gcell/s) -> %s\n",
             a.job, rep.steps, rep.dt, rep.kernel, rep.wall_s, tw_app_setup_seconds(&rep.phases), rep.compute_s,
             rep.gcells_per_s, out);
-    if (rep.window_planes)
-      fprintf(stderr, "torrewave: window of %d x-planes: %ld planes in (%s), %ld out (%s), copy wait %.1f%%\n",
-              rep.window_planes, rep.planes_in, tw_format_bytes(rep.bytes_in, in, sizeof in), rep.planes_out,
+    if (rep.window_planes) {
+      char reused[96] = "";
+      if (rep.c2_planes_reused)
+        snprintf(reused, sizeof reused, " (c²dt² of %ld of them copied on the GPU: it repeats along x)",
+                 rep.c2_planes_reused);
+      fprintf(stderr, "torrewave: window of %d x-planes: %ld planes in%s (%s), %ld out (%s), copy wait %.1f%%\n",
+              rep.window_planes, rep.planes_in, reused, tw_format_bytes(rep.bytes_in, in, sizeof in), rep.planes_out,
               tw_format_bytes(rep.bytes_out, outb, sizeof outb), 100.0 * rep.copy_wait_frac);
+    }
     if (rep.note[0]) fprintf(stderr, "torrewave: %s\n", rep.note);
     if (rep.resumed_from) fprintf(stderr, "torrewave: resumed at step %ld (the figures above are this run's)\n",
                                   rep.resumed_from);

@@ -90,6 +90,8 @@ typedef struct tw_run_report {
   int window_planes;         /* x-planes in the window ring, 0 = whole grid */
   long planes_in, planes_out;
   double bytes_in, bytes_out;
+  long c2_planes_reused;     /* GPU: in-planes whose c²dt² repeats the next plane's, copied on the device
+                                (not over the link, not in bytes_in) */
   double copy_wait_frac;     /* share of kernel time spent waiting for copies (per compute stream) */
   char note[512];            /* e.g. "window used: grid does not fit the GPU" */
   /* checkpoints (zero without a checkpoint group) */

@@ -126,12 +126,22 @@ static void group_plan_case(int slabs, int N0, int r, int dts, int nt, int margi
   m.slot = malloc((size_t)m.W * sizeof(int));
   int *lev = calloc((size_t)N0, sizeof(int)), *nxt = calloc((size_t)N0, sizeof(int));
   for (int e = 0; e < m.W; e++) m.slot[e] = -1;
-  long lev_bad = 0, tile_bad = 0;
+  long lev_bad = 0, tile_bad = 0, next_bad = 0;
   int lo, hi;
   tw_window_group_in(&p, 0, &lo, &hi);
+  next_bad += lo < hi && hi < N0; /* the block's first planes reach the top: plane hi is nowhere */
   bring_in(&m, lo, hi);
   for (int g = 0; g < p.ngroups; g++) {
     tw_window_group_in(&p, g + 1, &lo, &hi);
+    /* The GPU window copies a plane's c²dt² from plane x + 1 (tw_gpu_window_in) when that one is in
+     * the ring: the plane just above an in-interval must be live when the interval comes in, i.e.
+     * in, and not among the planes group g − 1 sends back (issued before these in-copies on the GPU,
+     * which sends group g's back after it ran; the model here may write back one group later). */
+    if (g + 1 < p.ngroups && lo < hi && hi < N0) {
+      int olo, ohi;
+      tw_window_group_out(&p, g - 1, &olo, &ohi);
+      next_bad += !m.resident[hi + margin] || (hi >= olo && hi < ohi);
+    }
     if (g + 1 < p.ngroups) bring_in(&m, lo, hi);
     int top, bot;
     tw_window_group_stages(&p, g, &top, &bot);
@@ -170,12 +180,43 @@ static void group_plan_case(int slabs, int N0, int r, int dts, int nt, int margi
     const int e = x + margin, want = x >= span_lo && x < span_hi;
     wrong += m.count_in[e] != want || m.count_out[e] != want || m.resident[e];
   }
-  CHECK(wrong == 0 && m.bad == 0 && lev_bad == 0 && tile_bad == 0,
+  CHECK(wrong == 0 && m.bad == 0 && lev_bad == 0 && tile_bad == 0 && next_bad == 0,
         "%s N0 %d r %d dts %d nt %d margin %d G %d overlap %d W %d: %ld planes not in/out once, %ld residency or "
-        "slot violations, %ld level violations, %ld untiled", slabs ? "slabs" : "diamond", N0, r, dts, nt, margin, G,
-        overlap, m.W, wrong, m.bad, lev_bad, tile_bad);
+        "slot violations, %ld level violations, %ld untiled, %ld in-intervals whose next plane is not live",
+        slabs ? "slabs" : "diamond", N0, r, dts, nt, margin, G, overlap, m.W, wrong, m.bad, lev_bad, tile_bad,
+        next_bad);
   CHECK(m.most <= need && need <= np, "plan %d live at most, min_planes %d, %d planes in all", m.most, need, np);
   free(m.resident), free(m.count_in), free(m.count_out), free(m.slot), free(lev), free(nxt);
+}
+
+/* tw_window_c2_repeats against a plane-by-plane comparison of the bits: planes in random runs of
+ * copies, some differing in one cell only (the last, or the first), −0 against +0, NaN payloads. */
+static void repeats_case(int N0, int plane) {
+  float *c2 = malloc((size_t)N0 * plane * sizeof(float));
+  unsigned char *same = malloc((size_t)N0 + 1);
+  uint32_t *bits = (uint32_t *)c2;
+  for (int x = N0 - 1; x >= 0; x--) {
+    uint32_t *p = bits + (size_t)x * plane;
+    if (x < N0 - 1 && tw_rnd() % 3) memcpy(p, p + plane, (size_t)plane * sizeof(float));
+    else
+      for (int c = 0; c < plane; c++) p[c] = tw_rnd() % 5 ? 0x3f800000u + (uint32_t)(tw_rnd() % 7) : 0;
+    if (x < N0 - 1 && tw_rnd() % 4 == 0) { /* one cell off: its last or first, by a sign or a payload */
+      const int c = tw_rnd() % 2 ? plane - 1 : 0;
+      p[c] = p[c + plane] ^ (tw_rnd() % 2 ? 0x80000000u : 0x00000001u);
+      if (tw_rnd() % 2) p[c] = p[c + plane] = 0x7fc00000u | (uint32_t)(tw_rnd() % 3); /* NaNs: equal iff same bits */
+    }
+  }
+  same[N0] = 7; /* a sentinel: nothing past the N0 flags is written */
+  long want = 0, bad = 0;
+  const long got = tw_window_c2_repeats(c2, N0, (size_t)plane, same);
+  for (int x = 0; x < N0; x++) {
+    const int eq = x < N0 - 1 && !memcmp(bits + (size_t)x * plane, bits + (size_t)(x + 1) * plane, plane * 4u);
+    want += eq;
+    bad += same[x] != eq;
+  }
+  CHECK(got == want && bad == 0 && same[N0] == 7, "c2 repeats N0 %d plane %d: %ld counted, %ld by bits, %ld flags "
+        "wrong", N0, plane, got, want, bad);
+  free(c2), free(same);
 }
 
 /* Negative control: the slab shadow catches stages run in increasing s. */
@@ -278,6 +319,8 @@ int main(void) {
   printf("%d group plans replayed (DiamondTorre stages and stepwise slabs, G 1..40, copies overlapped or not)\n",
          gcases);
   CHECK(slabs_reversed_violations(50, 2, 4, 6) > 0, "slab shadow: stages in increasing s went unnoticed");
+  for (int rep = 0; rep < 200; rep++) repeats_case(tw_rnd_in(1, 40), tw_rnd_in(1, 300));
+  printf("200 media checked for planes repeating along x\n");
   executor_case(2, 9, 4);
   executor_case(8, 23, 8);
   executor_case(8, 23, 11);

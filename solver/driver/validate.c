@@ -557,7 +557,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
       int dts = 0, nt = 0;
       tw_error e2 = {0};
       if (!tw_schedule_params(job->order, job->dts, job->tower_height, &dts, &nt, &e2)) {
-        const double copy = TW_WINDOW_H2D_BYTES_PER_S * nt / 12.0; /* the window keeps pace up to this rate */
+        const double copy = TW_WINDOW_LINK_BYTES_PER_S * nt / 20.0; /* the window keeps pace up to this rate */
         if (copy < rate) rate = copy;
         strncat(val->run_basis, "; the window's copies bound it", sizeof val->run_basis - strlen(val->run_basis) - 1);
       }

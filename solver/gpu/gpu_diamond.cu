@@ -300,7 +300,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   s->G = 1;
   for (int G = 2; G <= 64; G++)
     if (planes(G, 1) <= W) s->G = G;
-  if ((st = tw_gpu_window_create(pb, &L, W, &s->win, err))) return st;
+  if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
   char b1[32], lowered[64] = "";
   if (nt_default) snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit)", s->nt, nt_default);
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch%s",
@@ -497,7 +497,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
     if ((st = window_setup(s, pb, wcap, automatic, err))) return st;
-    tw_phases_add(pb->phases, "backend: window (ring, pinned host levels)", tw_wall_seconds() - t);
+    tw_phases_add(pb->phases, "backend: window (all of it)", tw_wall_seconds() - t);
   } else {
     // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.
     const long long org = (long long)s->PX * s->SX + (long long)s->PY * s->NZp;
@@ -870,6 +870,7 @@ void dd_report(void *state, tw_run_report *rep) {
     rep->window_planes = sub.window_planes;
     rep->planes_in = sub.planes_in, rep->planes_out = sub.planes_out;
     rep->bytes_in = sub.bytes_in, rep->bytes_out = sub.bytes_out;
+    rep->c2_planes_reused = sub.c2_planes_reused;
     rep->copy_wait_frac = sub.copy_wait_frac;
     snprintf(rep->note, sizeof rep->note, "gpu-diamond ran the stepwise kernel (%.150s); %.320s", s->why, sub.note);
     return;

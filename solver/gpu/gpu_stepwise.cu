@@ -535,7 +535,9 @@ int gs_slab_planes(int N0, int r, int nt, int W) {
 // their in-copies wait for out-copies: 1024 x 1024 x 512 under 800 MB, height 29 with slabs of 4
 // ran 48 Gcell/s, height 25 with slabs of 8 87), else the tallest whose ring fits, else 0 (none
 // fits). Among the candidates, the rate is predicted as the smaller of
-//   the copies' pace   B·h / 12 B   (B = TW_WINDOW_H2D_BYTES_PER_S, in-copies beside the out-copies)
+//   the copies' pace   B·h / (b + 8)  (B = TW_WINDOW_LINK_BYTES_PER_S, both directions together;
+//                                    b = in_bytes a cell per block: 12, or 8 where c²dt² repeats
+//                                    along x and comes from the ring's next plane, tw_gpu_window_in)
 //   the slabs' pace    I / (1 + c / SR(h)),  c = r/2 + I·L / (plane cells)
 // with I the in-core rate (0.65 of the DRAM bandwidth over 16 B: the stepwise kernel at order 8
 // ran 0.66 on the H200, 0.75 on the H100), SR(h) the widest slab the ring holds (gs_slab_planes)
@@ -548,7 +550,8 @@ int gs_slab_planes(int N0, int r, int nt, int W) {
 // rule on the square grid: 162.7 / 163.5 (h = 48 set by hand 163.2 / 163.5, two rounds); on
 // 1024 x 1024 x 512 under 800 MB it keeps the tallest candidate (76.7).
 // Without the device's bandwidth, the tallest candidate.
-int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, const tw_gpu_plane_layout &WL0) {
+int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, const tw_gpu_plane_layout &WL0,
+                     double in_bytes) {
   const int r = pb->st.r, N0 = pb->g.N[0], nt0 = s->nt;
   tw_gpu_plane_layout L = WL0;
   int W = 0, q = 1, sp = 0;
@@ -574,7 +577,7 @@ int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, cons
   double best = 0;
   for (int h = 1; h <= wide; h++) {
     const double SR = gs_slab_planes(N0, r, h, W);
-    rate[h] = std::min(TW_WINDOW_H2D_BYTES_PER_S * h / 12.0, I / (1.0 + c / SR));
+    rate[h] = std::min(TW_WINDOW_LINK_BYTES_PER_S * h / (in_bytes + 8.0), I / (1.0 + c / SR));
     best = std::max(best, rate[h]);
   }
   int h = wide;
@@ -593,6 +596,10 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   if (st) return st;
   if (pb->steps < s->nt) s->nt = pb->steps > 0 ? (int)pb->steps : 1;
   auto planes = [&](int SR, int overlap) { return gs_ring_planes(N0, r, SR, s->nt, overlap); };
+  // c²dt² planes that repeat the next: copied on the device (tw_gpu_window_in), not over the link
+  std::vector<unsigned char> same((size_t)N0);
+  const long repeats = tw_window_c2_repeats(pb->c2dt2, N0, (size_t)pb->g.N[1] * (size_t)pb->g.N[2], same.data());
+  const double in_bytes = 8.0 + 4.0 * (double)(N0 - repeats) / N0;
   const tw_gpu_plane_layout WL0 = {N0, pb->g.N[1], pb->g.N[2], s->L.Nyp, s->L.Nzp, TW_GPU_YPAD};
   tw_gpu_plane_layout WL = WL0;
   int W = 0, q = 1, sp = 0;
@@ -602,7 +609,7 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   // height (gs_window_height).
   int nt_default = 0;
   if (!W && !pb->tower_height) {
-    const int h = gs_window_height(s, pb, cap, WL0);
+    const int h = gs_window_height(s, pb, cap, WL0, in_bytes);
     nt_default = s->nt, s->nt = h ? h : 1;  // none fits: height 1, whose ring the error names
     WL = WL0;
     if ((st = tw_gpu_window_fit(&WL, cap, planes(r, 0), N0, &W, &q, &smallest, &sp, err))) return st;
@@ -618,7 +625,7 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   // step and less queue warm-up per plane (the ring grows by 3 planes per plane of SR: one being
   // computed, one coming in, one going out).
   s->SR = gs_slab_planes(N0, r, s->nt, W);
-  if ((st = tw_gpu_window_create(pb, &WL, W, &s->win, err))) return st;
+  if ((st = tw_gpu_window_create(pb, &WL, W, same.data(), &s->win, err))) return st;
   // Blocking, as s->stream (gs_init): ordered with the legacy default stream too.
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream2));
   for (int a = 0; a < 2; a++)
@@ -665,7 +672,7 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
     if ((st = gs_window_setup(s, pb, wcap, automatic, err))) return st;
-    tw_phases_add(pb->phases, "backend: window (ring, pinned host levels)", tw_wall_seconds() - t);
+    tw_phases_add(pb->phases, "backend: window (all of it)", tw_wall_seconds() - t);
   } else {
     const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;
     s->cells = cells;

@@ -110,6 +110,7 @@ struct tw_gpu_window {
   CUmemGenericAllocationHandle h[3];
   int mapped[3];
   float *host[2];
+  int host_registered[2];  // host[a] from tw_alloc_large, page-locked by cudaHostRegister (else cudaHostAlloc)
   float *c2;  // pb->c2dt2
   int c2_registered;
   cudaStream_t s_in, s_out;
@@ -120,6 +121,9 @@ struct tw_gpu_window {
   long serial;
   ev_ref last_in;
   unsigned long long *nf;  // the non-finite scan of the planes that went back (tw_gpu_nonfinite_scan)
+  std::vector<unsigned char> c2_same_next;  // tw_window_c2_repeats of c2
+  // The slot rotation (slot_of) and the lowest plane of the last block run (INT_MIN: none yet).
+  int rot = 0, last_lo = INT_MIN;
   // slots: the plane in each, and the event that releases it (an invalid ref: not yet released)
   std::vector<int> occupant;
   std::vector<ev_ref> release;
@@ -133,9 +137,15 @@ struct tw_gpu_window {
 namespace {
 
 constexpr int NPOOL = 96;
+constexpr int OUT_CHUNK = 32;  // planes per out-copy and release event (tw_gpu_window_out)
 constexpr int NONE = INT_MIN;
 
-int slot_of(const tw_gpu_window *w, int x) { return ((x % w->W) + w->W) % w->W; }
+// Plane x's slot: a rotation of x mod W, chosen per block (tw_gpu_window_run_plan). Any W
+// consecutive planes still take distinct slots at affine addresses in the doubly mapped ring.
+int slot_of(const tw_gpu_window *w, int x) {
+  const long long s = ((long long)x + w->rot) % w->W;
+  return (int)(s < 0 ? s + w->W : s);
+}
 
 tw_status record(tw_gpu_window *w, cudaStream_t s, ev_ref *ref, tw_error *err) {
   const int i = (int)(++w->serial % NPOOL);
@@ -192,6 +202,15 @@ tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool 
   return TW_OK;
 }
 
+// n planes from src on: each slot of SX floats (padding included: zero in every slot) a copy of the
+// slot at `from`. A device-to-device pass, ~8 B a cell at DRAM speed: ~2 µs a plane of 10^6 cells
+// on an H200, against ~100 µs over the link.
+__global__ void plane_repeat_kernel(float4 *dst, const float4 *from, long long sx4) {
+  float4 *d = dst + (long long)blockIdx.y * sx4;  // one plane per grid row
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < sx4; i += (long long)gridDim.x * blockDim.x)
+    d[i] = from[i];
+}
+
 }  // namespace
 
 tw_status tw_gpu_window_fit(tw_gpu_plane_layout *L, uint64_t cap, int need, int most, int *W, int *quantum,
@@ -246,16 +265,20 @@ void tw_gpu_window_destroy(tw_gpu_window *w) {
   if (w->s_in) cudaStreamDestroy(w->s_in);
   if (w->s_out) cudaStreamDestroy(w->s_out);
   cudaFree(w->nf);
-  cudaFreeHost(w->host[0]), cudaFreeHost(w->host[1]);
+  for (int a = 0; a < 2; a++) {
+    if (w->host_registered[a]) cudaHostUnregister(w->host[a]), free(w->host[a]);
+    else cudaFreeHost(w->host[a]);
+  }
   if (w->c2_registered) cudaHostUnregister(w->c2);
   cudaGetLastError();
   delete w;
 }
 
 static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gpu_plane_layout *L, int W,
-                             tw_error *err) {
+                             const unsigned char *same_next, tw_error *err) {
   tw_status st = vmm_get(&w->api, err);
   if (st) return st;
+  double t = tw_wall_seconds();
   w->L = *L;
   w->SX = L->SX;
   if (w->SX < (long long)L->NYd * L->NZp || w->SX % 32)
@@ -285,23 +308,51 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
     TW_CU_TRY(err, w->api, w->api.map(w->va[a] + w->ring_bytes, w->ring_bytes, 0, w->h[a], 0));
     TW_CU_TRY(err, w->api, w->api.set_access(w->va[a], 2 * w->ring_bytes, &acc, 1));
   }
-  TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&w->s_in, cudaStreamNonBlocking));
+  // The in-stream at the highest priority: the kernel that copies a repeating c²dt² plane on the
+  // device (c2_in) is on it, between in-copies, and at the default priority its blocks queued behind
+  // the stepwise kernel's, holding up the copies behind it.
+  int least = 0, greatest = 0;
+  TW_CUDA_TRY(err, cudaDeviceGetStreamPriorityRange(&least, &greatest));
+  TW_CUDA_TRY(err, cudaStreamCreateWithPriority(&w->s_in, cudaStreamNonBlocking, greatest));
   TW_CUDA_TRY(err, cudaStreamCreateWithFlags(&w->s_out, cudaStreamNonBlocking));
   // Padding rows and cells are zero for good; the slots' grid cells are written by every in-copy.
   for (int a = 0; a < 3; a++) TW_CUDA_TRY(err, cudaMemsetAsync((void *)w->va[a], 0, w->ring_bytes, w->s_in));
+  tw_phases_add(pb->phases, "backend: window: the ring (device)", tw_wall_seconds() - t);
+  t = tw_wall_seconds();
 
-  const size_t cells = (size_t)L->N0 * (size_t)L->N1 * (size_t)L->N2;
+  // The levels: allocated, zeroed by all threads (the first touch faults the pages in), then
+  // page-locked. cudaHostAlloc did all of it in one thread of the driver: 5.4 s for 10.9 GB on the
+  // H200 machine (two from two threads 9.7 s), against 0.5 s of touching and 0.4 s of
+  // cudaHostRegister (session 21, docs/performance.md). Where registering is refused (locked-memory
+  // limits), cudaHostAlloc as before.
+  const size_t cells = (size_t)L->N0 * (size_t)L->N1 * (size_t)L->N2, bytes = cells * sizeof(float);
   for (int a = 0; a < 2; a++) {
-    const cudaError_t e = cudaHostAlloc((void **)&w->host[a], cells * sizeof(float), cudaHostAllocDefault);
+    w->host[a] = (float *)tw_alloc_large(bytes);
+    if (w->host[a]) {
+      tw_zero_floats(w->host[a], cells);
+      if (cudaHostRegister(w->host[a], bytes, cudaHostRegisterPortable) == cudaSuccess) {
+        w->host_registered[a] = 1;
+        continue;
+      }
+      cudaGetLastError();
+      free(w->host[a]);
+    }
+    const cudaError_t e = cudaHostAlloc((void **)&w->host[a], bytes, cudaHostAllocDefault);
     if (e != cudaSuccess) {
       char b[32];
+      w->host[a] = NULL;
       tw_cuda_fail(err, e, "cudaHostAlloc", __FILE__, __LINE__);
       return tw_error_prefix(err, "pinned host memory for the full field (%s per time level)",
-                             tw_format_bytes((double)cells * sizeof(float), b, sizeof b));
+                             tw_format_bytes((double)bytes, b, sizeof b));
     }
     tw_zero_floats(w->host[a], cells);
   }
+  tw_phases_add(pb->phases, "backend: window: host levels (pinned, zeroed)", tw_wall_seconds() - t);
+  t = tw_wall_seconds();
   w->c2 = pb->c2dt2;
+  w->c2_same_next.resize((size_t)L->N0);
+  if (same_next) std::copy(same_next, same_next + L->N0, w->c2_same_next.begin());
+  else tw_window_c2_repeats(w->c2, L->N0, (size_t)L->N1 * (size_t)L->N2, w->c2_same_next.data());
   // Registered, the c²dt² copies are asynchronous DMA; if the OS refuses (locked-memory limits),
   // they still work from pageable memory, only without overlapping the kernels. Portable: a
   // survey's sessions on other GPUs share the medium's array: the first registers it, the others find
@@ -309,6 +360,7 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   // sessions only when all of them are done).
   if (cudaHostRegister(w->c2, cells * sizeof(float), cudaHostRegisterPortable) == cudaSuccess) w->c2_registered = 1;
   cudaGetLastError();
+  tw_phases_add(pb->phases, "backend: window: c2dt2 registered, its repeats", tw_wall_seconds() - t);
 
   w->pool.resize(NPOOL);
   w->pool_serial.assign(NPOOL, 0);
@@ -320,12 +372,17 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   return TW_OK;
 }
 
-tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W, tw_gpu_window **out,
-                               tw_error *err) {
+tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W,
+                               const unsigned char *c2_same_next, tw_gpu_window **out, tw_error *err) {
   *out = NULL;
   tw_gpu_window *w = new (std::nothrow) tw_gpu_window();
   if (!w) return tw_error_set(err, TW_ENOMEM, "sliding window: out of memory");
-  tw_status st = window_init(w, pb, L, W, err);
+  tw_status st;
+  try {
+    st = window_init(w, pb, L, W, c2_same_next, err);
+  } catch (const std::bad_alloc &) {
+    st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  }
   if (st) {
     char b[32];
     tw_error_prefix(err, "sliding window of %d x-planes (%s on the GPU)", W,
@@ -339,6 +396,42 @@ tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *
 
 float *tw_gpu_window_origin(const tw_gpu_window *w, int a, int lo) {
   return (float *)w->va[a] + (long long)(slot_of(w, lo) - lo) * w->SX + (long long)w->L.PY * w->L.NZp;
+}
+
+// c²dt² of the grid planes [g0, g1), from the top down on the in-stream: runs of planes that repeat
+// plane x + 1 (tw_window_c2_repeats) are copied from it on the device where it is in the ring — live
+// (its in-copy issued earlier on this stream, not yet released) or coming in in this call, above —
+// the others over the link. Every plane a sweep brings in has plane x + 1 live (the planes come in
+// from high x to low and leave from high x, tw_window_plan), so only the block's topmost plane and
+// the planes that differ from their neighbour cross the link.
+static tw_status c2_in(tw_gpu_window *w, int g0, int g1, tw_error *err) {
+  const unsigned char *same = w->c2_same_next.data();
+  auto live = [&](int x) {
+    const int sl = slot_of(w, x);
+    return x < g1 || (x < w->L.N0 && w->occupant[(size_t)sl] == x && !w->released[(size_t)sl]);
+  };
+  for (int x = g1 - 1; x >= g0;) {
+    int a = x;
+    if (same[x] && live(x + 1)) {
+      while (a > g0 && same[a - 1]) a--;  // [a, x] all equal plane x + 1
+      const long long sx4 = w->SX / 4;  // SX is a multiple of 32 floats
+      float *base = (float *)w->va[2] + (long long)(slot_of(w, a) - a) * w->SX;  // plane y at base + y·SX
+      for (int y = a; y <= x; y += 65535) {  // grid rows: at most 65535 planes a launch
+        const dim3 grid((unsigned)std::min<long long>((sx4 + 255) / 256, 512), (unsigned)std::min(x + 1 - y, 65535));
+        plane_repeat_kernel<<<grid, 256, 0, w->s_in>>>((float4 *)(base + (long long)y * w->SX),
+                                                        (const float4 *)(base + (long long)(x + 1) * w->SX), sx4);
+        TW_CUDA_LAUNCHED(err, "plane_repeat_kernel");
+      }
+      w->st.c2_reused += x + 1 - a;
+    } else {
+      while (a > g0 && !same[a - 1]) a--;  // planes copied over the link: [a, x] (a − 1 repeats a, live)
+      tw_status st = copy_planes(w, 2, w->c2, a, x + 1 - a, true, w->s_in, err);
+      if (st) return st;
+      w->st.bytes_in += 4.0 * (x + 1 - a) * (double)w->L.N1 * w->L.N2;
+    }
+    x = a - 1;
+  }
+  return TW_OK;
 }
 
 tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err) {
@@ -369,9 +462,9 @@ tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err) {
     tw_status st;
     if ((st = copy_planes(w, 0, w->host[0], g0, g1 - g0, true, w->s_in, err))) return st;
     if ((st = copy_planes(w, 1, w->host[1], g0, g1 - g0, true, w->s_in, err))) return st;
-    if ((st = copy_planes(w, 2, w->c2, g0, g1 - g0, true, w->s_in, err))) return st;
+    if ((st = c2_in(w, g0, g1, err))) return st;
     w->st.planes_in += g1 - g0;
-    w->st.bytes_in += 12.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
+    w->st.bytes_in += 8.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
   }
   return record(w, w->s_in, &w->last_in, err);
 }
@@ -410,20 +503,27 @@ tw_status tw_gpu_window_out(tw_gpu_window *w, cudaStream_t stream, int lo, int h
   st = record(w, stream, &k, err);
   if (st) return st;
   if ((st = wait_ref(w, w->s_out, k, err))) return st;
-  if (g1 > g0) {
-    if ((st = copy_planes(w, 0, w->host[0], g0, g1 - g0, false, w->s_out, err))) return st;
-    if ((st = copy_planes(w, 1, w->host[1], g0, g1 - g0, false, w->s_out, err))) return st;
-    if ((st = record(w, w->s_out, &o, err))) return st;
-    w->st.planes_out += g1 - g0;
-    w->st.bytes_out += 8.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
-  }
   for (int x = lo; x < hi; x++) {
     const int sl = slot_of(w, x);
     if (w->occupant[(size_t)sl] != x || w->released[(size_t)sl])
       return tw_error_set(err, TW_EINTERNAL, "window: plane %d goes out but slot %d holds plane %d", x, sl,
                           w->occupant[(size_t)sl]);
-    w->release[(size_t)sl] = x >= 0 && x < N0 ? o : k;
+    w->release[(size_t)sl] = k;  // virtual planes: free once the kernels before are done
     w->released[(size_t)sl] = 1;
+  }
+  // Grid planes from the top down, in chunks that each release their slots: a block's last group
+  // sends back all its ~h·r planes at once, and the next block's first in-copies go to the slots
+  // the highest of them free first (tw_gpu_window_run_plan), so they wait for one chunk, not all.
+  for (int c1 = g1; c1 > g0; c1 -= OUT_CHUNK) {
+    const int c0 = std::max(g0, c1 - OUT_CHUNK);
+    if ((st = copy_planes(w, 0, w->host[0], c0, c1 - c0, false, w->s_out, err))) return st;
+    if ((st = copy_planes(w, 1, w->host[1], c0, c1 - c0, false, w->s_out, err))) return st;
+    if ((st = record(w, w->s_out, &o, err))) return st;
+    for (int x = c0; x < c1; x++) w->release[(size_t)slot_of(w, x)] = o;
+  }
+  if (g1 > g0) {  // (an interval of virtual planes only has g1 < g0)
+    w->st.planes_out += g1 - g0;
+    w->st.bytes_out += 8.0 * (g1 - g0) * (double)w->L.N1 * w->L.N2;
   }
   return TW_OK;
 }
@@ -433,6 +533,19 @@ tw_status tw_gpu_window_run_plan(tw_gpu_window *w, const cudaStream_t *streams, 
   tw_status st;
   ev_ref in_of[2];  // after the in-copies of group k: in_of[k % 2]
   w->st.nstreams = nstreams;
+  // The block's first planes into the slots the last block freed first. The last block ended on its
+  // lowest planes [last_lo, last_lo + W), each slot's last occupant, and sent them back from the
+  // top down (tw_gpu_window_out), so this block's top plane, and the ones below it, take the slots
+  // of last_lo + W − 1 and below: its first in-copies wait for the first of those out-copies, not
+  // for all of them behind the last block's final kernel (with x mod W the top planes' slots were
+  // those of the last block's live bottom planes). Every plane of a block comes in before it is read.
+  int top, unused;
+  tw_window_group_touched(p, 0, &unused, &top);
+  if (w->last_lo != INT_MIN) {
+    const int want = slot_of(w, w->last_lo + w->W - 1);
+    w->rot = (int)((((long long)want - (top - 1)) % w->W + w->W) % w->W);
+  }
+  tw_window_group_touched(p, p->ngroups - 1, &w->last_lo, &unused);
   for (int g = 0; g < p->ngroups; g++) {
     const cudaStream_t stream = streams[g % nstreams];
     int lo, hi;
@@ -504,6 +617,7 @@ void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *
   rep->window_planes = w->st.W;
   rep->planes_in = w->st.planes_in, rep->planes_out = w->st.planes_out;
   rep->bytes_in = w->st.bytes_in, rep->bytes_out = w->st.bytes_out;
+  rep->c2_planes_reused = w->st.c2_reused;
   const int ns = w->st.nstreams > 0 ? w->st.nstreams : 1;
   rep->copy_wait_frac = host_s > 0 ? w->st.wait_s / (host_s * ns) : 0.0;
 }

@@ -1,16 +1,18 @@
 // gpu_window.cuh — internal to solver/ (CUDA sources only): the GPU sliding window of docs/design.md §3.
 //
-// The full fields live in host memory: both time levels pinned (cudaHostAlloc), c²dt² the
-// problem's own array, registered. The device holds a ring of W x-planes per array, plane x in
-// slot x mod W, each ring mapped twice back to back in virtual memory (cuMemMap of one physical
-// allocation at two addresses): slots [W, 2W) alias [0, W). So for any run of at most W
-// consecutive planes the addresses are affine in x, and a kernel indexes the ring exactly as it
-// indexes the whole grid, through a per-launch origin pointer (tw_gpu_window_origin): no modulo in
-// any kernel, no kernel change at all.
+// The full fields live in host memory: both time levels page-locked (cudaHostRegister of memory
+// zeroed by every thread; cudaHostAlloc where that is refused), c²dt² the problem's own array,
+// registered. The device holds a ring of W x-planes per array, plane x in slot (x + rot) mod W
+// (rot chosen per block, tw_gpu_window_run_plan), each ring mapped twice back to back in virtual
+// memory (cuMemMap of one physical allocation at two addresses): slots [W, 2W) alias [0, W). So
+// for any run of at most W consecutive planes the addresses are affine in x, and a kernel indexes
+// the ring exactly as it indexes the whole grid, through a per-launch origin pointer
+// (tw_gpu_window_origin): no modulo in any kernel, no kernel change at all.
 //
-// Copies run on two streams of their own, in (host → ring: 12 B per cell, or zeros for the
-// virtual planes outside the grid) and out (ring → host: 8 B per cell), ordered against the
-// compute stream by events only:
+// Copies run on two streams of their own, in (host → ring: 12 B per cell, 8 where c²dt² repeats
+// the next plane's and is copied from it on the device; zeros for the virtual planes outside the
+// grid) and out (ring → host: 8 B per cell, from the top plane down in chunks that each release
+// their slots), ordered against the compute stream by events only:
 //   - a group's kernels wait for the in-copies of its planes (tw_gpu_window_run_plan);
 //   - out-copies wait for the kernels issued before them (tw_gpu_window_out);
 //   - an in-copy into a slot waits for the release of the slot's previous plane: its out-copy (a
@@ -38,6 +40,7 @@ struct tw_gpu_window_stats {
   int W;                    // ring planes
   long planes_in, planes_out;  // grid planes moved (virtual planes are zeroed, not counted)
   double bytes_in, bytes_out;  // payload bytes (12 and 8 per cell)
+  long c2_reused;              // grid planes whose c²dt² came from the next plane in the ring (not counted in bytes_in)
   double wait_s;               // time the compute streams stood waiting for in-copies (CUDA events), summed
   int nstreams;                // compute streams of the last plan (wait_s / nstreams: the share of each)
 };
@@ -63,14 +66,17 @@ uint64_t tw_gpu_window_bytes(const tw_gpu_plane_layout *L, int W);
 
 // A window over the problem's fields with a ring of W planes (a multiple of the quantum): the
 // host levels start at zero (rest), c²dt² is pb->c2dt2 ([N0][N1][N2], registered, not copied).
-tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W, tw_gpu_window **out,
-                               tw_error *err);
+// c2_same_next: tw_window_c2_repeats of pb->c2dt2 (N0 flags) where the caller has them, else NULL
+// (computed here): a plane that repeats the next one is copied from it on the device.
+tw_status tw_gpu_window_create(const tw_problem *pb, const tw_gpu_plane_layout *L, int W,
+                               const unsigned char *c2_same_next, tw_gpu_window **out, tw_error *err);
 void tw_gpu_window_destroy(tw_gpu_window *w);
 
 // Pointer at cell (0, 0, 0) of array a (0, 1: the level arrays, level m in m % 2; 2: c²dt²) that
 // is valid for the planes [lo, lo + W): plane x at origin + x·(NYd·NZp).
 float *tw_gpu_window_origin(const tw_gpu_window *w, int a, int lo);
-// Issue the in-copies of planes [lo, hi) (grid planes copied, others zeroed).
+// Issue the in-copies of planes [lo, hi) (grid planes copied, others zeroed; c²dt² of a plane that
+// repeats plane x + 1, in the ring or coming in with it, copied from that one on the device).
 tw_status tw_gpu_window_in(tw_gpu_window *w, int lo, int hi, tw_error *err);
 // Issue the out-copies of planes [lo, hi) after everything issued on `stream` so far, and release
 // their slots.

@@ -2,6 +2,7 @@
 #include "window.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- the plan */
@@ -130,6 +131,23 @@ int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx) {
     else hi = mid - 1;
   }
   return best;
+}
+
+long tw_window_c2_repeats(const float *c2, int N0, size_t plane, unsigned char *same_next) {
+  long n = 0;
+  if (N0 > 0) same_next[N0 - 1] = 0;
+  const char *off = getenv("TW_WINDOW_C2_REPEATS"); /* "0": none (a measurement switch: every plane over the link) */
+  if (off && !strcmp(off, "0")) {
+    memset(same_next, 0, (size_t)(N0 > 0 ? N0 : 0));
+    return 0;
+  }
+#pragma omp parallel for schedule(dynamic, 8) reduction(+ : n)
+  for (int x = 0; x < N0 - 1; x++) {
+    const float *a = c2 + (size_t)x * plane;
+    same_next[x] = memcmp(a, a + plane, plane * sizeof(float)) == 0; /* bits, so −0 ≠ +0 */
+    n += same_next[x];
+  }
+  return n;
 }
 
 /* ---------------------------------------------------------------- the CPU executor */

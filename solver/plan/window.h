@@ -86,10 +86,25 @@ int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx);
  * copy wait on 3424 x 1024 x 268, order 8): with 12 B per cell in per block of h steps, the copies
  * keep pace up to this·h/12 cell updates per second (`check`'s estimate of a windowed run). */
 #define TW_WINDOW_H2D_BYTES_PER_S 40e9
+/* The same link as both directions together (40 GB/s in while 8/12 of that goes out: 66.7 GB/s): a
+ * block of h steps whose in-copies move `in` bytes a cell (12, or 8 where c²dt² repeats along x:
+ * tw_window_c2_repeats) and its out-copies 8 keeps pace up to this·h / (in + 8) cell updates per
+ * second. Measured on the H200 (session 21): 68 GB/s both ways on 2032² × 632 at order 8, in 8 and
+ * 12 B alike — the directions share the link, so the out-copies count as much as the in-copies. */
+#define TW_WINDOW_LINK_BYTES_PER_S (TW_WINDOW_H2D_BYTES_PER_S * 20.0 / 12.0)
 
 /* GPU memory a kernel leaves free beside its fields (the CUDA context, receivers, flags, staging):
  * a grid above free − reserve runs through the window. Shared by the GPU kernels and `check`. */
 static inline double tw_gpu_reserve_bytes(double total) { return 512.0 * 1024 * 1024 + 0.02 * total; }
+
+/* The x-planes of c²dt² (c2: [N0][plane] floats, plane = N1·N2) that repeat the next plane bit for
+ * bit: same_next[x] = 1 where plane x equals plane x + 1, else 0 (same_next[N0 − 1] = 0); returns
+ * how many do. The GPU window brings planes in from high x to low (every sweep is in decreasing s),
+ * so plane x + 1 is in the ring when plane x comes in, and a repeating plane is copied there on the
+ * device instead of over the link: 4 of the 12 B a cell that come in per block (docs/design.md
+ * §3.3). A medium that varies with depth only (layers, gradients) repeats everywhere; a fully 3-D
+ * one nowhere (the comparison then stops at each plane's first differing cell). OpenMP over x. */
+long tw_window_c2_repeats(const float *c2, int N0, size_t plane, unsigned char *same_next);
 
 /* Whether plane x is a grid plane (copied) or a virtual zero plane outside the grid. */
 static inline int tw_window_plane_is_real(const tw_schedule *sc, int x) { return x >= 0 && x < sc->N0; }
