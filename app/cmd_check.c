@@ -133,10 +133,11 @@ static int survey_report(const tw_job *job, const tw_validation *val, const tw_j
 static int report(const tw_job *job, const tw_validation *val, const char *out, const tw_job_args *a) {
   const tw_grid *g = &val->est.grid;
   int rc;
-  char hb[32], db[32], ab[32], ob[32], tb[32], sb[32], fb[32];
+  char hb[32], db[32], ab[32], ob[32], tb[32], sb[32], fb[32], n0[32], n1[32];
   printf("job          %s\n", job->path);
-  printf("model        %d x %d x %d cells, d = %g x %g x %g m, vp %.1f .. %.1f m/s\n", g->n[0], g->n[1], g->n[2],
-         g->d[0], g->d[1], g->d[2], val->vmin, val->vmax);
+  printf("model        %d x %d x %d cells, d = %g x %g x %g m, vp %s .. %s m/s\n", g->n[0], g->n[1], g->n[2],
+         g->d[0], g->d[1], g->d[2], tw_format_decimal(val->vmin, 1, n0, sizeof n0),
+         tw_format_decimal(val->vmax, 1, n1, sizeof n1));
   printf("padded grid  %d x %d x %d = %.3g cells (absorbing %d/%d/%d%s)\n", g->N[0], g->N[1], g->N[2],
          (double)tw_grid_cells(g), job->absorb[0], job->absorb[1], job->absorb[2],
          job->free_surface ? ", free surface on top" : "");
@@ -152,7 +153,8 @@ static int report(const tw_job *job, const tw_validation *val, const char *out, 
          tw_courant(job->order, job->d, val->vmax, job->dt),
          job->dt_given ? "time.dt as given" : "time.dt_margin x the limit", val->vmax * job->dt / dmin);
   if (isfinite(val->ppw))
-    printf("dispersion   %.1f points per wavelength at %.1f Hz (%s)\n", val->ppw, val->fmax,
+    printf("dispersion   %s points per wavelength at %s Hz (%s)\n", tw_format_decimal(val->ppw, 1, n0, sizeof n0),
+           tw_format_decimal(val->fmax, 1, n1, sizeof n1),
            val->fmax_from_file ? "where a wavelet file's spectrum stays below 3.3% of its peak"
                                : "2.5 x the Ricker's peak frequency");
   printf("sources      %d; receivers %ld every %d steps (%ld samples); snapshots %d\n", job->nsources, job->nrec,

@@ -107,6 +107,15 @@ const char *tw_format_bytes(double bytes, char *buf, size_t len) {
   return buf;
 }
 
+const char *tw_format_decimal(double v, int decimals, char *buf, size_t len) {
+  const double a = fabs(v);
+  if (v == 0.0 || (a >= pow(10.0, -decimals) && a < 1e6))
+    snprintf(buf, len, "%.*f", decimals, v);
+  else
+    snprintf(buf, len, "%.3g", v);
+  return buf;
+}
+
 void *tw_alloc_large(size_t bytes) {
   const size_t huge = (size_t)2 << 20;
   if (bytes < huge) return malloc(bytes ? bytes : 1);

@@ -98,6 +98,11 @@ int tw_axis_inside(double origin, double d, int n, double v); /* within [0, n �
 tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err);
 /* "1.50 GiB" style formatting into buf. */
 const char *tw_format_bytes(double bytes, char *buf, size_t len);
+/* v with `decimals` decimals ("%.1f") where that is short and shows it (0, or 10^-decimals <= |v| <
+ * 1e6), else 3 significant digits ("%.3g"): "%.1f" of an extreme but valid input took hundreds of
+ * characters (a Ricker of 1e300 Hz: 2.5e300 Hz, 301 digits) or hid it (8e-299 points per wavelength
+ * as 0.0). */
+const char *tw_format_decimal(double v, int decimals, char *buf, size_t len);
 
 /* A large array (fields, c²dt², a model): aligned to 2 MiB and, on Linux, marked for transparent
  * huge pages, so that its first touch faults in 2 MiB pages instead of 4 KiB ones (a 2 GiB array:

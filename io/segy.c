@@ -46,9 +46,12 @@
 char *tw_segy_path(const char *h5path) { return tw_sibling_path(h5path, ".sgy"); }
 
 /* The sample interval in µs when it is a whole number (to 1e-6 µs: dt is a double, the product
- * interval·dt carries only rounding), else −1. */
+ * interval·dt carries only rounding), else −1; SEGY_MAX_SHORT + 1 for any beyond SEG-Y's, whole or
+ * not: a dt of 4e30 s (vp = 1e-30 m/s, which model.vp_range may allow) was cast to long beyond its
+ * range and refused as "not a whole number of microseconds", its value printed with 37 digits. */
 static long whole_us(double sample_dt) {
   double us = sample_dt * 1e6, r = floor(us + 0.5);
+  if (r > SEGY_MAX_SHORT) return SEGY_MAX_SHORT + 1;
   return fabs(us - r) <= 1e-6 && r >= 1 ? (long)r : -1;
 }
 
@@ -90,7 +93,7 @@ static tw_status check_sampling(long nsamples, double sample_dt, int interval, d
   }
   if (us > SEGY_MAX_SHORT) {
     snprintf(what, wl, "a sample interval longer than SEG-Y rev 1 holds (%d us)", SEGY_MAX_SHORT);
-    snprintf(got, gl, "%ld us", us);
+    snprintf(got, gl, "%.10g us", sample_dt * 1e6);
     snprintf(allowed, al, "lower receivers.interval or time.dt");
     return TW_EUNSUPPORTED;
   }

@@ -536,6 +536,25 @@ static void test_stability(void) {
   tw_job_destroy(j);
 }
 
+/* The dispersion warning of an extreme but valid job names its numbers in a few characters: a Ricker
+ * of 1e300 Hz (f_max 2.5e300 Hz) was "0.0 points per wavelength at 2500000...0.0 Hz", 301 digits. */
+static void test_dispersion_warning(void) {
+  const char *ov[] = {"solver.kernel=cpu",
+                      "sources=({position=[100.0,100.0,50.0];wavelet={type=\"ricker\";frequency=1e300;delay=0.0;};})"};
+  tw_job *j = load_ok(base, "f.cfg", ov, 2);
+  if (!j) return;
+  tw_validation val;
+  tw_error err = {0};
+  CHECK(tw_job_validate(j, NULL, TW_VALIDATE_RUN, &val, NULL, &err) == TW_OK, "%s", err.msg);
+  const char *w = NULL;
+  for (int i = 0; i < val.nwarn; i++)
+    if (strstr(val.warn[i], "points per wavelength")) w = val.warn[i];
+  CHECK(w && strlen(w) < 160 && strstr(w, "8e-299 points per wavelength at 2.5e+300 Hz is low for order 8"),
+        "the dispersion warning (%zu characters): %s", w ? strlen(w) : 0, w ? w : "none");
+  tw_validation_free(&val);
+  tw_job_destroy(j);
+}
+
 /* Integers beyond 32 bits are read in full (libconfig 1.5 wraps them without an L suffix), in
  * arrays and overrides too; digits inside strings, names and comments are left alone; floats with
  * many digits stay floats. The receivers remember the job-file key they came from. */
@@ -598,5 +617,6 @@ int main(void) {
   test_solver_and_boundary();
   test_files();
   test_stability();
+  test_dispersion_warning();
   return tw_test_exit();
 }

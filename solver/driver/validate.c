@@ -275,9 +275,11 @@ static tw_status check_sources(const tw_job *job, double vmax, tw_validation *va
   for (int a = 0; a < 3; a++) dmax = job->d[a] > dmax ? job->d[a] : dmax;
   val->ppw = val->fmax > 0 ? val->vmin / (val->fmax * dmax) : INFINITY;
   const double thr = tw_ppw_warn_threshold(job->order);
+  char ppw[32], fmax[32];
   if (val->ppw < thr)
-    warn(val, "%.1f points per wavelength at %.1f Hz is low for order %d (want >= %.0f): expect numerical "
-         "dispersion; refine d or lower the frequency", val->ppw, val->fmax, job->order, thr);
+    warn(val, "%s points per wavelength at %s Hz is low for order %d (want >= %.0f): expect numerical "
+         "dispersion; refine d or lower the frequency", tw_format_decimal(val->ppw, 1, ppw, sizeof ppw),
+         tw_format_decimal(val->fmax, 1, fmax, sizeof fmax), job->order, thr);
   return TW_OK;
 }
 

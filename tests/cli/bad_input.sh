@@ -80,6 +80,18 @@ expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*zeros\.txt': it holds onl
 expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*tiny\.txt': its samples lie at t = 0\.0 \.\. 0\.1 s, within the run's steps at t = 0 \.\. 0\.0203785 s \(10 steps of 0\.00203785 s\), but sampled there the wavelet is zero throughout in float32 \(its values underflow\).*allowed: larger values$" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws tiny.txt)"
 expect 0 '^ok$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws in.txt)"
 ! grep -q 'radiates nothing' "$tmp/out" || { echo "FAIL: a wavelet within the run's time was called silent"; cat "$tmp/out"; fail=1; }
+# Extreme but valid numbers in a few characters, and still named: printed with "%.1f", a Ricker of
+# 1e300 Hz made the dispersion warning and check's line over 300 digits long (and 8e-299 points per
+# wavelength 0.0), a velocity of 3e38 m/s 39 digits.
+short() { # short WHAT: no line of the output over 200 characters
+  if awk 'length($0) > 200 { exit 1 }' "$tmp/out"; then echo "ok: $1: every line short"
+  else echo "FAIL: $1: a line over 200 characters:"; cat "$tmp/out"; fail=1; fi
+}
+expect 0 '^warning: 8e-299 points per wavelength at 2\.5e\+300 Hz is low for order 8' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'sources=({position=[50.0,50.0,50.0];wavelet={type="ricker";frequency=1e300;delay=0.0;};})'
+grep -q '^dispersion  *8e-299 points per wavelength at 2\.5e+300 Hz' "$tmp/out" || { echo "FAIL: check's dispersion line"; fail=1; }
+short "a Ricker of 1e300 Hz"
+expect 0 '^model .* vp 3e\+38 \.\. 3e\+38 m/s$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set model.vp=3e38 --set 'model.vp_range=[1.0,3.3e38]'
+short "a velocity of 3e38 m/s"
 # --workers N x solver.threads is held to 4 threads a CPU in all, as solver.threads alone is: run and
 # check refuse it naming both, and the survey leaves no folder.
 ncpu=$(getconf _NPROCESSORS_ONLN)

@@ -179,6 +179,10 @@ test ! -e shot.h5 || { echo "FAIL: a run whose SEG-Y cannot be written started";
 expect 1 'output.segy: more samples per trace than SEG-Y rev 1 holds \(32767\): got 40001 samples; raise receivers.interval to at least 2' \
   -- "$T" check job.cfg --set time.steps=40000 --set receivers.interval=1
 expect 1 'output.segy: the job records no receivers' -- "$T" check job.cfg --set 'receivers={interval=1;}'
+# a sample interval beyond SEG-Y's from an extreme but valid velocity (1e-30 m/s: dt ~ 4e30 s) was cast
+# to long past its range and refused as not whole microseconds, the interval printed with 37 digits
+expect 1 'output.segy: a sample interval longer than SEG-Y rev 1 holds \(32767 us\): got [0-9.]+e\+[0-9]+ us; lower receivers.interval or time.dt$' \
+  -- "$T" check job.cfg --set model.vp=1e-30 --set 'model.vp_range=[1e-37,1e-20]' --set time.dt_margin=0.9
 "$T" run job.cfg -q --set output.segy=false --set time.dt=0.00066666 --set time.steps=30 2> /dev/null
 expect 1 "SEG-Y 'shot.sgy': result 'shot.h5': the sample interval 0.00199998 s is not a whole number of microseconds, which SEG-Y stores: got 1999.980000 us" \
   -- "$T" export shot.h5
