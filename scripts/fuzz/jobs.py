@@ -63,6 +63,9 @@ import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# LeakSanitizer's suppressions, scripts/test.sh's too: libgomp's thread pool, reported now and then at exit
+LSAN_SUPP = os.path.join(ROOT, "tests", "lsan.supp")
 TIMEOUT = 60
 SANITIZER = re.compile(r"ERROR: (Address|Leak)Sanitizer|runtime error:|SUMMARY: \w+Sanitizer")
 # A refusal names where (file:line, or the --set that gave the value) and then the key.
@@ -590,9 +593,6 @@ class Runner:
         self.tw = os.path.abspath(os.path.join(args.build, "app", "torrewave"))
         self.tw_asan = os.path.abspath(os.path.join(args.asan, "app", "torrewave")) if args.asan else None
         self.cores = Cores(args.cores)
-        self.lsan_supp = os.path.join(os.path.abspath(args.work), "lsan.supp")
-        with open(self.lsan_supp, "w") as f:
-            f.write("leak:libgomp.so\n")
         self.lock = threading.Lock()
         self.failures = []
         self.refusals = []  # (job, message): valid-looking jobs that every kernel refuses
@@ -610,7 +610,7 @@ class Runner:
         if asan:
             # libgomp's thread pool (a malloc inside libgomp, no frame of ours) is reported now and
             # then when a worker thread is still starting at exit: not a leak of torrewave's
-            env["LSAN_OPTIONS"] = "suppressions=" + self.lsan_supp
+            env["LSAN_OPTIONS"] = "suppressions=" + LSAN_SUPP
             env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
             env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
         if log is not None:
@@ -1261,8 +1261,7 @@ def signal_checks(R):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    ap.add_argument("--build", default=os.path.join(root, "build"))
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--asan", default=None, help="an ASan + UBSan build (scripts/test.sh's build-asan)")
     ap.add_argument("--asan-every", type=int, default=6, help="run every N-th job under ASan (by name)")
     ap.add_argument("--work", default="/tmp/twfuzz")
