@@ -236,4 +236,4 @@ static void help_check(FILE *o) {
 }
 
 const tw_command tw_cmd_check = {"check", "validate a job: grid, dt, dispersion, memory, run time, output", run_check,
-                                 help_check};
+                                 help_check, 1};

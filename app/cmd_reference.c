@@ -75,4 +75,4 @@ static void help_reference(FILE *o) {
 }
 
 const tw_command tw_cmd_reference = {"reference", "analytic free-space traces of a homogeneous job (for compare)",
-                                     run_reference, help_reference};
+                                     run_reference, help_reference, 1};

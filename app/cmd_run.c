@@ -205,4 +205,4 @@ static void help_run(FILE *o) {
           "listed), 75 stopped after a checkpoint (resumable), 130 interrupted.\n");
 }
 
-const tw_command tw_cmd_run = {"run", "run a job: traces and snapshots to HDF5", run_run, help_run};
+const tw_command tw_cmd_run = {"run", "run a job: traces and snapshots to HDF5", run_run, help_run, 0};

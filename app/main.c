@@ -7,6 +7,7 @@
 #include "app.h"
 #include "tw_io.h"
 #include "tw_solver.h"
+#include "tw_survey.h"
 
 static const tw_command *const commands[] = {&tw_cmd_run,   &tw_cmd_check, &tw_cmd_compare, &tw_cmd_reference,
                                              &tw_cmd_export, &tw_cmd_bench, &tw_cmd_info};
@@ -77,6 +78,39 @@ void tw_app_print_phases(FILE *o, const tw_phases *p, double wall_s) {
     fprintf(o, "  %-44s %9.3f\n", "wall", wall_s);
 }
 
+/* Under a launcher of several ranks (mpirun, srun) every rank runs the same command line: what it
+ * only reads and says (usage, help, the version) is said by rank 0 alone, as errors are (cmd_run.c),
+ * and every rank exits with its status. */
+static int quiet_rank(void) {
+  int rank, size;
+  return tw_survey_launched(&rank, &size) && rank > 0;
+}
+
+/* A solo command (check, reference: one report, one file for the launch) under a launcher: rank 0
+ * alone runs it; the other ranks say nothing and wait for it in MPI (tw_survey_solo_end), then exit
+ * 0: none ends before rank 0, and a launcher that stops the other tasks once one has ended does not
+ * stop rank 0's. Rank 0 meets them as it exits (atexit: also after the help an option prints, which
+ * exits at once), what it said flushed first. */
+static tw_survey_solo solo;
+
+static void solo_end(void) {
+  tw_error err = {0};
+  fflush(NULL);
+  if (tw_survey_solo_end(&solo, &err)) tw_app_fail(&err);
+}
+
+static int run_solo(const tw_command *c, int argc, char **argv) {
+  tw_error err = {0};
+  tw_status st = tw_survey_solo_begin(&solo, &err);
+  if (!st && solo.rank == 0) {
+    atexit(solo_end);
+    return c->run(argc, argv);
+  }
+  if (!st) st = tw_survey_solo_end(&solo, &err);
+  if (st && solo.rank > 0) tw_error_prefix(&err, "rank %d", solo.rank);
+  return st ? tw_app_fail(&err) : TW_EXIT_OK;
+}
+
 int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 static int opt_named(const char *name, const char *arg, size_t len) {
@@ -107,8 +141,9 @@ int tw_app_next(tw_app_args *it, const char **value) {
   if (!eq && tw_app_is_help(s)) /* -h / --help anywhere among the options, as before the operands */
     for (int c = 0; c < NCMD; c++)
       if (strcmp(commands[c]->name, it->cmd) == 0) {
-        commands[c]->help(stdout);
-        exit(TW_EXIT_OK); /* (app/ only: nothing is open yet while the options are read) */
+        if (!quiet_rank()) commands[c]->help(stdout);
+        exit(TW_EXIT_OK); /* (app/ only: nothing is open yet while the options are read; a solo command's
+                             rank 0 meets the other ranks on the way out) */
       }
   return tw_app_usage(it->cmd, "unknown option \"%s\"", s), TW_APP_BAD;
 }
@@ -181,23 +216,24 @@ int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_j
 }
 
 int main(int argc, char **argv) {
+  const int quiet = quiet_rank();
   if (argc < 2) {
-    usage(stderr);
+    if (!quiet) usage(stderr);
     return TW_EXIT_USAGE;
   }
   const char *name = argv[1];
   if (tw_app_is_help(name)) {
-    usage(stdout);
+    if (!quiet) usage(stdout);
     return TW_EXIT_OK;
   }
   if (strcmp(name, "--version") == 0) {
-    printf("torrewave %s\n", TW_VERSION);
+    if (!quiet) printf("torrewave %s\n", TW_VERSION);
     return TW_EXIT_OK;
   }
   int help = strcmp(name, "help") == 0;
   if (help) {
     if (argc < 3 || strcmp(argv[2], "help") == 0) { /* (help help: this) */
-      usage(stdout);
+      if (!quiet) usage(stdout);
       return TW_EXIT_OK;
     }
     name = argv[2];
@@ -205,12 +241,15 @@ int main(int argc, char **argv) {
   for (int i = 0; i < NCMD; i++) {
     if (strcmp(commands[i]->name, name) != 0) continue;
     if (help || (argc > 2 && tw_app_is_help(argv[2]))) {
-      commands[i]->help(stdout);
+      if (!quiet) commands[i]->help(stdout);
       return TW_EXIT_OK;
     }
+    if (commands[i]->solo) return run_solo(commands[i], argc - 1, argv + 1);
     return commands[i]->run(argc - 1, argv + 1);
   }
-  fprintf(stderr, "torrewave: unknown command \"%s\"\n\n", name);
-  usage(stderr);
+  if (!quiet) {
+    fprintf(stderr, "torrewave: unknown command \"%s\"\n\n", name);
+    usage(stderr);
+  }
   return TW_EXIT_USAGE;
 }

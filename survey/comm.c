@@ -14,6 +14,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "survey_internal.h"
 
@@ -130,6 +131,17 @@ tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err) {
   return TW_OK;
 }
 
+tw_status comm_barrier(survey_comm *c, tw_error *err) {
+  if (!c) return TW_OK;
+  MPI_Request req;
+  MPI_TRY(err, MPI_Ibarrier(c->world, &req));
+  for (int done = 0; !done;) {
+    MPI_TRY(err, MPI_Test(&req, &done, MPI_STATUS_IGNORE));
+    if (!done) nanosleep(&(struct timespec){0, 1000000}, NULL);
+  }
+  return TW_OK;
+}
+
 void comm_free(survey_comm *c) {
   if (!c) return;
   if (c->local != MPI_COMM_NULL) MPI_Comm_free(&c->local);
@@ -187,6 +199,11 @@ tw_status comm_poll(survey_comm *c, survey_req *req, int *src, int *got, tw_erro
 tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err) {
   (void)c, (void)src, (void)reply;
   return tw_error_set(err, TW_EINTERNAL, "comm_reply without MPI");
+}
+
+tw_status comm_barrier(survey_comm *c, tw_error *err) {
+  (void)c, (void)err;
+  return TW_OK;
 }
 
 void comm_free(survey_comm *c) { (void)c; }

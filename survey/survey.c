@@ -763,3 +763,20 @@ tw_status tw_survey_join(const tw_error *mine, int usage, int survey, const char
 void tw_survey_launch_end(tw_survey_launch *l) {
   if (l) end_mpi(&l->abort, &l->finalize);
 }
+
+/* ---------------------------------------------------------------- a command for rank 0 alone */
+
+tw_status tw_survey_solo_begin(tw_survey_solo *s, tw_error *err) {
+  int size, lrank, lsize;
+  memset(s, 0, sizeof *s);
+  if (!tw_survey_launched(&s->rank, &size) || size == 1) return TW_OK;
+  if (!tw_survey_mpi_built()) return TW_OK; /* (comm_init refuses a launch without MPI: a survey's) */
+  return comm_init(&s->comm, &s->rank, &size, &lrank, &lsize, err);
+}
+
+tw_status tw_survey_solo_end(tw_survey_solo *s, tw_error *err) {
+  tw_status st = comm_barrier(s->comm, err);
+  if (!st) comm_finalize(s->comm); /* (after a failed barrier it could wait for ever: the launcher ends the job) */
+  s->comm = NULL;
+  return st;
+}

@@ -41,6 +41,9 @@ tw_status comm_request(survey_comm *c, const survey_req *req, long *reply, tw_er
 /* Rank 0: a waiting request, if any (*got = 0: none): from rank *src. */
 tw_status comm_poll(survey_comm *c, survey_req *req, int *src, int *got, tw_error *err);
 tw_status comm_reply(survey_comm *c, int src, long reply, tw_error *err);
+/* Every rank waits here until all have come (no MPI: at once), polling every millisecond: MPI's
+ * blocking barrier spins, and a rank waiting for another's long command would take a CPU from it. */
+tw_status comm_barrier(survey_comm *c, tw_error *err);
 /* The communicator's own resources freed; MPI stays started (tw_survey_join: tw_survey_run goes on
  * with it and makes its own). */
 void comm_free(survey_comm *c);

@@ -178,6 +178,22 @@ tw_status tw_survey_join(const tw_error *mine, int usage, int survey, const char
                          tw_error *err);
 void tw_survey_launch_end(tw_survey_launch *l);
 
+/* A command whose result is one for the whole launch (check's report, reference's file) under a
+ * launcher of several ranks: rank 0 alone runs it, and the other ranks wait for it, so that none ends
+ * before it (a launcher may stop a job's other tasks once one has ended: Slurm's WaitTime, srun -W).
+ * tw_survey_solo_begin: on every rank at once; MPI starts (in a build with MPI: without it the other
+ * ranks cannot wait, and end at once); s->rank is this rank (0 without a launcher).
+ * tw_survey_solo_end: the ranks meet, then MPI ends. Rank 0 calls it once its command is done (also
+ * when the command exits early, after an option's help), the others at once: they return when rank
+ * 0 is done, having polled a barrier every millisecond (MPI's blocking barrier would spin, taking a
+ * CPU from rank 0's command on the same host: check's calibration). */
+typedef struct tw_survey_solo {
+  int rank;
+  struct survey_comm *comm; /* internal */
+} tw_survey_solo;
+tw_status tw_survey_solo_begin(tw_survey_solo *s, tw_error *err);
+tw_status tw_survey_solo_end(tw_survey_solo *s, tw_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,7 +15,9 @@
 #      unknown option, --resume of a survey, said once (every rank said it) and every rank exits
 #      with the status; an error on one rank only is named with its rank and host by rank 0, its
 #      reason whole (~2030 characters: the "rank N" before it gives way); ranks given a survey and a
-#      single-shot job are refused (the survey's rank would wait in MPI for the other).
+#      single-shot job are refused (the survey's rank would wait in MPI for the other);
+#   5. what every rank would say alike (check, reference, the help, the version) said once, by rank
+#      0; check and reference run on rank 0 alone, the other ranks wait for it and exit 0.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -99,19 +101,25 @@ if [ $mpi = 1 ]; then
 fi
 
 # ---------------------------------------------------------------- 4. before MPI starts: once
-# ranks STATUS PATTERN -- A... [: B...]: `mpirun -np 1 torrewave A : -np 1 torrewave B` (B: A again);
-# PATTERN said on one line, no other line of torrewave's, and both ranks exited with STATUS.
-ranks() {
-  local want=$1 pat=$2 a=() b=() r; shift 3
+# launch PATTERN -- A... [: B...]: `mpirun -np 1 torrewave A : -np 1 torrewave B` (B: A again) says
+# PATTERN; then $said: its lines matching PATTERN, $got: the ranks' exit statuses ("0 1 "), and ls-RANK:
+# what the folder held when that rank ended.
+launch() {
+  local pat=$1 a=() b=() r; shift 2
   while [ $# -gt 0 ] && [ "$1" != : ]; do a+=("$1"); shift; done
   if [ $# -gt 0 ]; then shift; b=("$@"); else b=("${a[@]}"); fi
-  rm -f st-0 st-1
-  r='"$0" "$@"; echo $? > st-$OMPI_COMM_WORLD_RANK'
+  rm -f st-0 st-1 ls-0 ls-1
+  r='"$0" "$@"; echo $? > st-$OMPI_COMM_WORLD_RANK; ls > ls-$OMPI_COMM_WORLD_RANK'
   expect 0 "$pat" -- timeout 60 mpirun -np 1 bash -c "$r" "$T" "${a[@]}" : -np 1 bash -c "$r" "$T" "${b[@]}"
-  local got; got=$(cat st-0 st-1 2>/dev/null | tr '\n' ' ')
-  if [ "$(grep -cE -- "$pat" "$tmp/out")" = 1 ] && [ "$(grep -c '^torrewave' "$tmp/out")" = 1 ] &&
-     [ "$got" = "$want $want " ]; then echo "ok: said once, both ranks $want"
-  else echo "FAIL: not said once, or the ranks' statuses ($got) not $want"; fail=1; fi
+  got=$(cat st-0 st-1 2>/dev/null | tr '\n' ' ') said=$(grep -cE -- "$pat" "$tmp/out")
+}
+# ranks STATUS PATTERN -- A... [: B...]: PATTERN said on one line, no other line of torrewave's, and
+# both ranks exited with STATUS.
+ranks() {
+  launch "${@:2}"
+  if [ "$said" = 1 ] && [ "$(grep -c '^torrewave' "$tmp/out")" = 1 ] && [ "$got" = "$1 $1 " ]; then
+    echo "ok: said once, both ranks $1"
+  else echo "FAIL: not said once, or the ranks' statuses ($got) not $1"; fail=1; fi
 }
 if [ $mpi = 1 ]; then
   sed 's/\[250.0, 60.0, 40.0\] );/[250.0, 60.0, 40.0] );\n  bogus = 1;/' "$long/job.cfg" > bad.cfg
@@ -134,5 +142,37 @@ if [ $mpi = 1 ]; then
   got=$(grep '^torrewave: error: ' "$tmp/out")
   [ ${#got} -le $((18 + 2047)) ] || { echo "FAIL: the error has ${#got} characters, over a message's"; fail=1; }
   [ ! -e once ] && [ ! -e once.h5 ] || { echo "FAIL: a refused launch wrote its output"; fail=1; }
+  ranks 2 '^usage: torrewave COMMAND' --
+fi
+
+# ---------------------------------------------------------------- 5. what only rank 0 says
+# What every rank would say alike under `mpirun -np 2` was said once per rank: check's report,
+# reference's line, the help and the version. check and reference run on rank 0 alone (one report,
+# one file for the launch: both ranks wrote reference's, one refused by the other's lock); the other
+# rank says nothing, waits for rank 0 in MPI (without spinning) and exits 0 once rank 0 is done (a
+# launcher may stop the other tasks once one has ended), with no word from MPI.
+# solo STATUS PATTERN -- ARGS...: PATTERN said on one line, no line said twice, nothing of mpirun's or
+# MPI's, rank 0 exited with STATUS and rank 1 with 0.
+solo() {
+  launch "${@:2}"
+  if [ "$said" = 1 ] && [ -z "$(grep -v '^$' "$tmp/out" | sort | uniq -d)" ] && [ "$got" = "$1 0 " ] &&
+     ! grep -qE 'MPI_ABORT|improperly|^mpirun (has|detected|noticed)|Primary job' "$tmp/out"; then
+    echo "ok: said once; the ranks' statuses $got"
+  else echo "FAIL: not said once, or MPI said something, or the ranks' statuses ($got) not $1 0"; fail=1; fi
+}
+if [ $mpi = 1 ]; then
+  solo 0 '^ok$' -- check single.cfg -o solo.h5
+  solo 0 '^ok$' -- check "$long/job.cfg" -o solo
+  solo 1 'bad\.cfg:[0-9]+: shots\.bogus: unknown key' -- check bad.cfg -o solo
+  sed 's/ free_surface = true;//' single.cfg > ref.cfg # (reference: free space)
+  solo 0 'analytic reference, 1630 receivers x 8001 samples' -- reference ref.cfg -o solo-ref.h5 --set time.steps=8000 \
+    --set 'receivers.grids=({origin=[10.0,10.0];spacing=[5.0,5.0];count=[40,40];depth=20.0;})'
+  grep -qx solo-ref.h5 ls-1 || { echo "FAIL: rank 1 ended before rank 0 had written reference's file"; fail=1; }
+  solo 0 '^commands:$' -- --help
+  solo 0 '^usage: torrewave check JOB' -- check single.cfg --help
+  solo 0 '^usage: torrewave reference JOB' -- help reference
+  solo 0 '^usage: torrewave run JOB' -- run single.cfg -q -h
+  solo 0 '^torrewave [0-9]+\.[0-9]+\.[0-9]+$' -- --version
+  [ ! -e solo.h5 ] && [ ! -e solo ] || { echo "FAIL: check wrote an output"; fail=1; }
 fi
 exit $fail
