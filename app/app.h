@@ -22,7 +22,8 @@ typedef struct tw_command {
   const char *summary;                 /* one line for `torrewave --help` */
   int (*run)(int argc, char **argv);   /* argv[0] is the subcommand name */
   void (*help)(FILE *out);             /* `torrewave help NAME`, `torrewave NAME --help` */
-  int solo;                            /* under a launcher of several ranks, rank 0 alone runs it (main.c) */
+  int solo;                            /* under a launcher of several ranks, rank 0 alone runs it (main.c):
+                                          every command but run (a survey spreads over the ranks) */
 } tw_command;
 
 extern const tw_command tw_cmd_run, tw_cmd_check, tw_cmd_info, tw_cmd_bench, tw_cmd_compare, tw_cmd_reference,

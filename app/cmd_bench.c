@@ -441,4 +441,4 @@ static int run_bench(int argc, char **argv) {
 }
 
 const tw_command tw_cmd_bench = {"bench", "time kernels on synthetic models against the measured ceiling", run_bench,
-                                 help_bench, 0};
+                                 help_bench, 1};

@@ -306,4 +306,4 @@ static void help_compare(FILE *o) {
 }
 
 const tw_command tw_cmd_compare = {"compare", "compare two result files (traces, snapshots) within a tolerance",
-                                   run_compare, help_compare, 0};
+                                   run_compare, help_compare, 1};

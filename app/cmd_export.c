@@ -51,4 +51,4 @@ static int run_export(int argc, char **argv) {
   return rc;
 }
 
-const tw_command tw_cmd_export = {"export", "convert a result's traces to SEG-Y (segyio)", run_export, help_export, 0};
+const tw_command tw_cmd_export = {"export", "convert a result's traces to SEG-Y (segyio)", run_export, help_export, 1};

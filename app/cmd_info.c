@@ -98,4 +98,4 @@ static int run_info(int argc, char **argv) {
   return TW_EXIT_OK;
 }
 
-const tw_command tw_cmd_info = {"info", "GPUs, CUDA, and the kernels this build supports", run_info, help_info, 0};
+const tw_command tw_cmd_info = {"info", "GPUs, CUDA, and the kernels this build supports", run_info, help_info, 1};

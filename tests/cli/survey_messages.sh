@@ -16,8 +16,9 @@
 #      with the status; an error on one rank only is named with its rank and host by rank 0, its
 #      reason whole (~2030 characters: the "rank N" before it gives way); ranks given a survey and a
 #      single-shot job are refused (the survey's rank would wait in MPI for the other);
-#   5. what every rank would say alike (check, reference, the help, the version) said once, by rank
-#      0; check and reference run on rank 0 alone, the other ranks wait for it and exit 0.
+#   5. what every rank would say alike (check, reference, compare, info, bench, export, the help, the
+#      version) said once, by rank 0; those commands run on rank 0 alone (all but run), the other ranks
+#      wait for it and exit 0.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -168,6 +169,14 @@ if [ $mpi = 1 ]; then
   solo 0 'analytic reference, 1630 receivers x 8001 samples' -- reference ref.cfg -o solo-ref.h5 --set time.steps=8000 \
     --set 'receivers.grids=({origin=[10.0,10.0];spacing=[5.0,5.0];count=[40,40];depth=20.0;})'
   grep -qx solo-ref.h5 ls-1 || { echo "FAIL: rank 1 ended before rank 0 had written reference's file"; fail=1; }
+  # compare, info, bench and export too (export: one file for the launch, as reference's)
+  solo 0 '^PASS: every dataset within rtol' -- compare solo-ref.h5 solo-ref.h5
+  solo 0 '^CUDA: ' -- info
+  solo 0 '^CPU ceilings: ' -- bench --kernels cpu --orders 2 --cpu-grid 48x48x48 --steps 2 --reps 1 --warmup 0
+  if "$T" info | grep -q '^SEG-Y: built'; then
+    solo 0 'solo\.sgy' -- export solo-ref.h5 --segy solo.sgy
+    grep -qx solo.sgy ls-1 || { echo "FAIL: rank 1 ended before rank 0 had written export's file"; fail=1; }
+  fi
   solo 0 '^commands:$' -- --help
   solo 0 '^usage: torrewave check JOB' -- check single.cfg --help
   solo 0 '^usage: torrewave reference JOB' -- help reference
