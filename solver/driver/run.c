@@ -177,6 +177,11 @@ tw_status tw_session_create(const tw_medium *m, const char *kernel, int device, 
   tw_phases_add(ph, "gpu init", lap(&t));
   if (!st) st = tw_problem_borrow(m->pb, &s->pb, err);
   if (!st && threads > 0) s->pb->threads = threads;
+#ifdef _OPENMP
+  /* the backend's set-up (zeroing, comparing planes) in the session's share of the cores too: a
+   * survey creates its sessions from several threads at once */
+  if (!st && s->pb->threads > 0) omp_set_num_threads(s->pb->threads);
+#endif
   /* The backend's own parts go to ph through the problem (solver-internal). */
   if (!st) {
     s->pb->phases = ph;

@@ -26,6 +26,7 @@
 #include <cuda_pipeline.h>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -551,7 +552,7 @@ int gs_slab_planes(int N0, int r, int nt, int W) {
 // 1024 x 1024 x 512 under 800 MB it keeps the tallest candidate (76.7).
 // Without the device's bandwidth, the tallest candidate.
 int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, const tw_gpu_plane_layout &WL0,
-                     double in_bytes) {
+                     const std::function<double()> &in_bytes) {
   const int r = pb->st.r, N0 = pb->g.N[0], nt0 = s->nt;
   tw_gpu_plane_layout L = WL0;
   int W = 0, q = 1, sp = 0;
@@ -571,13 +572,13 @@ int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, cons
                         ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits)
                         : 0.0;
   if (!bw) return wide ? wide : tallest;
-  const double I = 0.65 * bw / 16.0, plane = (double)pb->g.N[1] * pb->g.N[2];
+  const double I = 0.65 * bw / 16.0, plane = (double)pb->g.N[1] * pb->g.N[2], b_in = in_bytes();
   const double c = 0.5 * r + I * 8e-6 / plane;
   std::vector<double> rate((size_t)wide + 1, 0.0);
   double best = 0;
   for (int h = 1; h <= wide; h++) {
     const double SR = gs_slab_planes(N0, r, h, W);
-    rate[h] = std::min(TW_WINDOW_LINK_BYTES_PER_S * h / (in_bytes + 8.0), I / (1.0 + c / SR));
+    rate[h] = std::min(TW_WINDOW_LINK_BYTES_PER_S * h / (b_in + 8.0), I / (1.0 + c / SR));
     best = std::max(best, rate[h]);
   }
   int h = wide;
@@ -596,10 +597,18 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   if (st) return st;
   if (pb->steps < s->nt) s->nt = pb->steps > 0 ? (int)pb->steps : 1;
   auto planes = [&](int SR, int overlap) { return gs_ring_planes(N0, r, SR, s->nt, overlap); };
-  // c²dt² planes that repeat the next: copied on the device (tw_gpu_window_in), not over the link
-  std::vector<unsigned char> same((size_t)N0);
-  const long repeats = tw_window_c2_repeats(pb->c2dt2, N0, (size_t)pb->g.N[1] * (size_t)pb->g.N[2], same.data());
-  const double in_bytes = 8.0 + 4.0 * (double)(N0 - repeats) / N0;
+  // c²dt² planes that repeat the next: copied on the device (tw_gpu_window_in), not over the link.
+  // A pass over c²dt², made once a ring is known to fit (not for a cap that fits none).
+  std::vector<unsigned char> same;
+  double b_in = 12.0;
+  auto in_bytes = [&]() {
+    if (same.empty()) {
+      same.resize((size_t)N0);
+      const long n = tw_window_c2_repeats(pb->c2dt2, N0, (size_t)pb->g.N[1] * (size_t)pb->g.N[2], same.data());
+      b_in = 8.0 + 4.0 * (double)(N0 - n) / N0;
+    }
+    return b_in;
+  };
   const tw_gpu_plane_layout WL0 = {N0, pb->g.N[1], pb->g.N[2], s->L.Nyp, s->L.Nzp, TW_GPU_YPAD};
   tw_gpu_plane_layout WL = WL0;
   int W = 0, q = 1, sp = 0;
@@ -625,6 +634,7 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   // step and less queue warm-up per plane (the ring grows by 3 planes per plane of SR: one being
   // computed, one coming in, one going out).
   s->SR = gs_slab_planes(N0, r, s->nt, W);
+  in_bytes();
   if ((st = tw_gpu_window_create(pb, &WL, W, same.data(), &s->win, err))) return st;
   // Blocking, as s->stream (gs_init): ordered with the legacy default stream too.
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream2));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -202,6 +203,29 @@ tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool 
   return TW_OK;
 }
 
+// c²dt² arrays registered by windows, with the windows holding each (a survey's sessions share one
+// medium): registered by the first, unregistered by the last. 1: this window holds a registration.
+std::mutex c2_lock;
+std::map<const void *, int> c2_holders;
+int c2_register(void *p, size_t bytes) {
+  std::lock_guard<std::mutex> hold(c2_lock);
+  int &n = c2_holders[p];
+  if (!n && cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
+    cudaGetLastError();
+    c2_holders.erase(p);
+    return 0;
+  }
+  n++;
+  return 1;
+}
+void c2_unregister(void *p) {
+  std::lock_guard<std::mutex> hold(c2_lock);
+  auto it = c2_holders.find(p);
+  if (it == c2_holders.end() || --it->second > 0) return;
+  cudaHostUnregister(p);
+  c2_holders.erase(it);
+}
+
 // n planes from src on: each slot of SX floats (padding included: zero in every slot) a copy of the
 // slot at `from`. A device-to-device pass, ~8 B a cell at DRAM speed: ~2 µs a plane of 10^6 cells
 // on an H200, against ~100 µs over the link.
@@ -269,7 +293,7 @@ void tw_gpu_window_destroy(tw_gpu_window *w) {
     if (w->host_registered[a]) cudaHostUnregister(w->host[a]), free(w->host[a]);
     else cudaFreeHost(w->host[a]);
   }
-  if (w->c2_registered) cudaHostUnregister(w->c2);
+  if (w->c2_registered) c2_unregister(w->c2);
   cudaGetLastError();
   delete w;
 }
@@ -355,11 +379,10 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   else tw_window_c2_repeats(w->c2, L->N0, (size_t)L->N1 * (size_t)L->N2, w->c2_same_next.data());
   // Registered, the c²dt² copies are asynchronous DMA; if the OS refuses (locked-memory limits),
   // they still work from pageable memory, only without overlapping the kernels. Portable: a
-  // survey's sessions on other GPUs share the medium's array: the first registers it, the others find
-  // it registered and leave it to that one, which unregisters it when it goes (a survey destroys its
-  // sessions only when all of them are done).
-  if (cudaHostRegister(w->c2, cells * sizeof(float), cudaHostRegisterPortable) == cudaSuccess) w->c2_registered = 1;
-  cudaGetLastError();
+  // survey's sessions on other GPUs share the medium's array, registered once and counted
+  // (c2_register): the last window to go unregisters it, so a session destroyed early (its set-up
+  // failed) cannot unlock pages that other sessions' copies are reading.
+  w->c2_registered = c2_register(w->c2, cells * sizeof(float));
   tw_phases_add(pb->phases, "backend: window: c2dt2 registered, its repeats", tw_wall_seconds() - t);
 
   w->pool.resize(NPOOL);

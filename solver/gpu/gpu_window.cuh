@@ -39,7 +39,7 @@ struct tw_gpu_plane_layout {
 struct tw_gpu_window_stats {
   int W;                    // ring planes
   long planes_in, planes_out;  // grid planes moved (virtual planes are zeroed, not counted)
-  double bytes_in, bytes_out;  // payload bytes (12 and 8 per cell)
+  double bytes_in, bytes_out;  // payload bytes over the link (12 per cell in, 8 where c² came from the ring; 8 out)
   long c2_reused;              // grid planes whose c²dt² came from the next plane in the ring (not counted in bytes_in)
   double wait_s;               // time the compute streams stood waiting for in-copies (CUDA events), summed
   int nstreams;                // compute streams of the last plan (wait_s / nstreams: the share of each)

@@ -2,7 +2,7 @@
  *
  * The full fields (both time levels and c²dt²) stay in host memory; the solver works on a ring
  * of W x-planes ("device" memory: a GPU buffer, or on the CPU path a second host buffer), plane
- * x in slot x mod W. During a block, stage s touches the planes [Rs − r, Rs + nt·r + 2R)
+ * x in slot x mod W (the GPU window rotates that per block, gpu_window.cu). During a block, stage s touches the planes [Rs − r, Rs + nt·r + 2R)
  * (tw_stage_planes): its updated rows and r planes of stencil reads on each side. Stages run in
  * decreasing s, so this interval slides left by R per stage: cells to its right are finished for
  * the block (level t0 + nt), cells to its left untouched (level t0). Hence, per block:
@@ -84,7 +84,7 @@ int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx);
 /* Host-to-device bandwidth the window's model assumes while the out-copies run beside (PCIe 5 x16
  * on the H200 machines: 49.5 GB/s alone, docs/design.md §3; 36 GB/s in with 24 GB/s out at a 20 %
  * copy wait on 3424 x 1024 x 268, order 8): with 12 B per cell in per block of h steps, the copies
- * keep pace up to this·h/12 cell updates per second (`check`'s estimate of a windowed run). */
+ * keep pace up to this·h/12 cell updates per second. The models use it as the link below. */
 #define TW_WINDOW_H2D_BYTES_PER_S 40e9
 /* The same link as both directions together (40 GB/s in while 8/12 of that goes out: 66.7 GB/s): a
  * block of h steps whose in-copies move `in` bytes a cell (12, or 8 where c²dt² repeats along x:
