@@ -9,7 +9,9 @@
 //          changed every block, so that GCC cannot hoist pk + 2·sx & co. into registers of their
 //          own (GCC forms the addresses in registers anyway: slower);
 //   const: the y stride a compile-time constant (-DSYC, the padded column), the y neighbours at
-//          immediate offsets: what the idea can give (+6 % in the L3, +5 % beyond: both kernels).
+//          immediate offsets: what the idea can give (+6 % in the L3, +5 % beyond: both kernels);
+//   const sx and sy: the x stride a constant too (-DSXC; NY = 48 by default), every neighbour at an
+//          immediate offset — a tower-local buffer's bound (session 21: the same as const sy).
 //   gcc -O3 -march=x86-64-v4 -mprefer-vector-width=256 -fopenmp-simd -I solver -DSYC=272
 //       -o addr scripts/experiments/addr.c && taskset -c 1 ./addr 48 48 256 && ./addr 128 128 256
 #include <stdio.h>
@@ -60,6 +62,27 @@ __attribute__((noinline)) static void row_const(const tw_stencil *stp, const flo
       for (int k = kb; k < kb + 8; k++) {
         cell(&st, cur + o, old + o, c2 + o, sx, SYC, k);
         cell(&st, cur + o, old + o, c2 + o, sx, SYC, k + 8);
+      }
+    }
+}
+
+/* the x stride a compile-time constant too (-DSXC, default the padded plane of a 48-column grid):
+ * every neighbour at an immediate offset from one pointer — what a tower-local buffer of fixed
+ * strides could give a tower's loop (session 21: nothing beyond the constant y stride) */
+#ifndef SXC
+#define SXC (SYC * 56)
+#endif
+__attribute__((noinline)) static void row_cxy(const tw_stencil *stp, const float *cur, float *old, const float *c2,
+                                              long off, long sx, long sy, int ny, int nz) {
+  const tw_stencil st = *stp;
+  (void)sy, (void)sx;
+  for (int y = 0; y < ny; y++)
+    for (int kb = 0; kb < nz; kb += 16) {
+      const long o = off + y * SYC;
+#pragma omp simd
+      for (int k = kb; k < kb + 8; k++) {
+        cell(&st, cur + o, old + o, c2 + o, SXC, SYC, k);
+        cell(&st, cur + o, old + o, c2 + o, SXC, SYC, k + 8);
       }
     }
 }
@@ -146,21 +169,29 @@ int main(int argc, char **argv) {
   for (int x = 4; x < NX + 4; x++) row_const(&st, A[1], B, c2, x * sx + 4 * sy + H, sx, sy, NY, NZ);
   for (int x = 4; x < NX + 4; x++) row_pair(&st, A[1], A[0], c2, x * sx + 4 * sy + H, sx, sy, NY, NZ);
   printf("bits (const sy): %s\n", memcmp(A[0], B, bytes) ? "DIFFER" : "same");
+  const int cxy = sx == SXC; /* the constant x stride fits this grid (NY = 48 by default) */
+  if (cxy) {
+    memcpy(B, A[1], bytes);
+    for (int x = 4; x < NX + 4; x++) row_cxy(&st, A[0], B, c2, x * sx + 4 * sy + H, sx, sy, NY, NZ);
+    for (int x = 4; x < NX + 4; x++) row_pair(&st, A[0], A[1], c2, x * sx + 4 * sy + H, sx, sy, NY, NZ);
+    printf("bits (const sx, sy): %s\n", memcmp(A[1], B, bytes) ? "DIFFER" : "same");
+  }
   const double cells = (double)NX * NY * NZ;
   int steps = (int)(2e9 / cells / 40);
   if (steps < 4) steps = 4;
   for (int rep = 0; rep < 3; rep++) {
-    double t[3];
-    for (int v = 0; v < 3; v++) {
+    double t[4] = {0, 0, 0, 0};
+    for (int v = 0; v < 3 + cxy; v++) {
       const double t0 = now();
       for (int s = 0; s < steps; s++)
         for (int x = 4; x < NX + 4; x++)
-          (v == 2 ? row_const : v ? row_addr : row_pair)(&st, A[s % 2], A[(s + 1) % 2], c2, x * sx + 4 * sy + H, sx, sy, NY, NZ);
+          (v == 3 ? row_cxy : v == 2 ? row_const : v ? row_addr : row_pair)(&st, A[s % 2], A[(s + 1) % 2], c2,
+                                                                             x * sx + 4 * sy + H, sx, sy, NY, NZ);
       t[v] = now() - t0;
     }
-    printf("%d x %d x %d (%.1f MB): pair %.3f, addr %.3f, const sy %.3f Gcell/s\n", NX, NY, NZ,
-           12.0 * (NX + 8) * (NY + 8) * sy / 1e6, cells * steps / t[0] / 1e9, cells * steps / t[1] / 1e9,
-           cells * steps / t[2] / 1e9);
+    printf("%d x %d x %d (%.1f MB): pair %.3f, addr %.3f, const sy %.3f, const sx and sy %.3f Gcell/s\n", NX, NY,
+           NZ, 12.0 * (NX + 8) * (NY + 8) * sy / 1e6, cells * steps / t[0] / 1e9, cells * steps / t[1] / 1e9,
+           cells * steps / t[2] / 1e9, cxy ? cells * steps / t[3] / 1e9 : 0.0);
   }
   return 0;
 }
