@@ -32,60 +32,36 @@ TW_INLINE void cell(const tw_stencil *st, const float *restrict cur, float *rest
   const float lap = tw_laplacian(R, st, cur + k, sx, cur + k, sy, cur + k, 1);
   old[k] = tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
 }
-/* the solver's form (cpu_update.c's block(), undamped) */
-__attribute__((noinline)) static void row_pair(const tw_stencil *stp, const float *cur, float *old, const float *c2,
-                                               long off, long sx, long sy, int ny, int nz) {
-  const tw_stencil st = *stp;
-  for (int y = 0; y < ny; y++)
-    for (int kb = 0; kb < nz; kb += 16) {
-      const long o = off + y * sy;
-#pragma omp simd
-      for (int k = kb; k < kb + 8; k++) {
-        cell(&st, cur + o, old + o, c2 + o, sx, sy, k);
-        cell(&st, cur + o, old + o, c2 + o, sx, sy, k + 8);
-      }
-    }
-}
-
-/* the same with sy a compile-time constant (y neighbours at immediate offsets): the bound of the idea */
+/* A row of columns, two 8-wide vectors of cells per iteration: cpu_update.c's block(), undamped.
+ * ROW(name, SX, SY) makes it with the x and y strides as written: the run-time arguments (the
+ * solver's form) or compile-time constants (the neighbours at immediate offsets). */
+#define ROW(name, SX, SY)                                                                                  \
+  __attribute__((noinline)) static void name(const tw_stencil *stp, const float *cur, float *old,          \
+                                             const float *c2, long off, long sx, long sy, int ny, int nz) { \
+    const tw_stencil st = *stp;                                                                            \
+    (void)sx, (void)sy;                                                                                    \
+    for (int y = 0; y < ny; y++)                                                                           \
+      for (int kb = 0; kb < nz; kb += 16) {                                                                \
+        const long o = off + y * (SY);                                                                     \
+        _Pragma("omp simd") for (int k = kb; k < kb + 8; k++) {                                            \
+          cell(&st, cur + o, old + o, c2 + o, SX, SY, k);                                                  \
+          cell(&st, cur + o, old + o, c2 + o, SX, SY, k + 8);                                              \
+        }                                                                                                  \
+      }                                                                                                    \
+  }
+/* the y stride a compile-time constant (-DSYC) */
 #ifndef SYC
 #define SYC 272
 #endif
-__attribute__((noinline)) static void row_const(const tw_stencil *stp, const float *cur, float *old, const float *c2,
-                                                long off, long sx, long sy, int ny, int nz) {
-  const tw_stencil st = *stp;
-  (void)sy;
-  for (int y = 0; y < ny; y++)
-    for (int kb = 0; kb < nz; kb += 16) {
-      const long o = off + y * SYC;
-#pragma omp simd
-      for (int k = kb; k < kb + 8; k++) {
-        cell(&st, cur + o, old + o, c2 + o, sx, SYC, k);
-        cell(&st, cur + o, old + o, c2 + o, sx, SYC, k + 8);
-      }
-    }
-}
-
 /* the x stride a compile-time constant too (-DSXC, default the padded plane of a 48-column grid):
  * every neighbour at an immediate offset from one pointer — what a tower-local buffer of fixed
  * strides could give a tower's loop (session 21: nothing beyond the constant y stride) */
 #ifndef SXC
 #define SXC (SYC * 56)
 #endif
-__attribute__((noinline)) static void row_cxy(const tw_stencil *stp, const float *cur, float *old, const float *c2,
-                                              long off, long sx, long sy, int ny, int nz) {
-  const tw_stencil st = *stp;
-  (void)sy, (void)sx;
-  for (int y = 0; y < ny; y++)
-    for (int kb = 0; kb < nz; kb += 16) {
-      const long o = off + y * SYC;
-#pragma omp simd
-      for (int k = kb; k < kb + 8; k++) {
-        cell(&st, cur + o, old + o, c2 + o, SXC, SYC, k);
-        cell(&st, cur + o, old + o, c2 + o, SXC, SYC, k + 8);
-      }
-    }
-}
+ROW(row_pair, sx, sy)    /* the solver's form */
+ROW(row_const, sx, SYC)  /* the y neighbours at immediate offsets: the bound of the idea */
+ROW(row_cxy, SXC, SYC)   /* every neighbour at an immediate offset */
 
 /* one cell, lane k of the block at pk (bytes); P(o): the value o bytes from the cell */
 #define P(o) (*(const float *)(pk + (o) + 4 * k))

@@ -2,7 +2,8 @@
  *
  * The full fields (both time levels and c²dt²) stay in host memory; the solver works on a ring
  * of W x-planes ("device" memory: a GPU buffer, or on the CPU path a second host buffer), plane
- * x in slot x mod W (the GPU window rotates that per block, gpu_window.cu). During a block, stage s touches the planes [Rs − r, Rs + nt·r + 2R)
+ * x in slot x mod W (the GPU window rotates that per block, gpu_window.cu). During a block, stage
+ * s touches the planes [Rs − r, Rs + nt·r + 2R)
  * (tw_stage_planes): its updated rows and r planes of stencil reads on each side. Stages run in
  * decreasing s, so this interval slides left by R per stage: cells to its right are finished for
  * the block (level t0 + nt), cells to its left untouched (level t0). Hence, per block:
