@@ -82,8 +82,8 @@ void tw_kernel_auto_note(const tw_job *job, const char *kernel, char *buf, size_
  * to Nz = 768).
  * On the CPU, R from 4 to 8 measured alike (a tower and its halo stay in L2).
  * tower_height: the sliding window moves 20 B per cell per block (docs/design.md §3), so the copies keep
- * pace with a kernel of P cell·steps/s only if height ≥ 20·P / 68e9 (the link, both directions
- * together): ~150 for order 2 at ~500 Gcell/s (gpu-diamond doubles the default in the window
+ * pace with a kernel of P cell·steps/s only if height ≥ 20·P / 66.7e9 (the window's measured pace,
+ * both directions together): ~150 for order 2 at ~500 Gcell/s (gpu-diamond doubles the default in the window
  * there), less for the slower high orders. The window, (height + 1)·r + 2R planes, grows
  * with r·height, hence lower heights for higher orders. All are multiples of 2·dts (a
  * register-resident diamond is back in its starting layout after 2·dts steps). On the CPU the

@@ -91,7 +91,10 @@ int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx);
  * block of h steps whose in-copies move `in` bytes a cell (12, or 8 where c²dt² repeats along x:
  * tw_window_c2_repeats) and its out-copies 8 keeps pace up to this·h / (in + 8) cell updates per
  * second. Measured on the H200 (session 21): 68 GB/s both ways on 2032² × 632 at order 8, in 8 and
- * 12 B alike — the directions share the link, so the out-copies count as much as the in-copies. */
+ * 12 B alike. An effective pace, not the link: PCIe is full duplex (~52 GB/s each way, 95–100
+ * together, session 22), and the in-copies then waited for whole out-batches (now chunks: the copy
+ * wait of 2048² × 640 fell from 11.7 to 1.2 % at the same heights); the heights it picks were
+ * measured (docs/performance.md, sessions 20–21), so it stays until a sweep shows better ones. */
 #define TW_WINDOW_LINK_BYTES_PER_S (TW_WINDOW_H2D_BYTES_PER_S * 20.0 / 12.0)
 
 /* GPU memory a kernel leaves free beside its fields (the CUDA context, receivers, flags, staging):
