@@ -5,9 +5,10 @@ usage: TW_WINDOW_TRACE=trace.txt torrewave bench --kernels gpu-diamond+cap=BYTES
        scripts/window-trace.py trace.txt [-v]
 
 The trace (solver/gpu/gpu_window.cu, trace_flush) has one line per in-copy chunk (i), out-copy chunk
-(o) and group launch (k): advance, kind, run_plan iteration, planes [lo, hi), and the times (ms from
-the advance's first event) at which its stream reached it (queued), got past its waits (start) and
-finished (end). Printed, over all advances (-v: per advance too):
+(o) and group launch (k): window (a survey's sessions each have one), advance, kind, run_plan
+iteration, planes [lo, hi), and the times (ms from the advance's first event) at which its stream
+reached it (queued), got past its waits (start) and finished (end). Printed, over all windows and
+advances (-v: per advance too):
 
   * busy: the share of the time each stream spent copying or computing (kernels on two streams can
     reach 200 %), and how long the in- and out-copies ran at the same time (the link is full duplex);
@@ -28,7 +29,7 @@ def main():
         if line.startswith('#') or not line.strip():
             continue
         f = line.split()
-        adv.setdefault(int(f[0]), []).append((f[1], float(f[5]), float(f[6]), float(f[7])))
+        adv.setdefault((int(f[0]), int(f[1])), []).append((f[2], float(f[6]), float(f[7]), float(f[8])))
     tot = dict.fromkeys(['T', 'k', 'i', 'o', 'kw', 'iw', 'ow', 'both'], 0.0)
     for a, spans in sorted(adv.items()):
         T = max(s[3] for s in spans) - min(s[1] for s in spans)
@@ -43,7 +44,7 @@ def main():
         for k in tot:
             tot[k] += part[k]
         if verbose:
-            report(f'advance {a}', part)
+            report(f'window {a[0]} advance {a[1]}', part)
     report('all', tot)
 
 

@@ -461,6 +461,34 @@ static uint64_t smallest_cap(tw_problem *pb, const char *kernel) {
   return m ? strtoull(m + strlen("smallest cap that works is "), NULL, 10) : 0;
 }
 
+/* The largest solver.device_memory that still slides a window (0: none found), by bisection on
+ * creates (the report of a created backend gives its ring). Its ring can hold more than a block's
+ * span — the case where the next block's planes must not take the slots of higher planes (whose
+ * in-copies would not wait for their own write-back: gpu_window.cu, tw_gpu_window_run_plan). */
+static uint64_t largest_windowed_cap(tw_problem *pb, const char *kernel, const char *mode, uint64_t lo) {
+  const tw_backend_ops *be = tw_backend_find(kernel);
+  uint64_t hi = 16 * (uint64_t)(pb->g.N[0] + 128) * (uint64_t)(pb->g.N[1] + 128) * (uint64_t)(pb->g.N[2] + 128);
+  uint64_t found = 0;
+  while (lo < hi && hi - lo > 1024) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    pb->device_memory = mid;
+    void *st = NULL;
+    tw_error err = {0};
+    tw_run_report rep;
+    memset(&rep, 0, sizeof rep);
+    if (create_in_mode(be, pb, mode, &st, &err) != TW_OK) {
+      lo = mid;
+      continue;
+    }
+    if (be->report) be->report(st, &rep);
+    be->destroy(st);
+    if (rep.window_planes > 0) found = mid, lo = mid;
+    else hi = mid;
+  }
+  pb->device_memory = 0;
+  return found;
+}
+
 static long blocks_of(const schedule *sc, long nt) {
   long b = 0;
   for (int i = 0; i < sc->nblocks; i++) b += (sc->len[i] + nt - 1) / nt;
@@ -491,10 +519,20 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
   REQUIRE(same, "alloc");
   const long repeats = tw_window_c2_repeats(pb->c2dt2, pb->g.N[0], (size_t)pb->g.N[1] * pb->g.N[2], same);
   free(same);
-  const uint64_t caps[4] = {smallest, smallest + smallest / 3, 2 * smallest, smallest - 1};
-  for (int c = 0; c < 4 && smallest; c++) {
+  const uint64_t largest = smallest ? largest_windowed_cap(pb, kernel, mode, 2 * smallest) : 0;
+  const uint64_t caps[5] = {smallest, smallest + smallest / 3, 2 * smallest, smallest - 1, largest};
+  /* The copies go in chunks of ~8 MB (gpu_window.cu: CHUNK_BYTES), more than a whole group of these
+   * small planes: the first cap runs with chunks of one plane (every in-chunk after its own slots'
+   * release), the second with chunks of 2–5 planes, the third with the default. */
+  char chunk[2][32];
+  snprintf(chunk[0], sizeof chunk[0], "1");
+  snprintf(chunk[1], sizeof chunk[1], "%.0f", 4.0 * pb->g.N[1] * pb->g.N[2] * tg_int(2, 5));
+  for (int c = 0; c < 5 && smallest; c++) {
+    if (c == 4 && !largest) continue;
     pb->device_memory = caps[c];
+    if (c < 2) setenv("TW_WINDOW_CHUNK_BYTES", chunk[c], 1);
     tw_status rc = run_backend(pb, kernel, mode, sc, &win, &err);
+    unsetenv("TW_WINDOW_CHUNK_BYTES");
     if (c == 3) {
       CHECK(rc == TW_ERANGE && strstr(err.msg, "smallest cap that works"), "%s: cap %llu (one below the smallest) "
             "gave status %d: %s", what, (unsigned long long)caps[c], (int)rc, err.msg);
@@ -505,8 +543,9 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
     if (rc) continue;
     runs++;
     const long dt = tg_first_diff(win.taps, ref.taps, ntaps), ds = tg_first_diff(win.snaps, ref.snaps, win.nsnap);
-    CHECK(dt < 0 && ds < 0, "%s: cap %llu (%d planes): not bitwise equal to the in-core run: taps first at %ld, "
-          "snapshots first at %ld", what, (unsigned long long)caps[c], win.rep.window_planes, dt, ds);
+    CHECK(dt < 0 && ds < 0, "%s: cap %llu (%d planes, copy chunks of %s B): not bitwise equal to the in-core run: "
+          "taps first at %ld, snapshots first at %ld", what, (unsigned long long)caps[c], win.rep.window_planes,
+          c < 2 ? chunk[c] : "~8e6", dt, ds);
     /* every grid plane in and out once per block (the stepwise slabs: blocks of tower_height too);
      * c²dt² of every plane that repeats the next copied on the device, each block */
     const long want = blocks_of(sc, sp->height) * pb->g.N[0], reused = blocks_of(sc, sp->height) * repeats;
@@ -517,6 +556,12 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
             "%s: cap %llu: %ld planes in (c² of %ld from the ring), %ld out (%g, %g B), want %ld (%ld)", what,
             (unsigned long long)caps[c], win.rep.planes_in, win.rep.c2_planes_reused, win.rep.planes_out,
             win.rep.bytes_in, win.rep.bytes_out, want, reused);
+    }
+    if (c == 4) {
+      CHECK(win.rep.window_planes > 0, "%s: the largest windowed cap %llu ran without a window", what,
+            (unsigned long long)largest);
+      printf("  largest windowed cap %llu B: %d planes for %d grid planes\n", (unsigned long long)largest,
+             win.rep.window_planes, pb->g.N[0]);
     }
     if (c == 0) {
       CHECK(win.rep.window_planes > 0, "%s: the smallest cap ran without a window", what);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "gpu_window.cuh"
@@ -143,7 +144,7 @@ struct tw_gpu_window {
   std::vector<span> spans;
   std::vector<cudaEvent_t> tr_ev;
   size_t tr_used = 0;
-  int tr_group = -1, tr_advance = 0;
+  int tr_group = -1, tr_advance = 0, tr_window = 0;
   // timed waits of the compute stream: (before, after) pairs of this advance
   std::vector<cudaEvent_t> tev;
   size_t ntev;
@@ -183,41 +184,63 @@ tw_status wait_ref(tw_gpu_window *w, cudaStream_t s, const ev_ref &ref, tw_error
   return TW_OK;  // else: re-recorded since, so synchronized: finished
 }
 
-// The trace's events: recorded on a stream, read back at trace_flush. Returns the index, or −1.
+// The trace's events: recorded on a stream, read back at trace_flush. Returns the index, or −1
+// (the error cleared: a diagnostic must not fail a later launch check).
 int trace_mark(tw_gpu_window *w, cudaStream_t s) {
   if (!w->trace_path) return -1;
   if (w->tr_used == w->tr_ev.size()) {
     cudaEvent_t e;
-    if (cudaEventCreate(&e)) return -1;
+    if (cudaEventCreate(&e)) return cudaGetLastError(), -1;
     w->tr_ev.push_back(e);
   }
-  if (cudaEventRecord(w->tr_ev[w->tr_used], s)) return -1;
+  if (cudaEventRecord(w->tr_ev[w->tr_used], s)) return cudaGetLastError(), -1;
   return (int)w->tr_used++;
 }
 void trace_span(tw_gpu_window *w, char kind, int lo, int hi, const int ev[3]) {
   if (w->trace_path) w->spans.push_back({kind, w->tr_group, lo, hi, {ev[0], ev[1], ev[2]}});
 }
-// Appends "advance kind group lo hi queued_ms start_ms end_ms" lines (times from the advance's first
-// event), after the streams are synchronized.
-tw_status trace_flush(tw_gpu_window *w, tw_error *err) {
-  if (!w->trace_path || w->spans.empty()) return TW_OK;
-  FILE *f = fopen(w->trace_path, "a");
-  if (!f) return tw_error_set(err, TW_EIO, "TW_WINDOW_TRACE=%s: cannot open for writing", w->trace_path);
-  if (w->tr_advance == 0)
-    fprintf(f, "# advance kind group lo hi queued_ms start_ms end_ms (kind: i in-copies, o out-copies, k a group's "
-               "launches; group: the run_plan iteration that issued it, whose in-copies are for group + 1)\n");
+// Appends "window advance kind group lo hi queued_ms start_ms end_ms" lines (times from the
+// advance's first event) after the streams are synchronized, the whole advance in one write under a
+// lock: a survey's windows (one per session, threads of one process) share the file, told apart by
+// the window number. The file was opened once at the window's creation (a path that cannot be
+// written fails there); a later write error drops the trace rather than the run.
+std::mutex trace_lock;
+int trace_windows = 0;
+void trace_flush(tw_gpu_window *w) {
+  if (!w->trace_path || w->spans.empty()) return;
+  std::string text;
+  char line[160];
   for (const auto &sp : w->spans) {
     float t[3] = {-1, -1, -1};
     for (int j = 0; j < 3; j++)
-      if (sp.ev[j] >= 0 && cudaEventElapsedTime(&t[j], w->tr_ev[0], w->tr_ev[(size_t)sp.ev[j]])) t[j] = -1;
+      if (sp.ev[j] >= 0 && cudaEventElapsedTime(&t[j], w->tr_ev[0], w->tr_ev[(size_t)sp.ev[j]]))
+        cudaGetLastError(), t[j] = -1;
     if (sp.ev[0] < 0) t[0] = t[1];  // queued behind the span before it on its stream
-    fprintf(f, "%d %c %d %d %d %.3f %.3f %.3f\n", w->tr_advance, sp.kind, sp.group, sp.lo, sp.hi, t[0], t[1], t[2]);
+    snprintf(line, sizeof line, "%d %d %c %d %d %d %.3f %.3f %.3f\n", w->tr_window, w->tr_advance, sp.kind, sp.group,
+             sp.lo, sp.hi, t[0], t[1], t[2]);
+    text += line;
   }
   w->tr_advance++;
   w->spans.clear();
   w->tr_used = 0;
-  const int bad = ferror(f);
-  if (fclose(f) || bad) return tw_error_set(err, TW_EIO, "TW_WINDOW_TRACE=%s: write failed", w->trace_path);
+  std::lock_guard<std::mutex> lock(trace_lock);
+  FILE *f = fopen(w->trace_path, "a");
+  const bool ok = f && fwrite(text.data(), 1, text.size(), f) == text.size();
+  if ((f && fclose(f)) || !ok) w->trace_path = nullptr;
+}
+
+// TW_WINDOW_TRACE at the window's creation: the file must take appends; the header once per window.
+tw_status trace_open(tw_gpu_window *w, tw_error *err) {
+  const char *trace = getenv("TW_WINDOW_TRACE");
+  if (!trace || !*trace) return TW_OK;
+  std::lock_guard<std::mutex> lock(trace_lock);
+  FILE *f = fopen(trace, "a");
+  if (!f) return tw_error_set(err, TW_EIO, "TW_WINDOW_TRACE=%s: cannot open for writing", trace);
+  w->tr_window = trace_windows++;
+  fprintf(f, "# window advance kind group lo hi queued_ms start_ms end_ms (kind: i in-copies, o out-copies, k a "
+             "group's launches; group: the run_plan iteration that issued it, whose in-copies are for group + 1)\n");
+  if (fclose(f)) return tw_error_set(err, TW_EIO, "TW_WINDOW_TRACE=%s: cannot write", trace);
+  w->trace_path = trace;
   return TW_OK;
 }
 
@@ -370,8 +393,7 @@ static tw_status window_init(tw_gpu_window *w, const tw_problem *pb, const tw_gp
   tw_status st = vmm_get(&w->api, err);
   if (st) return st;
   double t = tw_wall_seconds();
-  const char *trace = getenv("TW_WINDOW_TRACE");
-  w->trace_path = trace && *trace ? trace : nullptr;
+  if ((st = trace_open(w, err))) return st;
   const char *chunk = getenv("TW_WINDOW_CHUNK_BYTES");
   w->chunk_bytes = chunk && *chunk ? atof(chunk) : 0;
   w->L = *L;
@@ -664,9 +686,16 @@ tw_status tw_gpu_window_run_plan(tw_gpu_window *w, const cudaStream_t *streams, 
   // of last_lo + W − 1 and below: its first in-copies wait for the first of those out-copies, not
   // for all of them behind the last block's final kernel (with x mod W the top planes' slots were
   // those of the last block's live bottom planes). Every plane of a block comes in before it is read.
+  // Plane x then takes the slot of plane y = x + d of the last block, d = last_lo + W − top, and its
+  // in-copy waits for y's release; the host plane x it reads went back before y only if y ≤ x (out-
+  // copies go from the top down on one stream, and the in-copies of the planes between, issued
+  // before x's, wait for theirs). Where the ring holds more than the span (d > 0: a cap near the
+  // in-core size, or a short last block), the rotation stays: each plane takes its own last slot
+  // (d = 0), and its in-copy waits for its own out-copy (a host-side model of the events found this:
+  // the next block read planes not yet written back; session 22).
   int top, unused;
   tw_window_group_touched(p, 0, &unused, &top);
-  if (w->last_lo != INT_MIN) {
+  if (w->last_lo != INT_MIN && (long long)w->last_lo + w->W <= top) {
     const int want = slot_of(w, w->last_lo + w->W - 1);
     w->rot = (int)((((long long)want - (top - 1)) % w->W + w->W) % w->W);
   }
@@ -725,7 +754,8 @@ tw_status tw_gpu_window_finish(tw_gpu_window *w, tw_error *err) {
     w->st.wait_s += 1e-3 * ms;
   }
   w->ntev = 0;
-  return trace_flush(w, err);
+  trace_flush(w);
+  return TW_OK;
 }
 
 const float *tw_gpu_window_host(const tw_gpu_window *w, int a) { return a < 2 ? w->host[a] : w->c2; }
