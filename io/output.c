@@ -64,6 +64,17 @@ struct tw_output {
   int failed;            /* an HDF5/I/O operation failed: the file cannot be trusted */
 };
 
+/* HDF5 1.10 cannot recover from a failed H5Dclose/H5Fclose: the id is left pointing at freed memory,
+ * and HDF5's own shutdown at exit (H5_term_library, registered with atexit when the library starts)
+ * closes what is still open and crashes on it. tw_output_abort makes the closes of a discarded file
+ * succeed by pointing it at an in-memory file, but a file size limit (RLIMIT_FSIZE, with SIGXFSZ
+ * ignored) refuses that file too: the run said "File too large" and then ended in a segmentation
+ * fault (status 139, not 1). Every file written here is closed, fsync'ed and renamed explicitly and
+ * nothing relies on that shutdown, so it is not registered (before any HDF5 call: a constructor). */
+#if defined(__GNUC__)
+__attribute__((constructor)) static void no_hdf5_atexit(void) { H5dont_atexit(); }
+#endif
+
 /* ---------------------------------------------------------------- errors */
 
 /* An HDF5 call failed: say what (dataset, operation), where (temporary file), and HDF5's reason.
