@@ -122,11 +122,18 @@ static void fill_columns(tw_velocity *v, const float *prof) {
 /* Depth of cell k: z = origin[2] + k * d[2] (z positive down, docs/design.md §1). */
 static double cell_depth(const tw_job *job, int k) { return job->origin[2] + (double)k * job->d[2]; }
 
-/* Layered: the last layer whose top <= z; cells above the first top take the first layer. */
-static float layered_vp(const tw_model_spec *m, double z) {
+/* Layered: the last layer whose top <= z; cells above the first top take the first layer. A top
+ * within the positions' slack of cell k (tw_axis_slack, docs/design.md §1.4) is at it: k·d rounds
+ * below a top written at that depth (3 × 15.2 = 45.599999999999994 < 45.6), and a source placed at
+ * the top lies in cell k. */
+static float layered_vp(const tw_job *job, int k) {
+  const tw_model_spec *m = &job->model;
   double vp = m->layers[0].vp;
-  for (int l = 1; l < m->nlayers; l++)
-    if (m->layers[l].top <= z) vp = m->layers[l].vp;
+  for (int l = 1; l < m->nlayers; l++) {
+    const double top = m->layers[l].top;
+    if (tw_axis_cells(job->origin[2], job->d[2], top) <= k + tw_axis_slack(job->origin[2], job->d[2], top))
+      vp = m->layers[l].vp;
+  }
   return (float)vp;
 }
 
@@ -145,7 +152,7 @@ static tw_status fill_analytic(const tw_job *job, tw_velocity *v, tw_error *err)
     double z = cell_depth(job, k);
     switch (m->type) {
       case TW_MODEL_CONSTANT: prof[k] = (float)m->vp; break;
-      case TW_MODEL_LAYERED: prof[k] = layered_vp(m, z); break;
+      case TW_MODEL_LAYERED: prof[k] = layered_vp(job, k); break;
       default: prof[k] = (float)(m->vp0 + m->gradient * z); break; /* gradient */
     }
   }

@@ -171,6 +171,22 @@ static void test_layered(void) {
   }
   tw_velocity_destroy(v);
   free_job(j);
+  /* a top written at a cell's depth takes that cell, though k·d rounds below it in double (review:
+   * 3 × 15.2 = 45.599999999999994 < 45.6 put the interface one cell deeper, under a source placed at
+   * 45.6 in cell 3); the same slack as positions (tw_axis_slack) */
+  j = make_job(TW_MODEL_LAYERED);
+  j->n[2] = 6;
+  j->d[2] = 15.2, j->origin[2] = 0.0;
+  j->model.nlayers = 2;
+  j->model.layers = calloc(2, sizeof(tw_layer));
+  j->model.layers[0] = (tw_layer){0.0, 1500.0};
+  j->model.layers[1] = (tw_layer){45.6, 3000.0};
+  v = NULL;
+  CHECK(tw_velocity_load(j, &v, &err) == TW_OK, "layered on a cell: %s", err.msg);
+  for (int k = 0; v && k < 6; k++)
+    CHECK(v->vp[k] == (k < 3 ? 1500.0f : 3000.0f), "layered, top 45.6 on d = 15.2: cell k = %d is %g m/s", k, v->vp[k]);
+  tw_velocity_destroy(v);
+  free_job(j);
 }
 
 static void test_gradient(void) {
