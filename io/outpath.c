@@ -201,22 +201,30 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
   tw_status st = TW_OK;
   char *ckdir = ck ? tw_dir_of(ck) : NULL;
   const long nm = ckdir ? pathconf(ckdir, _PC_NAME_MAX) : -1;
-  free(ckdir);
-  if (!ck || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
+  struct stat ds;
+  const int dir_ok = ckdir && stat(ckdir, &ds) == 0 && S_ISDIR(ds.st_mode), dir_errno = errno;
+  char where_at[900] = "", value[600] = ""; /* where checkpoint.file is given, and its value */
+  if (job->ckpt_file && job->ckpt_where) {
+    snprintf(where_at, sizeof where_at, "%s: checkpoint.file: ", job->ckpt_where);
+    snprintf(value, sizeof value, ": got \"%s\"", job->ckpt_file);
+  }
+  if (!ck || !ckdir || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
+  } else if (job->ckpt_file && (!dir_ok || access(ckdir, W_OK | X_OK) != 0)) {
+    /* a checkpoint.file in a missing folder passed the validation: run read the model and failed
+     * opening the journal (the default, beside the output, is in the output's folder, checked with it) */
+    char why[160];
+    if (dir_ok) snprintf(why, sizeof why, "is not writable (%s)", strerror(errno));
+    else snprintf(why, sizeof why, "%s", dir_errno == ENOENT ? "does not exist" : "is not a folder");
+    st = tw_error_set(err, TW_EINVAL, "%sthe checkpoint '%s': its folder '%s' %s%s; allowed: a name in an existing, "
+                      "writable folder (create it first)", where_at, ck, ckdir, why, value);
   } else if ((long)strlen(tw_base_of(ck)) + 8 > (nm > 0 ? nm : 255)) { /* its journal: + ".journal" */
-    char loc[900] = "";
-    if (job->ckpt_where) snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
     st = tw_error_set(err, TW_EINVAL, "%sthe checkpoint's name is %zu characters and its journal's 8 more, over the "
-                      "file system's limit of %ld; allowed: a shorter name", loc, strlen(tw_base_of(ck)),
+                      "file system's limit of %ld; allowed: a shorter name", where_at, strlen(tw_base_of(ck)),
                       nm > 0 ? nm : 255L);
   } else {
     sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(lock, "%s.lock", path);
-    char loc[900] = "", got[600] = ""; /* where checkpoint.file is given, and its value */
-    if (job->ckpt_file && job->ckpt_where) {
-      snprintf(loc, sizeof loc, "%s: checkpoint.file: ", job->ckpt_where);
-      snprintf(got, sizeof got, ": got \"%s\"", job->ckpt_file);
-    }
+    const char *loc = where_at, *got = value;
     for (int i = 0; i < 3 && !st; i++)
       for (int k = 0; k < 4 && !st; k++) {
         if (!ours[k] || !same_file(ckn[i], ours[k])) continue;
@@ -234,7 +242,7 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
       }
   }
   for (int i = 0; i < 3; i++) free(ckn[i]);
-  free(sgy), free(lock);
+  free(sgy), free(lock), free(ckdir);
   return st;
 }
 

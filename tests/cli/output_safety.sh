@@ -83,6 +83,14 @@ echo notes > notes.txt  # a file that is not a checkpoint: neither run nor run -
 expect 1 "checkpoint 'notes\.txt' already exists and cannot be read .*run refuses to overwrite it" \
   -- "$T" check ck.cfg --set 'checkpoint.file="notes.txt"'
 [ "$(cat notes.txt)" = notes ] || { echo "FAIL: notes.txt changed"; fail=1; }
+# A checkpoint in a folder that does not exist: check said only "checkpoint folder of '...' is not
+# writable" (its disk probe: no file, line or key), and run passed the validation, read the model and
+# failed opening the journal. Refused by the validation, for both, where checkpoint.file is given.
+for c in check run; do
+  expect 1 "ck\.cfg: --set checkpoint\.file=\"no/such/ck\.ckpt\": checkpoint\.file: the checkpoint 'no/such/ck\.ckpt': its folder 'no/such' does not exist: got \"no/such/ck\.ckpt\"; allowed: a name in an existing, writable folder" \
+    -- "$T" $c ck.cfg -o nock.h5 --set 'checkpoint.file="no/such/ck.ckpt"'
+done
+test ! -e nock.h5 || { echo "FAIL: a refused run wrote its output"; fail=1; }
 test -s ck.h5 && test ! -e ck.ckpt && test ! -e ck.ckpt.journal || { echo "FAIL: the output is missing or the checkpoint is left"; fail=1; }
 
 # 2. Not regular files: a device (as root this would have replaced /dev/null), a FIFO, a folder, a
