@@ -563,6 +563,7 @@ typedef struct {
   char name[64];
   const char *start;        /* an array's '[' */
   char kind;                /* an array's numbers so far: 'i' integers, 'f' floating-point, 0 none yet */
+  int first;                /* a group's members: members[first..nmembers) */
 } scan_frame;
 
 #define SCAN_WIDE 16
@@ -574,6 +575,8 @@ typedef struct {
   int depth;                /* f[depth] is the innermost frame (deeper ones are not kept) */
   const char *wide[SCAN_WIDE]; /* the arrays ('[') holding an integer beyond 32 bits or with an L */
   int nwide;
+  const char **members;     /* the names of the open groups' members so far, innermost group last */
+  int nmembers, cap_members;
 } int_scan;
 
 /* The array of the innermost frame is wide (one of its integers is beyond 32 bits, or written with
@@ -597,15 +600,21 @@ static int name_char(char ch) {
 }
 
 static void scan_open(int_scan *sc, const char *p) {
-  if (++sc->depth < SCAN_DEPTH) sc->f[sc->depth] = (scan_frame){*p, 0, "", p, 0};
+  if (++sc->depth < SCAN_DEPTH) sc->f[sc->depth] = (scan_frame){*p, 0, "", p, 0, sc->nmembers};
 }
 
-/* A name at p..e: a group's member when '=' or ':' follows it. */
-static void scan_name(int_scan *sc, const char *p, const char *e) {
+static void scan_close(int_scan *sc) {
+  if (sc->depth < SCAN_DEPTH) sc->nmembers = sc->f[sc->depth].first; /* its members are done with */
+  sc->depth -= sc->depth > 0;
+}
+
+/* A name at p..e: a group's member when '=' or ':' follows it (1), else 0. */
+static int scan_name(int_scan *sc, const char *p, const char *e) {
   const char *q = e;
   while (*q == ' ' || *q == '\t' || *q == '\r' || *q == '\n') q++;
-  if (sc->depth < SCAN_DEPTH && sc->f[sc->depth].open == '{' && (*q == '=' || *q == ':'))
-    snprintf(sc->f[sc->depth].name, sizeof sc->f[0].name, "%.*s", (int)(e - p), p);
+  if (sc->depth >= SCAN_DEPTH || sc->f[sc->depth].open != '{' || (*q != '=' && *q != ':')) return 0;
+  snprintf(sc->f[sc->depth].name, sizeof sc->f[0].name, "%.*s", (int)(e - p), p);
+  return 1;
 }
 
 static void scan_path(const int_scan *sc, char *buf, size_t n) {
@@ -628,6 +637,36 @@ static void scan_where(const int_scan *sc, const char *p, char *loc, size_t n) {
     for (const char *q = sc->text; q < p; q++) line += *q == '\n';
     snprintf(loc, n, "%s:%d", sc->c->name, line);
   }
+}
+
+/* A group's member p..e named twice in that group: libconfig said only "syntax error: duplicate
+ * setting name; check this line and the one before it (a missing ';', quote or bracket)", naming no
+ * key. Named here as every other error: where, the full key, and where the first one is. */
+static tw_status scan_member(int_scan *sc, const char *p, const char *e) {
+  const scan_frame *f = &sc->f[sc->depth];
+  const size_t len = (size_t)(e - p);
+  for (int i = f->first; i < sc->nmembers; i++) {
+    const char *m = sc->members[i];
+    if (strncmp(m, p, len) || name_char(m[len])) continue;
+    char key[256], loc[512], first[64] = "";
+    scan_path(sc, key, sizeof key);
+    scan_where(sc, p, loc, sizeof loc);
+    if (!sc->ov) {
+      int line = 1;
+      for (const char *q = sc->text; q < m; q++) line += *q == '\n';
+      snprintf(first, sizeof first, " (the first on line %d)", line);
+    }
+    return tw_error_set(sc->c->err, TW_ECONFIG, "%s: %s: given twice in its group: got a second '%.*s'%s; allowed "
+                        "each key once in its group: remove one", loc, key, (int)len, p, first);
+  }
+  if (sc->nmembers == sc->cap_members) {
+    const int cap = sc->cap_members ? 2 * sc->cap_members : 64;
+    const char **m = realloc(sc->members, (size_t)cap * sizeof *m);
+    if (!m) return oom(sc->c);
+    sc->members = m, sc->cap_members = cap;
+  }
+  sc->members[sc->nmembers++] = p;
+  return TW_OK;
 }
 
 static tw_status int_too_large(const int_scan *sc, const char *lit, size_t len) {
@@ -686,14 +725,17 @@ static int int_literal(const char *lit, const char *p, const char **end) {
   return !suffix && v > lim32;
 }
 
-/* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits.
- * Pass 0 finds the wide arrays, pass 1 writes (every literal gains one L at most: 2n bytes). */
-static tw_status fix_integers(const ctx *c, const char *text, const char *ov, char **out) {
-  int_scan sc = {.c = c, .ov = ov, .text = text};
+/* A copy of text with the Ls added (*out, malloc'd), or an error for a literal beyond 64 bits or
+ * a key given twice in a group. Pass 0 finds the wide arrays and checks the members, pass 1 writes
+ * (every literal gains one L at most: 2n bytes). */
+static tw_status scan_text(int_scan *sc, const char *ov, char **out) {
+  const ctx *c = sc->c;
+  const char *text = sc->text;
   size_t n = strlen(text);
   for (int pass = 0; pass < 2; pass++) {
-    sc.depth = 0;
-    sc.f[0] = (scan_frame){.open = ov ? 'v' : '{'};
+    sc->depth = 0;
+    sc->nmembers = 0;
+    sc->f[0] = (scan_frame){.open = ov ? 'v' : '{'};
     char *o = pass ? malloc(2 * n + 1) : NULL;
     if (pass && !o) return oom(c);
     size_t w = 0;
@@ -716,14 +758,17 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
         p = e ? e + 2 : p + strlen(p);
       } else if (((*p | 32) >= 'a' && (*p | 32) <= 'z') || *p == '*') {
         while (name_char(*p)) p++;
-        scan_name(&sc, s, p);
+        if (scan_name(sc, s, p) && !pass) {
+          const tw_status twice = scan_member(sc, s, p);
+          if (twice) return twice;
+        }
       } else if (*p == '{' || *p == '(' || *p == '[') {
-        scan_open(&sc, p++);
+        scan_open(sc, p++);
       } else if (*p == '}' || *p == ')' || *p == ']') {
-        sc.depth -= sc.depth > 0;
+        scan_close(sc);
         p++;
       } else if (*p == ',') {
-        if (sc.depth < SCAN_DEPTH) sc.f[sc.depth].index++;
+        if (sc->depth < SCAN_DEPTH) sc->f[sc->depth].index++;
         p++;
       } else if (isdigit((unsigned char)*p) || ((*p == '-' || *p == '+') && isdigit((unsigned char)p[1]))) {
         const char *digits = isdigit((unsigned char)*p) ? p : p + 1, *e;
@@ -734,9 +779,9 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
         const int need = is_float ? 0 : int_literal(p, digits, &e);
         if (need < 0) {
           free(o);
-          return int_too_large(&sc, p, (size_t)(e - p));
+          return int_too_large(sc, p, (size_t)(e - p));
         }
-        const tw_status mixed = array_kind(&sc, is_float ? 'f' : 'i', p);
+        const tw_status mixed = array_kind(sc, is_float ? 'f' : 'i', p);
         if (mixed) {
           free(o);
           return mixed;
@@ -754,8 +799,8 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
           const char *digits_end = e;
           while (digits_end > digits && digits_end[-1] == 'L') digits_end--;
           const int has_l = digits_end != e; /* (an L written in the job makes its array wide too) */
-          if (!pass && (need || has_l)) mark_wide(&sc);
-          if (need || (!has_l && in_wide_array(&sc))) {
+          if (!pass && (need || has_l)) mark_wide(sc);
+          if (need || (!has_l && in_wide_array(sc))) {
             EMIT(s, digits_end);
             EMIT("L", "L" + 1);
             s = digits_end;
@@ -774,6 +819,13 @@ static tw_status fix_integers(const ctx *c, const char *text, const char *ov, ch
     }
   }
   return TW_OK;
+}
+
+static tw_status fix_integers(const ctx *c, const char *text, const char *ov, char **out) {
+  int_scan sc = {.c = c, .ov = ov, .text = text};
+  const tw_status st = scan_text(&sc, ov, out);
+  free(sc.members);
+  return st;
 }
 
 /* Parse "v = VALUE;" into scratch (a bare word is retried as a string). Returns the value or NULL. */
