@@ -80,6 +80,13 @@ expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*zeros\.txt': it holds onl
 expect 0 "^warning: .*: sources\[0\]\.wavelet\.file '.*tiny\.txt': its samples lie at t = 0\.0 \.\. 0\.1 s, within the run's steps at t = 0 \.\. 0\.0203785 s \(10 steps of 0\.00203785 s\), but sampled there the wavelet is zero throughout in float32 \(its values underflow\).*allowed: larger values$" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws tiny.txt)"
 expect 0 '^ok$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(ws in.txt)"
 ! grep -q 'radiates nothing' "$tmp/out" || { echo "FAIL: a wavelet within the run's time was called silent"; cat "$tmp/out"; fail=1; }
+# A layer whose top lies below the model's last cell is in no cell (a grid too shallow for the
+# model, or a top in other units): run said nothing. check and run warn, naming the layer, its top
+# and the last cell's depth; a top on the last cell is in the model.
+lay() { echo "model={type=\"layered\";layers=({top=0.0;vp=1500.0;},{top=$1;vp=3000.0;});}"; }
+expect 0 "^warning: .*bad\.cfg: --set model=.*: model\.layers\[1\]\.top = 500\.0 lies below the model's last cell \(z = 90\.0\): that layer is in no cell of the model; allowed: a top within grid\.origin\[2\] \.\. 90\.0, or a deeper grid" -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(lay 500.0)"
+expect 0 '^ok$' -- "$TORREWAVE" check "$tmp/bad.cfg" --set "$(lay 90.0)"
+! grep -q 'in no cell' "$tmp/out" || { echo "FAIL: a layer on the last cell was called empty"; cat "$tmp/out"; fail=1; }
 # Extreme but valid numbers in a few characters, and still named: printed with "%.1f", a Ricker of
 # 1e300 Hz made the dispersion warning and check's line over 300 digits long (and 8e-299 points per
 # wavelength 0.0), a velocity of 3e38 m/s 39 digits.
