@@ -32,6 +32,7 @@ struct tw_run_ckpt {
   char kernel[32];
   tw_ckpt_writer *w;
   tw_journal *j;
+  tw_output_lock *lock;      /* "<ckpt>.lock": one run per checkpoint (NULL: not taken yet) */
   double last;               /* wall clock of the last checkpoint (or the start) */
   double t_start;            /* wall clock at start */
   int started;               /* start succeeded: checkpoints under path with run_id are this run's */
@@ -58,6 +59,25 @@ static void date_of(double unix_s, char *buf, size_t n) {
   if (!localtime_r(&t, &tm) || !strftime(buf, n, "%Y-%m-%d %H:%M:%S", &tm)) snprintf(buf, n, "an unknown time");
 }
 
+/* The checkpoint's lock ("<ckpt>.lock", as an output's): two runs of other outputs may name one
+ * checkpoint.file, and the second truncated the first's journal, wrote its checkpoints over the
+ * first's and, on completing, removed them. Where it cannot be created (a missing or read-only
+ * folder: TW_EIO, and the validation names checkpoint.file) the start takes it. */
+static tw_status take_lock(tw_run_ckpt *c, tw_error *err) {
+  tw_error e = {0};
+  tw_status st = tw_output_lock_take(c->path, TW_OUTPUT_RUN, &c->lock, &e);
+  if (st == TW_EBUSY) {
+    const long pid = tw_output_lock_holder(c->path);
+    char who[48] = "its process unknown";
+    if (pid > 0) snprintf(who, sizeof who, "process %ld", pid);
+    return tw_error_set(err, TW_EBUSY, "checkpoint '%s' is in use by another torrewave run (%s, lock file '%s.lock'): "
+                        "two runs cannot share a checkpoint; wait for it to finish, or give this run its own "
+                        "checkpoint.file", c->path, who, c->path);
+  }
+  if (st) *err = e;
+  return st;
+}
+
 tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw_run_ckpt **out, tw_error *err) {
   *out = NULL;
   if (!job->ckpt && !resume) return TW_OK;
@@ -76,6 +96,8 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
   /* A checkpoint named like one of the run's files or an input: that reason first (the file may be
    * there, and "not a checkpoint" would hide why). */
   tw_status st = tw_output_check_ckpt(output, job, err);
+  if (!st && (st = take_lock(c, err)) == TW_EIO)
+    st = TW_OK, err->msg[0] = '\0'; /* not created: the validation or the start says why */
   const int exists = tw_checkpoint_exists(c->path);
   if (st) {
     /* (said above) */
@@ -175,6 +197,7 @@ tw_status tw_run_ckpt_start(tw_run_ckpt *c, const tw_problem *pb, const tw_backe
   snprintf(c->kernel, sizeof c->kernel, "%s", kernel);
   *t0 = 0;
   tw_status st;
+  if (!c->lock && (st = take_lock(c, err))) return st;
   if (c->resume) {
     if ((st = resume(c, out, err))) return st;
     *t0 = rep->resumed_from = c->found.step;
@@ -277,6 +300,7 @@ void tw_run_ckpt_close(tw_run_ckpt *c, tw_status st, tw_run_report *rep, tw_erro
   } else if (c->started && !c->resume && !ours) {
     unlink(c->jpath); /* a journal this run began and no checkpoint of it names: of no use */
   }
+  tw_output_lock_release(c->lock); /* after the files: another run may take them from here */
   free(c->path), free(c->jpath);
   free(c);
 }

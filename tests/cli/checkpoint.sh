@@ -98,6 +98,17 @@ for _ in $(seq 300); do ls v.h5.part* > /dev/null 2>&1 && break; sleep 0.02; don
 sleep 0.2; kill -INT $pid; wait $pid; st=$?
 [ $st = 130 ] && ! ls v.h5* > /dev/null 2>&1 && echo "ok: SIGINT before the first checkpoint -> 130, nothing left" ||
   { echo "FAIL: SIGINT before the first checkpoint: $st, $(ls)"; fail=1; }
+# Two runs onto one checkpoint.file (other outputs: their output locks do not meet) at once: the
+# second is refused while the first holds it (it truncated the first's journal, and on completing
+# removed the first's checkpoint files: the first could not resume).
+"$T" run job.cfg -q -o sh1.h5 --set time.steps=40000 --set checkpoint.every=39000 --set 'checkpoint.file="sh.ckpt"' &
+pid=$!
+for _ in $(seq 300); do [ -s sh.ckpt.journal ] && break; sleep 0.02; done
+expect 1 "checkpoint 'sh.ckpt' is in use by another torrewave run \(process $pid.*its own checkpoint.file" -- \
+  "$T" run job.cfg -q -o sh2.h5 --set 'checkpoint.file="sh.ckpt"'
+[ -s sh.ckpt.journal ] && [ ! -e sh2.h5 ] && echo "ok: the first run's journal is untouched" ||
+  { echo "FAIL: the second run took the first's checkpoint files: $(ls)"; fail=1; }
+kill -INT $pid; wait $pid
 
 # ---- refusals. A checkpoint of step 16 to damage (the crash hook again).
 mk() { rm -f r.h5*; TW_CHECKPOINT_CRASH_AFTER=$((size * 3 / 2)) "$T" run job.cfg -q -o r.h5; }
