@@ -708,6 +708,22 @@ static tw_status journal_replay(tw_journal *j, const tw_ckpt_info *info, const t
                         (unsigned long long)pos);
       break;
     }
+    /* Its payload the size its count says: the crc32 is known only at the end, and the sink reads
+     * count × nrec floats (a damaged count read past the buffer). */
+    const uint64_t row = 4ull * (uint64_t)(sink->nrec > 0 ? sink->nrec : 0);
+    const int fits = r.type == REC_TRACES ? r.b >= 0 && (row ? r.bytes % row == 0 && r.bytes / row == (uint64_t)r.b
+                                                             : r.bytes == 0)
+                                          : r.bytes == 4ull * (uint64_t)sink->snap_floats;
+    if (!fits) {
+      char want[96];
+      if (r.type == REC_TRACES)
+        snprintf(want, sizeof want, "%lld samples of %ld receivers", (long long)r.b, sink->nrec);
+      else
+        snprintf(want, sizeof want, "a snapshot of %zu values", sink->snap_floats);
+      st = tw_error_set(err, TW_EFORMAT, "checkpoint journal '%s' is corrupted: the record at byte %llu holds %llu "
+                        "bytes, not %s", j->path, (unsigned long long)pos, (unsigned long long)r.bytes, want);
+      break;
+    }
     if (r.bytes > cap) {
       free(buf);
       cap = (size_t)r.bytes;

@@ -562,11 +562,15 @@ typedef struct tw_journal_sink {
   tw_status (*traces)(void *user, long first, long count, const float *traces, tw_error *err);
   tw_status (*snapshot)(void *user, int isnap, long step, const float *data, tw_error *err);
   void *user;
+  long nrec;                 /* receivers of a trace record: its payload is count × nrec floats */
+  size_t snap_floats;        /* floats of a snapshot record */
 } tw_journal_sink;
 /* A new journal (an old file of that name is replaced). */
 tw_status tw_journal_create(const char *path, uint64_t run_id, tw_journal **out, tw_error *err);
 /* Reopen the journal of a checkpoint: replay its first info->journal_len bytes into sink (records
- * in the order written), check their crc32, cut the file there and append after it. */
+ * in the order written), check their crc32, cut the file there and append after it. A record whose
+ * payload is not the size sink->nrec and sink->snap_floats give it is refused as corrupted before
+ * the sink sees it (the crc32 is known only at the end). */
 tw_status tw_journal_resume(const char *path, const tw_ckpt_info *info, const tw_journal_sink *sink,
                             tw_journal **out, tw_error *err);
 /* traces[nrec][count] (row stride count), samples [first, first + count); a snapshot of n floats. */

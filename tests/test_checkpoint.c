@@ -299,7 +299,7 @@ static void journal_tests(void) {
   tw_journal_close(j);
   replay_log log;
   memset(&log, 0, sizeof log);
-  tw_journal_sink sink = {rp_traces, rp_snap, &log};
+  tw_journal_sink sink = {rp_traces, rp_snap, &log, 2, 4};
   CHECK(tw_journal_resume(path, &info, &sink, &j, &err) == TW_OK, "resume: %s", err.msg);
   CHECK(log.nrec_s == 2 && log.samples[0][1] == 3 && log.samples[1][0] == 3 && log.nsnap == 1 &&
             log.first_value == 1.5f,
@@ -323,6 +323,14 @@ static void journal_tests(void) {
   CHECK(tw_journal_resume(path, &info2, &sink, &j, &err) != TW_OK && strstr(err.msg, "is corrupted"),
         "a damaged journal: '%s'", err.msg);
   flip(path, 60);
+  /* a record whose count no longer fits its payload (the first one's count, byte 32: 3 → 89) is refused
+   * before it reaches the sink, which would read 89 samples of 2 receivers from 24 bytes */
+  memset(&log, 0, sizeof log);
+  flip(path, 32);
+  CHECK(tw_journal_resume(path, &info2, &sink, &j, &err) == TW_EFORMAT && strstr(err.msg, "is corrupted") &&
+            strstr(err.msg, "byte 16") && log.nrec_s == 0,
+        "a record of the wrong size: '%s', %d trace records replayed", err.msg, log.nrec_s);
+  flip(path, 32);
   info2.run_id = 98;
   CHECK(tw_journal_resume(path, &info2, &sink, &j, &err) == TW_EMISMATCH && strstr(err.msg, "another run"),
         "another run's journal: '%s'", err.msg);

@@ -178,7 +178,9 @@ static tw_status resume(tw_run_ckpt *c, tw_output *out, tw_error *err) {
   const long t = c->found.step;
   c->out = out;
   c->samples = pb->nrec ? 0 : t / pb->interval + 1; /* no receivers: no trace records */
-  tw_journal_sink sink = {replay_traces, replay_snapshot, c};
+  int lo[3], cnt[3];
+  tw_snapshot_box(c->job, lo, cnt);
+  tw_journal_sink sink = {replay_traces, replay_snapshot, c, pb->nrec, (size_t)cnt[0] * cnt[1] * cnt[2]};
   if ((st = tw_journal_resume(c->jpath, &c->found, &sink, &c->j, err))) return tw_error_prefix(err, "--resume");
   long snaps = 0;
   while (snaps < c->job->nsnap && c->job->snap_steps[snaps] <= t) snaps++;
