@@ -406,9 +406,13 @@ typedef struct {
   int stopped;
 } survey_end;
 
-/* A status that refuses the job itself (bad settings, a medium the kernel cannot run): exit 1, not
- * shots to rerun. */
-static int job_refused(tw_status st) { return st == TW_ECONFIG || st == TW_EINVAL || st == TW_ERANGE; }
+/* A status that refuses the job itself (bad settings, a medium the kernel cannot run, a time step
+ * above the stability limit, SEG-Y's limits on its sampling): exit 1, not shots to rerun. EUNSTABLE
+ * and EUNSUPPORTED (tw_job_finalize) were missing: such a job ended with every shot "not run", exit
+ * 3 and the advice to run the same command again, which could never help. */
+static int job_refused(tw_status st) {
+  return st == TW_ECONFIG || st == TW_EINVAL || st == TW_ERANGE || st == TW_EUNSTABLE || st == TW_EUNSUPPORTED;
+}
 
 /* Rank 0's plan (kernel, hash, the shots to run) for every rank; an error on rank 0 is every rank's. */
 static tw_status start(survey *sv, tw_error *err) {

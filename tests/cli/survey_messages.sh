@@ -3,7 +3,8 @@
 #   1. a job refused by its medium (a shot on the free surface), its file in a folder of 400
 #      characters (the error names it twice, about 750 characters): `run` says the very error `check`
 #      says, not its first 600 characters; under `mpirun -np 2` once (rank 0's: every rank knows it),
-#      and the ranks end without MPI_Abort;
+#      and the ranks end without MPI_Abort; a time step above the stability limit, and SEG-Y's
+#      sampling, refused alike (exit 1, no directory: they ended as 7 shots "not run", exit 3);
 #   2. an output directory of over 1023 characters (six folders of 200): `check` and `run` refuse it
 #      naming its length and the limit, and no shot is written anywhere (the report's copy of the
 #      name was cut at 1023 characters: the shots went to another folder, exit 0), also when only one
@@ -59,6 +60,26 @@ if [ $mpi = 1 ]; then
   expect 1 "free_surface" -- mpirun -np 2 "$T" run "$long/job.cfg" -o refused
   same_error "mpirun -np 2 run"
   ! grep -q MPI_ABORT "$tmp/out" || { echo "FAIL: a refusal every rank knows ended in MPI_Abort"; fail=1; }
+fi
+# ... refused for a time step above the stability limit (TW_EUNSTABLE) or SEG-Y's sampling
+# (TW_EUNSUPPORTED): the job's own settings too, refused as a bad job (exit 1, check's error, no
+# directory left), not its 7 shots "not run" with exit 3 and advice to run the same command again
+refusals=("time.dt=0.01:above the stability limit")
+"$T" info | grep -q '^SEG-Y: built' && refusals+=("output.segy=true time.dt=0.0012345:not a whole number of microseconds")
+for r in "${refusals[@]}"; do
+  sets=(--set 'shots.positions=([50.0, 140.0, 20.0])')
+  for s in ${r%%:*}; do sets+=(--set "$s"); done
+  expect 1 "${r#*:}" -- "$T" check "$long/job.cfg" -o refused "${sets[@]}"
+  want=$(grep '^torrewave: error: ' "$tmp/out")
+  expect 1 "${r#*:}" -- "$T" run "$long/job.cfg" -o refused "${sets[@]}"
+  same_error "run, ${r%%:*}"
+  [ ! -e refused ] || { echo "FAIL: the run refused for ${r%%:*} left its output directory"; rm -rf refused; fail=1; }
+done
+if [ $mpi = 1 ]; then
+  expect 1 "above the stability limit" -- mpirun -np 2 "$T" run "$long/job.cfg" -o refused --set time.dt=0.01 \
+    --set 'shots.positions=([50.0, 140.0, 20.0])'
+  [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] && [ ! -e refused ] ||
+    { echo "FAIL: mpirun -np 2: a time step above the stability limit not refused once as a bad job"; fail=1; }
 fi
 
 # ---------------------------------------------------------------- 2. a directory too long
