@@ -143,12 +143,15 @@ static tw_status alloc_reference(tw_reference *ref, tw_error *err) {
 tw_status tw_reference_create(tw_job *job, tw_reference **out, tw_error *err) {
   *out = NULL;
   tw_status st = check_job(job, err);
-  if (!st) st = tw_job_finalize(job, job->model.vp, job->model.vp, err);
+  /* The velocity the run has: the model is float32 (io/model.c), and the run's dt comes from that
+   * float's range. The job's double (2000.1 m/s) gave another dt, and compare refused the pair. */
+  const double c = (float)job->model.vp;
+  if (!st) st = tw_job_finalize(job, c, c, err);
   if (st) return st;
   tw_reference *ref = calloc(1, sizeof *ref);
   if (!ref) return tw_error_set(err, TW_ENOMEM, "%s: out of memory", job->path);
   ref->job = job;
-  ref->c = job->model.vp;
+  ref->c = c;
   ref->dt = job->dt;
   ref->steps = job->steps;
   ref->interval = job->rec_interval > 0 ? job->rec_interval : 1;
@@ -232,7 +235,7 @@ static tw_status open_reference_output(const tw_reference *ref, const char *path
   d.wavelets = ref->wavelets;
   d.nsnap = 0;
   d.snap_dec = 1;
-  d.vp_min = d.vp_max = job->model.vp; /* the reference solves constant models only */
+  d.vp_min = d.vp_max = ref->c; /* the reference solves constant models only, at the run's float32 vp */
   tw_status st = tw_output_create(&d, o, err);
   free(src);
   return st;

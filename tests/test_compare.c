@@ -468,6 +468,28 @@ static void test_reference_file(void) {
   drop(path);
 }
 
+/* A velocity that float32 does not hold (2000.1 m/s): the run's model is float32 (io/model.c), and
+ * its dt comes from that float's vmin/vmax. The reference must take the same dt and velocity, or
+ * compare refuses the pair ("dt differs") where they should agree. */
+static void test_reference_float_velocity(void) {
+  const char *sets[] = {"model.vp=2000.1", "time={duration=0.05;}"};
+  tw_error err = {0};
+  tw_job *rjob = NULL, *job = NULL;
+  REQUIRE(tw_job_load_string(REF, "<ref>", sets, 2, &job, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_job_load_string(REF, "<ref>", sets, 2, &rjob, &err) == TW_OK, "%s", err.msg);
+  tw_velocity *v = NULL;
+  REQUIRE(tw_velocity_load(job, &v, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_job_finalize(job, v->vmin, v->vmax, &err) == TW_OK, "%s", err.msg);
+  tw_reference *ref = NULL;
+  REQUIRE(tw_reference_create(rjob, &ref, &err) == TW_OK, "%s", err.msg);
+  CHECK(rjob->dt == job->dt && rjob->steps == job->steps,
+        "vp 2000.1: reference dt %.17g (%ld steps), run dt %.17g (%ld)", rjob->dt, rjob->steps, job->dt, job->steps);
+  tw_reference_destroy(ref);
+  tw_velocity_destroy(v);
+  tw_job_destroy(job);
+  tw_job_destroy(rjob);
+}
+
 int main(void) {
   const char *plain = write_synthetic("plain.h5", NULL, 0, &PLAIN);
   test_identical(plain);
@@ -482,5 +504,6 @@ int main(void) {
   test_reference_values();
   test_reference_file_wavelet();
   test_reference_file();
+  test_reference_float_velocity();
   return tw_test_exit();
 }
