@@ -61,7 +61,8 @@ typedef struct tw_app_args {
 #define TW_APP_BAD (-3)
 /* The next argument: the index of its option in opts (*value: its value; NULL for a flag),
  * TW_APP_OPERAND (*value: the operand), TW_APP_END, or TW_APP_BAD once a usage error is printed (an
- * unknown option, a value missing or given to a flag): then return TW_EXIT_USAGE. -h / --help that
+ * unknown option, a value missing or given to a flag, a value that is one of opts or -h/--help: `-o -q`,
+ * where --output=-q names such a value): then return TW_EXIT_USAGE. -h / --help that
  * opts does not declare prints the command's help and exits 0 (options come in any order). */
 int tw_app_next(tw_app_args *it, const char **value);
 

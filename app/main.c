@@ -117,6 +117,17 @@ static int opt_named(const char *name, const char *arg, size_t len) {
   return name && strlen(name) == len && strncmp(name, arg, len) == 0;
 }
 
+/* arg is one of the command's options (-o, --set, --set=..., -h, --help): taken as another's value, it is a
+ * value forgotten. */
+static int is_option(const tw_app_args *it, const char *arg) {
+  if (arg[0] != '-' || !arg[1]) return 0;
+  const char *eq = strncmp(arg, "--", 2) == 0 ? strchr(arg, '=') : NULL;
+  const size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+  for (int k = 0; k < it->nopts; k++)
+    if (opt_named(it->opts[k].shrt, arg, len) || opt_named(it->opts[k].lng, arg, len)) return 1;
+  return !eq && tw_app_is_help(arg);
+}
+
 int tw_app_next(tw_app_args *it, const char **value) {
   *value = NULL;
   if (it->i >= it->argc) return TW_APP_END;
@@ -136,6 +147,11 @@ int tw_app_next(tw_app_args *it, const char **value) {
     if (eq) *value = eq + 1;
     else if (it->i < it->argc) *value = it->argv[it->i++];
     else return tw_app_usage(it->cmd, "%s needs a value: %s %s", s, s, o->value), TW_APP_BAD;
+    /* The value missing before another option (`-o -q`): -q would have been the output's name */
+    if (!eq && is_option(it, *value))
+      return tw_app_usage(it->cmd, "%s needs a value: got the option \"%s\" (a value spelled so: %s=%s)", s, *value,
+                          o->lng ? o->lng : s, *value),
+             TW_APP_BAD;
     return k;
   }
   if (!eq && tw_app_is_help(s)) /* -h / --help anywhere among the options, as before the operands */
