@@ -303,6 +303,32 @@ static int run_bench(int argc, char **argv) {
     if (*end || orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
       return tw_app_usage("bench", "--orders: \"%s\" is not an even order in 2..16", ol[i]);
   }
+  int any_gpu = 0, any_cpu = 0;
+  for (int i = 0; i < nk; i++) {
+    if (tw_kernel_is_gpu(kl_store[i]))
+      any_gpu = 1;
+    else
+      any_cpu = 1;
+  }
+  /* Every problem the bench will build, before anything is measured: a grid its layers leave too
+   * little of (a usage error), or one over the host's available memory (refused at once, where it
+   * would have been allocated and filled until the machine swapped or killed the bench). */
+  for (int pass = 0; pass < 2; pass++) {
+    const int gpu_pass = pass == 0;
+    if (gpu_pass ? !any_gpu || ngpu == 0 : !any_cpu) continue;
+    const int *N = gpu_pass ? grid : cpu_grid;
+    for (int o = 0; o < no; o++) {
+      tw_error perr = {0};
+      const tw_status st = tw_bench_problem_check(orders[o], N, absorb, fs, gpu_pass, &perr);
+      if (st == TW_ENOMEM)
+        return tw_error_prefix(&perr, "bench: %s %dx%dx%d", gpu_pass ? "--grid (or --gb)" : "--cpu-grid", N[0], N[1],
+                               N[2]),
+               tw_app_fail(&perr);
+      if (st)
+        return tw_app_usage("bench", "%s %dx%dx%d with --absorb %d%s: %s", gpu_pass ? "--grid" : "--cpu-grid", N[0],
+                            N[1], N[2], absorb, fs ? "" : " --no-free-surface", perr.msg);
+    }
+  }
   if (json) { /* every option passed: what killed benches left goes (theirs only), and is named */
     char **gone = NULL;
     int ngone = 0;
@@ -313,11 +339,6 @@ static int run_bench(int argc, char **argv) {
               "it (its process is gone)\n", gone[i]);
     tw_output_stale_free(gone, ngone);
     if (st) return tw_app_fail(&jerr);
-  }
-  int any_gpu = 0, any_cpu = 0;
-  for (int i = 0; i < nk; i++) {
-    if (tw_kernel_is_gpu(kl_store[i])) any_gpu = 1;
-    else any_cpu = 1;
   }
 
   tw_error err = {0};

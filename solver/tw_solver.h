@@ -277,6 +277,10 @@ typedef struct tw_bench_problem tw_bench_problem;
 tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs, long steps, uint64_t seed,
                                   tw_bench_problem **out, tw_error *err);
 void tw_bench_problem_destroy(tw_bench_problem *bp);
+/* Whether tw_bench_problem_create can build that problem, without allocating it: TW_EINVAL when an
+ * axis leaves fewer than 8 model cells inside its layers, TW_ENOMEM when its host memory (gpu: with
+ * the GPU kernels' host copies) is over what is available, both said in err. */
+tw_status tw_bench_problem_check(int order, const int N[3], int absorb, int fs, int gpu, tw_error *err);
 
 typedef struct tw_bench_result {
   char kernel[64];

@@ -25,29 +25,58 @@ static double stable_dt(int order, const double d[3], double vmax) {
   return 2.0 / (vmax * sqrt(s));
 }
 
-tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs, long steps, uint64_t seed,
-                                  tw_bench_problem **out, tw_error *err) {
-  tw_job job;
-  memset(&job, 0, sizeof job);
-  job.path = "<bench>";
-  int n[3];
+/* The job of a bench problem on the padded grid N (n: its model cells), or an error: an axis with
+ * fewer than 8 model cells inside its layers. */
+static tw_status bench_job(int order, const int N[3], int absorb, int fs, long steps, tw_job *job, int n[3],
+                           tw_error *err) {
+  memset(job, 0, sizeof *job);
+  job->path = "<bench>";
   for (int a = 0; a < 3; a++) {
     const int layers = (a == 2 && fs) ? absorb : 2 * absorb;
     n[a] = N[a] - layers;
     if (n[a] < 8)
       return tw_error_set(err, TW_EINVAL, "bench grid axis %d: %d cells leave %d model cells inside %d absorbing "
                           "cells per face (need at least 8)", a, N[a], n[a], absorb);
-    job.n[a] = n[a];
-    job.d[a] = 10.0;
-    job.absorb[a] = absorb;
+    job->n[a] = n[a];
+    job->d[a] = 10.0;
+    job->absorb[a] = absorb;
   }
-  job.free_surface = fs;
-  job.order = order;
-  job.steps = steps > 0 ? steps : 1;
-  job.rec_interval = 1;
-  job.rec_interp = TW_INTERP_NEAREST;
-  snprintf(job.kernel, sizeof job.kernel, "cpu");
+  job->free_surface = fs;
+  job->order = order;
+  job->steps = steps > 0 ? steps : 1;
+  job->rec_interval = 1;
+  job->rec_interp = TW_INTERP_NEAREST;
+  job->nrec = 128;
+  snprintf(job->kernel, sizeof job->kernel, "cpu");
+  return TW_OK;
+}
 
+tw_status tw_bench_problem_check(int order, const int N[3], int absorb, int fs, int gpu, tw_error *err) {
+  tw_job job;
+  int n[3];
+  tw_estimate est;
+  tw_status st = bench_job(order, N, absorb, fs, 1, &job, n, err);
+  if (!st) st = tw_estimate_job(&job, gpu ? "gpu-stepwise" : "cpu", &est, err);
+  if (st) return st;
+  const tw_grid *g = &est.grid; /* (cells in double: a size_t count wraps near 1.8e19) */
+  const double host = (double)tw_host_memory_available(), cells = (double)g->N[0] * g->N[1] * (double)g->N[2];
+  const double need = cells < 1e18 ? est.host_bytes : 16.0 * cells;
+  char b1[32], b2[32];
+  if (host > 0 && need > host)
+    return tw_error_set(err, TW_ENOMEM,
+                        "the problem needs %s%s of host memory and %s is available (%.3g cells, %.3g "
+                        "bytes each); allowed about %.3g cells at most",
+                        cells < 1e18 ? "" : "over ", tw_format_bytes(need, b1, sizeof b1),
+                        tw_format_bytes(host, b2, sizeof b2), cells, need / cells, host / (need / cells));
+  return TW_OK;
+}
+
+tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs, long steps, uint64_t seed,
+                                  tw_bench_problem **out, tw_error *err) {
+  tw_job job;
+  int n[3];
+  tw_status st0 = bench_job(order, N, absorb, fs, steps, &job, n, err);
+  if (st0) return st0;
   tw_velocity v;
   memset(&v, 0, sizeof v);
   memcpy(v.n, n, sizeof v.n);
