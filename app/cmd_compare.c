@@ -40,8 +40,10 @@ static int parse_args(int argc, char **argv, compare_args *c) {
         break;
       case RTOL:
         c->opts.rtol = strtod(v, &end);
-        if (!*v || *end || !(c->opts.rtol > 0) || !isfinite(c->opts.rtol))
-          return tw_app_usage("compare", "--rtol takes a positive number, got \"%s\"", v);
+        if (!*v || *end || !(c->opts.rtol >= 0) || !isfinite(c->opts.rtol))
+          return tw_app_usage("compare", "--rtol takes a number >= 0, got \"%s\"", v);
+        /* 0 is "no value differs", as every X <= 1e-30 (the library reads an rtol of 0 as its default) */
+        if (c->opts.rtol < TW_COMPARE_EXACT_RTOL) c->opts.rtol = TW_COMPARE_EXACT_RTOL;
         break;
       case JSON: c->json = 1; break;
       case TRACES_ONLY: c->opts.skip_snapshots = 1; break;
@@ -292,8 +294,8 @@ static void help_compare(FILE *o) {
           "L2 difference ||A-B|| / max(||A||, ||B||), the largest |A-B| and where it is (receiver, time;\n"
           "snapshot cell). When one file has more samples at the same sample dt, the common leading\n"
           "samples are compared.\n\n"
-          "  --rtol X         pass when every relative L2 is <= X (default 1e-5); X <= 1e-30: when no\n"
-          "                   value differs (a relative L2 that small alone would let values far below\n"
+          "  --rtol X         pass when every relative L2 is <= X (default 1e-5); X <= 1e-30 (0 too): when\n"
+          "                   no value differs (a relative L2 that small alone would let values far below\n"
           "                   the peak differ)\n"
           "  --json           machine-readable report on stdout\n"
           "  --traces-only    skip the snapshots\n"

@@ -94,7 +94,11 @@ if ! "$T" info | grep -q '^SEG-Y: not built'; then  # (without segyio, export re
 fi
 expect 2 'needs two result files' -- "$T" compare hom.h5
 expect 2 'unknown option' -- "$T" compare hom.h5 ref.h5 --frobnicate
-expect 2 '--rtol takes a positive number' -- "$T" compare hom.h5 ref.h5 --rtol -1
+expect 2 '--rtol takes a number >= 0, got "-1"' -- "$T" compare hom.h5 ref.h5 --rtol -1
+# --rtol 0: the help's "X <= 1e-30: when no value differs" (was refused as not positive, and the
+# library reads 0 as its default 1e-5)
+expect 0 'PASS: the same numbers in every dataset' -- "$T" compare hom.h5 hom.h5 --rtol 0
+expect 1 'VALUES DIFFER' -- "$T" compare hom.h5 ref.h5 --rtol 0 --traces-only
 
 # Jobs the reference cannot solve: refused with the reason, nothing written.
 expect 1 'free_surface' -- "$T" reference hom.cfg -o fs.h5 --set boundary.free_surface=true
