@@ -167,6 +167,10 @@ int tw_axis_inside(double origin, double d, int n, double v) {
   return u >= -s && u <= (n - 1) + s;
 }
 
+int tw_axis_reached(double origin, double d, int k, double v) {
+  return tw_axis_cells(origin, d, v) <= k + tw_axis_slack(origin, d, v);
+}
+
 int tw_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 99;

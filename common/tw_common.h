@@ -93,6 +93,7 @@ static inline size_t tw_grid_index(const tw_grid *g, int i, int j, int k) {
 double tw_axis_cells(double origin, double d, double v);
 double tw_axis_slack(double origin, double d, double v);
 int tw_axis_inside(double origin, double d, int n, double v); /* within [0, n − 1] cells, with the slack */
+int tw_axis_reached(double origin, double d, int k, double v); /* cell k at or past v, with the slack */
 
 /* Memory sizes: "512M", "80G", "1.5T", "4096" (bytes). K/M/G/T are powers of 1024. */
 tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err);

@@ -123,17 +123,14 @@ static void fill_columns(tw_velocity *v, const float *prof) {
 static double cell_depth(const tw_job *job, int k) { return job->origin[2] + (double)k * job->d[2]; }
 
 /* Layered: the last layer whose top <= z; cells above the first top take the first layer. A top
- * within the positions' slack of cell k (tw_axis_slack, docs/design.md §1.4) is at it: k·d rounds
+ * within the positions' slack of cell k (tw_axis_reached, docs/design.md §1.4) is at it: k·d rounds
  * below a top written at that depth (3 × 15.2 = 45.599999999999994 < 45.6), and a source placed at
  * the top lies in cell k. */
 static float layered_vp(const tw_job *job, int k) {
   const tw_model_spec *m = &job->model;
   double vp = m->layers[0].vp;
-  for (int l = 1; l < m->nlayers; l++) {
-    const double top = m->layers[l].top;
-    if (tw_axis_cells(job->origin[2], job->d[2], top) <= k + tw_axis_slack(job->origin[2], job->d[2], top))
-      vp = m->layers[l].vp;
-  }
+  for (int l = 1; l < m->nlayers; l++)
+    if (tw_axis_reached(job->origin[2], job->d[2], k, m->layers[l].top)) vp = m->layers[l].vp;
   return (float)vp;
 }
 

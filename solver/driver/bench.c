@@ -25,6 +25,9 @@ static double stable_dt(int order, const double d[3], double vmax) {
   return 2.0 / (vmax * sqrt(s));
 }
 
+/* Receivers of a bench problem: a line along x at 2 cells' depth. */
+#define BENCH_RECEIVERS 128
+
 /* The job of a bench problem on the padded grid N (n: its model cells), or an error: an axis with
  * fewer than 8 model cells inside its layers. */
 static tw_status bench_job(int order, const int N[3], int absorb, int fs, long steps, tw_job *job, int n[3],
@@ -46,7 +49,7 @@ static tw_status bench_job(int order, const int N[3], int absorb, int fs, long s
   job->steps = steps > 0 ? steps : 1;
   job->rec_interval = 1;
   job->rec_interp = TW_INTERP_NEAREST;
-  job->nrec = 128;
+  job->nrec = BENCH_RECEIVERS; /* (their positions: tw_bench_problem_create) */
   snprintf(job->kernel, sizeof job->kernel, "cpu");
   return TW_OK;
 }
@@ -84,7 +87,7 @@ tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs,
   v.vp = malloc(cells * sizeof(float));
   tw_source_spec src;
   memset(&src, 0, sizeof src);
-  double(*rec)[3] = malloc(128 * sizeof *rec);
+  double(*rec)[3] = malloc(BENCH_RECEIVERS * sizeof *rec);
   if (!v.vp || !rec) {
     free(v.vp), free(rec);
     return tw_error_set(err, TW_ENOMEM, "bench: cannot allocate the %zu MiB velocity model", cells * 4 >> 20);
@@ -113,13 +116,12 @@ tw_status tw_bench_problem_create(int order, const int N[3], int absorb, int fs,
   src.wavelet.amplitude = 1.0;
   job.sources = &src;
   job.nsources = 1;
-  for (int r = 0; r < 128; r++) {
-    rec[r][0] = (n[0] - 1) * job.d[0] * r / 127.0;
+  for (int r = 0; r < BENCH_RECEIVERS; r++) {
+    rec[r][0] = (n[0] - 1) * job.d[0] * r / (BENCH_RECEIVERS - 1.0);
     rec[r][1] = src.pos[1];
     rec[r][2] = 2 * job.d[2];
   }
   job.rec = rec;
-  job.nrec = 128;
   tw_bench_problem *bp = calloc(1, sizeof *bp);
   tw_status st = bp ? tw_problem_create(&job, &v, &bp->pb, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   free(v.vp);

@@ -510,12 +510,11 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
     if (job->sources[s].wavelet.type == TW_WAVELET_RICKER && job->sources[s].wavelet.amplitude == 0.0)
       warn(val, "sources[%d].wavelet.amplitude = 0: that source radiates nothing%s", s,
            job->nsources == 1 ? " (every trace and snapshot will be zero)" : "");
-  /* a layer whose top is below the last cell is in no cell (io/model.c: layered_vp, the same slack) */
+  /* a layer whose top is below the last cell is in no cell (io/model.c: layered_vp, the same test) */
   const double z_last = job->origin[2] + (double)(job->n[2] - 1) * job->d[2];
   for (int l = 1; job->model.type == TW_MODEL_LAYERED && l < job->model.nlayers; l++) {
     const double top = job->model.layers[l].top;
-    if (tw_axis_cells(job->origin[2], job->d[2], top) <= job->n[2] - 1 + tw_axis_slack(job->origin[2], job->d[2], top))
-      continue;
+    if (tw_axis_reached(job->origin[2], job->d[2], job->n[2] - 1, top)) continue;
     char a[64], b[64];
     warn(val, "%s: model.layers[%d].top = %s lies below the model's last cell (z = %s): that layer is in no cell of "
          "the model; allowed: a top within grid.origin[2] .. %s, or a deeper grid", tw_job_where(job, job->model.where),
