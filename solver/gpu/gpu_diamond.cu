@@ -68,6 +68,7 @@
 //
 // The host emulation used in development compiles this file as C++ with a shim (TW_DIAMOND_EMU):
 // OS threads with a barrier per CUDA block. It is not part of the build.
+#include <cuda.h>  // driver types only: cuStreamWaitValue32 comes through cudaGetDriverEntryPointByVersion
 #include <cuda_runtime.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -167,10 +168,15 @@ struct dia_state {
   std::vector<size_t> ev_block;  // first event of each block of the call
   dia_event *ev;
   size_t ev_cap;
-  // persistent mode
-  int *done, *ticket;
+  // persistent mode: done flags; ticket counters for launches of even and odd window groups (never
+  // reset: issued[i] is where counter i stands after the launches so far, base[i] where the last
+  // one on it started, ran[i] whether that launch had blocks)
+  int *done;
+  unsigned *ticket;
   size_t done_cap;
   int epoch;
+  unsigned issued[2], base[2];
+  int ran[2];
   const char *trace_path;  // TW_DIAMOND_TRACE: the last persistent launch's tower times, as text
   unsigned long long *trace;
   size_t trace_cap;
@@ -178,6 +184,12 @@ struct dia_state {
   size_t stage_cap;
   unsigned long long *nf;  // the non-finite scan's result (tw_gpu_find_nonfinite)
   cudaStream_t stream;
+  // The window's second stream (persistent mode): window group g launches on stream g % 2, so that
+  // group g + 1's towers start on the SMs that group g's drain frees (win_group_launch);
+  // wait32: the driver's cuStreamWaitValue32, or NULL (then one stream).
+  cudaStream_t stream2;
+  cudaEvent_t launched[2];  // after the last launch on stream i
+  CUresult (*wait32)(CUstream, CUdeviceptr, cuuint32_t, unsigned int);
   tw_gpu_samples samples;  // receiver samples of finished blocks, to the host early
   long level;
   int dirty;      // the fields changed since creation or the last reset (dd_reset zeroes them)
@@ -199,6 +211,9 @@ void dia_free(dia_state *s) {
   cudaFree(s->coltap), cudaFree(s->tapk), cudaFree(s->taps), cudaFree(s->ev);
   cudaFree(s->done), cudaFree(s->ticket), cudaFree(s->stage), cudaFree(s->trace), cudaFree(s->nf);
   if (s->stream) cudaStreamDestroy(s->stream);
+  if (s->stream2) cudaStreamDestroy(s->stream2);
+  for (int i = 0; i < 2; i++)
+    if (s->launched[i]) cudaEventDestroy(s->launched[i]);
   tw_gpu_samples_free(&s->samples);
   tw_gpu_window_destroy(s->win);
   cudaGetLastError();
@@ -225,6 +240,36 @@ void zero_range(const float *a, int n, int *z0, int *z1) {
   *z1 = hi;
 }
 
+
+// The window's second stream for persistent launches (win_group_launch), where the driver has
+// cuStreamWaitValue32 (stream memory operations; the H100 and H200 drivers do): group g + 1 then
+// starts on the SMs that group g's last towers leave idle — a launch boundary otherwise drains the
+// GPU for about one tower, which on a grid whose ring holds one or two stages per launch was half
+// the time (1024² × 512 under 800 MB at order 2: 236 Gcell/s against 445 in core, session 23).
+// Without it, one stream, as before.
+tw_status window_streams(dia_state *s, tw_error *err) {
+  const char *one = getenv("TW_DIAMOND_STREAMS");  // "1": one stream (a measurement switch)
+  if (one && !strcmp(one, "1")) return TW_OK;
+  cudaDriverEntryPointQueryResult q;
+  void *fn = nullptr;
+  if (cudaGetDriverEntryPointByVersion("cuStreamWaitValue32", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+      q != cudaDriverEntryPointSuccess || !fn) {
+    cudaGetLastError();
+    return TW_OK;
+  }
+  s->wait32 = (CUresult(*)(CUstream, CUdeviceptr, cuuint32_t, unsigned int))fn;
+  TW_CUDA_TRY(err, cudaStreamCreate(&s->stream2));
+  for (int i = 0; i < 2; i++) TW_CUDA_TRY(err, cudaEventCreateWithFlags(&s->launched[i], cudaEventDisableTiming));
+  // A wait that holds at once (the counters start at 0): a driver that refuses stream memory
+  // operations says so here, and the window keeps one stream.
+  // (The counters are zero: dia_init synchronized their memset.)
+  if (s->wait32((CUstream)s->stream2, (CUdeviceptr)s->ticket, 0u, CU_STREAM_WAIT_VALUE_GEQ) != CUDA_SUCCESS) {
+    cudaStreamDestroy(s->stream2);
+    s->stream2 = nullptr;
+  }
+  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream2 ? s->stream2 : s->stream));
+  return TW_OK;
+}
 
 // The sliding window: the ring's size from the cap (bytes for the three arrays' planes), the
 // number of stages per launch from the ring. A tower reaches 2R + r planes past the grid (its
@@ -566,9 +611,12 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     if ((st = tw_dev_ensure(&s->done, &s->done_cap, nflags, "tower flags", err))) return st;
     TW_CUDA_TRY(err, cudaMemsetAsync(s->done, 0, nflags * sizeof(int), s->stream));
     cap = 0;
-    if ((st = tw_dev_ensure(&s->ticket, &cap, (size_t)1, "tower tickets", err))) return st;
+    if ((st = tw_dev_ensure(&s->ticket, &cap, (size_t)2, "tower tickets", err))) return st;
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, 2 * sizeof(unsigned), s->stream));
+    s->issued[0] = s->issued[1] = 0;
   }
   TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  if (s->mode == MODE_PERSISTENT && s->win && (st = window_streams(s, err))) return st;
   s->level = 0;
   return TW_OK;
 }
@@ -619,7 +667,7 @@ dia_args base_args(const dia_state *s) {
   if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
     for (int dx = -r; dx < 2 * R + r; dx++)
       for (int dy = -R - r; dy <= R + r; dy++) A.off[(dx + r) * ny + dy + R + r] = (int)(dx * s->SX + dy * s->NZp);
-  A.done = s->done, A.ticket = s->ticket;
+  A.done = s->done;
   return A;
 }
 
@@ -627,9 +675,9 @@ dia_args base_args(const dia_state *s) {
 // towers, one line each — ticket, stage, tower, the times (ns from the first ticket) it was taken,
 // its parents were done and it was done, its SM — after a header with the geometry and layers.
 // The file holds the last launch; scripts/diamond-trace.py reads it (critical path, waits).
-tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, tw_error *err) {
+tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, cudaStream_t stream, tw_error *err) {
   std::vector<unsigned long long> tr((size_t)ntow * 4);
-  TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+  TW_CUDA_TRY(err, cudaStreamSynchronize(stream));
   TW_CUDA_TRY(err, cudaMemcpy(tr.data(), s->trace, tr.size() * sizeof(tr[0]), cudaMemcpyDeviceToHost));
   FILE *f = fopen(s->trace_path, "w");
   if (!f) return tw_error_set(err, TW_EIO, "TW_DIAMOND_TRACE=%s: cannot open for writing", s->trace_path);
@@ -650,27 +698,33 @@ tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, tw_error *
   return TW_OK;
 }
 
-// The towers of stages s_top down to s_bot of one block (A: the block's arguments): one persistent
-// launch, or one launch per stage.
-tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_top, int s_bot, tw_error *err) {
+// The towers of stages s_top down to s_bot of one block (A: the block's arguments) on `stream`: one
+// persistent launch taking tickets from counter c (0 in core; a window group's parity), or one
+// launch per stage.
+tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_top, int s_bot, cudaStream_t stream,
+                        int c, tw_error *err) {
   if (s->mode == MODE_PERSISTENT) {
     long ntow = 0;
     for (int stg = s_top; stg >= s_bot; stg--) ntow += tw_stage_towers(&sc, stg);
     A.persistent = 1;
     A.s_top = s_top;
     A.ntowers = (int)ntow;
-    TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, sizeof(int), s->stream));
+    A.ticket = s->ticket + c;
+    A.ticket_base = s->issued[c];
     long grid = (long)s->blocks_per_sm * s->sms;
     if (grid > ntow) grid = ntow;
+    s->ran[c] = grid > 0;
+    s->base[c] = s->issued[c];
     if (s->trace_path && grid > 0) {
       tw_status st = tw_dev_ensure(&s->trace, &s->trace_cap, (size_t)ntow * 4, "tower trace", err);
       if (st) return st;
       A.trace = s->trace;
     }
     if (grid > 0) {
-      DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, s->stream, A);
+      DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, stream, A);
       TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
-      if (A.trace) return dia_trace_write(s, A, ntow, err);
+      s->issued[c] += (unsigned)(ntow + grid);  // each block's last take finds no tower (tower_kernel)
+      if (A.trace) return dia_trace_write(s, A, ntow, stream, err);
     }
     return TW_OK;
   }
@@ -678,7 +732,7 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
     const int ntow = tw_stage_towers(&sc, stg);
     if (!ntow) continue;
     A.s = stg;
-    DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, s->stream, A);
+    DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, stream, A);
     TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (one stage)");
   }
   return TW_OK;
@@ -693,14 +747,34 @@ struct win_group {
 };
 tw_status win_group_launch(void *ctx, int g, int lo, cudaStream_t stream, tw_error *err) {
   const win_group &c = *(const win_group *)ctx;
-  (void)stream;  // one stream: s->stream (dia_advance_impl)
+  dia_state *s = c.s;
   dia_args A = *c.A;
-  A.p0 = tw_gpu_window_origin(c.s->win, 0, lo);
-  A.p1 = tw_gpu_window_origin(c.s->win, 1, lo);
-  A.c2 = tw_gpu_window_origin(c.s->win, 2, lo);
+  A.p0 = tw_gpu_window_origin(s->win, 0, lo);
+  A.p1 = tw_gpu_window_origin(s->win, 1, lo);
+  A.c2 = tw_gpu_window_origin(s->win, 2, lo);
   int top, bot;
   tw_window_group_stages(c.p, g, &top, &bot);
-  return launch_stages(c.s, *c.sc, A, top, bot, err);
+  if (!s->stream2) return launch_stages(s, *c.sc, A, top, bot, stream, 0, err);
+  // Two streams: group g on stream g % 2 (run_plan), so that its blocks take the SMs that group
+  // g − 1's last towers leave idle; its towers wait for their parents in g − 1 by the done flags,
+  // which the block shares (A.epoch). A waiting block holds its SM, so g must not start before
+  // g − 1 has a block running: then g − 1 finishes every tower it has (they wait only for g − 2,
+  // finished before g on this stream, and for towers its own running blocks took), whatever the
+  // order in which the SMs go to the two grids. Hence the wait for g − 1's first ticket.
+  const int me = g % 2, prev = 1 - me;
+  if (g > 0 && s->ran[prev]) {
+    const CUresult r = s->wait32((CUstream)stream, (CUdeviceptr)(s->ticket + prev), s->base[prev] + 1u,
+                                 CU_STREAM_WAIT_VALUE_GEQ);
+    if (r != CUDA_SUCCESS)
+      return tw_error_set(err, TW_ECUDA, "cuStreamWaitValue32 failed (%s:%d): CUresult %d", __FILE__, __LINE__, (int)r);
+  }
+  tw_status st = launch_stages(s, *c.sc, A, top, bot, stream, me, err);
+  if (st) return st;
+  TW_CUDA_TRY(err, cudaEventRecord(s->launched[me], stream));
+  // The planes run_plan sends back after this group (on this stream) may have been written by
+  // g − 1's towers too: its launch must be complete.
+  if (g > 0) TW_CUDA_TRY(err, cudaStreamWaitEvent(stream, s->launched[prev], 0));
+  return TW_OK;
 }
 
 tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error *err) {
@@ -747,8 +821,18 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
       tw_window_plan p;
       tw_window_plan_diamond(&sc, s->M, s->G, &p);
       win_group ctx = {s, &sc, &p, &A};
-      if ((st = tw_gpu_window_run_plan(s->win, &s->stream, 1, &p, win_group_launch, &ctx, err))) return st;
-    } else if ((st = launch_stages(s, sc, A, sc.s_hi, sc.s_lo, err))) {
+      const cudaStream_t streams[2] = {s->stream, s->stream2};
+      const int ns = s->stream2 ? 2 : 1;
+      if (ns == 2) {  // the block starts on stream2 after everything before it on s->stream
+        TW_CUDA_TRY(err, cudaEventRecord(s->launched[0], s->stream));
+        TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream2, s->launched[0], 0));
+      }
+      if ((st = tw_gpu_window_run_plan(s->win, streams, ns, &p, win_group_launch, &ctx, err))) return st;
+      if (ns == 2) {  // and ends on s->stream after stream2's work
+        TW_CUDA_TRY(err, cudaEventRecord(s->launched[1], s->stream2));
+        TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream, s->launched[1], 0));
+      }
+    } else if ((st = launch_stages(s, sc, A, sc.s_hi, sc.s_lo, s->stream, 0, err))) {
       return st;
     }
     tb += sc.nt;

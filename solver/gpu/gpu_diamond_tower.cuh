@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
   }
   int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
   for (;;) {
-    if (threadIdx.x == 0) sh_ticket[0] = atomicAdd(A.ticket, 1);
+    if (threadIdx.x == 0) sh_ticket[0] = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
     __syncthreads();
     const int t = sh_ticket[0];
     __syncthreads();
