@@ -290,26 +290,61 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   int W = 0, q = 1, sp = 0;
   uint64_t smallest = 0;
   tw_status st;
-  // The copies (20 B per cell and block, docs/design.md §3) hide behind a block only when it is tall
-  // enough; the register towers of order 2 run at ~500 Gcell/s, where the default height of 128
-  // leaves the run waiting for copies (75 % of in-core, 96 % at 256: docs/performance.md). So
-  // without a tower_height in the job, the window takes twice the default where the ring still
-  // holds two launches of it with the copies overlapping.
+  // Without a tower_height in the job, the height trades the copies against the ring's room. A
+  // taller block moves the grid less often (12 B a cell in per block, docs/design.md §3.5), but its
+  // stage spans more planes, and where the ring cannot hold the next launch's planes beside the
+  // running one with a little to spare, the in-copies wait for the slots the last out-copies free.
+  // Measured (session 23, H200, order 2, 1024² × 512, steps a multiple of the height; in core 444
+  // Gcell/s), against the link's one-way pace P(h) = 52 GB/s · h / 12 B: under 800 MB (a ring of 112
+  // planes) heights 72–94, whose ring holds the next launch's planes and 5–27 more, ran 0.83–0.88
+  // P(h) (h = 94: 359); h = 98 with 1 to spare 0.76 P (323); h = 102, whose ring does not hold the
+  // next planes, 0.56 P (249, the tallest that fits, which this rule replaced); under 1.6 GB (224
+  // planes) 144 / 176 / 208 ran 420 / 430 / 435, but on 2048² × 640 at 8× over the cap (254 planes)
+  // heights 128 / 160 / ~237 ran 388 / 395 / 372 (in core 410: not in this model). So each height
+  // up to the default, or twice the default for a fast tower whose ring holds two launches of it with
+  // the copies overlapping (its copies hide better), is predicted at min(I, P(h)) · e with e = 0.88
+  // where the ring holds the next launch's planes and 2R more, 0.76 where it holds them, else 0.56
+  // (I: the tower's predicted in-core rate, tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in
+  // 16 B), and the tallest within 2 % of the best is taken.
   const int nt0 = s->nt;
-  if (!pb->tower_height && s->mode != MODE_GENERIC && s->bpu < 0.5 * STEPWISE_BPU) {
-    s->nt = 2 * nt0;
+  int nt_default = 0;  // the default height, where a lower one was taken (the report says so)
+  if (!pb->tower_height && s->mode == MODE_PERSISTENT) {
+    s->nt = 1;
     schedule();
     tw_gpu_plane_layout L2 = L;
     if ((st = tw_gpu_window_fit(&L2, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
-    if (!W || planes(2, 1) > W) s->nt = nt0;
+    s->nt = 2 * nt0;
+    schedule();
+    const int hmax = s->bpu < 0.5 * STEPWISE_BPU && W && planes(2, 1) <= W ? 2 * nt0 : nt0;
+    int dev = 0;
+    tw_gpu_props gp;
+    tw_error perr = {};  // a GPU that does not say its bandwidth: the link's pace alone
+    const double bw = cudaGetDevice(&dev) == cudaSuccess && tw_gpu_props_get(dev, &gp, &perr) == TW_OK
+                          ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits)
+                          : 0.0;
+    const double I = bw > 0 && s->gain > 0 ? s->gain * 0.65 * bw / 16.0 : 1e30;
+    std::vector<double> rate((size_t)hmax + 1, 0.0);
+    double best = 0;
+    for (int h = 1; W && h <= hmax; h++) {  // (W: the ring the cap holds, whatever the height)
+      s->nt = h;
+      schedule();
+      if (planes(1, 0) > W) break;  // taller rings only grow
+      const int next = planes(1, 1);
+      const double e = next + 2 * R <= W ? 0.88 : next <= W ? 0.76 : 0.56;
+      rate[(size_t)h] = std::min(I, TW_WINDOW_LINK_ONE_WAY_BYTES_PER_S * h / 12.0) * e;
+      best = std::max(best, rate[(size_t)h]);
+    }
+    int h = best > 0 ? hmax : 0;
+    while (h > 0 && rate[(size_t)h] < 0.98 * best) h--;
+    s->nt = h >= 1 ? h : nt0;  // none fits: the default, lowered below
+    if (h >= 1 && h < nt0) nt_default = nt0;
   }
   schedule();
   const tw_gpu_plane_layout L0 = L;
   st = tw_gpu_window_fit(&L, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err);
   if (st) return st;
-  // Without a tower_height in the job, a cap too small for the default height's ring takes the
-  // tallest height that fits (tw_window_fit_height).
-  int nt_default = 0;
+  // A cap too small for the default height's ring takes the tallest height that fits
+  // (tw_window_fit_height).
   if (!W && !pb->tower_height) {
     auto fits = [&](int h) {
       const int keep = s->nt;
@@ -347,7 +382,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     if (planes(G, 1) <= W) s->G = G;
   if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
   char b1[32], lowered[64] = "";
-  if (nt_default) snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit)", s->nt, nt_default);
+  if (nt_default) snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit the ring)", s->nt, nt_default);
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch%s",
            automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
            tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G, lowered);
@@ -802,6 +837,12 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
                                      s->stream));
   }
 
+  // The ticket counters from zero at every call (launch_stages counts on them; a mismatch left by a
+  // failed call would skip towers silently): stream2 follows s->stream at each block's start.
+  if (s->mode == MODE_PERSISTENT) {
+    TW_CUDA_TRY(err, cudaMemsetAsync(s->ticket, 0, 2 * sizeof(unsigned), s->stream));
+    s->issued[0] = s->issued[1] = 0;
+  }
   dia_args A = base_args(s);
   A.taps = s->taps;
   A.first = first;
@@ -827,7 +868,13 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
         TW_CUDA_TRY(err, cudaEventRecord(s->launched[0], s->stream));
         TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream2, s->launched[0], 0));
       }
-      if ((st = tw_gpu_window_run_plan(s->win, streams, ns, &p, win_group_launch, &ctx, err))) return st;
+      st = tw_gpu_window_run_plan(s->win, streams, ns, &p, win_group_launch, &ctx, err);
+      if (st && ns == 2) {  // what stream2 has queued goes before anything later on s->stream
+        if (cudaEventRecord(s->launched[1], s->stream2) || cudaStreamWaitEvent(s->stream, s->launched[1], 0))
+          cudaStreamSynchronize(s->stream2);
+        cudaGetLastError();
+      }
+      if (st) return st;
       if (ns == 2) {  // and ends on s->stream after stream2's work
         TW_CUDA_TRY(err, cudaEventRecord(s->launched[1], s->stream2));
         TW_CUDA_TRY(err, cudaStreamWaitEvent(s->stream, s->launched[1], 0));

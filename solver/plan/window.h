@@ -97,6 +97,11 @@ int tw_window_fit_height(int nt, int (*fits)(void *ctx, int h), void *ctx);
  * measured (docs/performance.md, sessions 20–21), so it stays until a sweep shows better ones. */
 #define TW_WINDOW_LINK_BYTES_PER_S (TW_WINDOW_H2D_BYTES_PER_S * 20.0 / 12.0)
 
+/* The link's pace one way (H2D or D2H alone; PCIe is full duplex): 51–55 GB/s on the H200 machines for
+ * copies of 2–64 MB (session 22's probe, docs/design.md §3.5). gpu-diamond's window height rule
+ * (gpu_diamond.cu: window_setup) predicts the in-copies' pace with it. */
+#define TW_WINDOW_LINK_ONE_WAY_BYTES_PER_S 52e9
+
 /* GPU memory a kernel leaves free beside its fields (the CUDA context, receivers, flags, staging):
  * a grid above free − reserve runs through the window. Shared by the GPU kernels and `check`. */
 static inline double tw_gpu_reserve_bytes(double total) { return 512.0 * 1024 * 1024 + 0.02 * total; }
