@@ -52,10 +52,10 @@ struct dia_args {
   // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
   int off[DIA_OFF_MAX];
   int *done;  // persistent mode: per-tower done flags (a block's launches share them: A.epoch)
-  // Persistent mode: the launch's ticket counter, never reset: this launch's tickets are
-  // *ticket − ticket_base (mod 2^32), and every block takes one past the last tower before it exits,
-  // so a launch of n towers on g blocks moves the counter by exactly n + g (gpu_diamond.cu:
-  // launch_stages; win_group_launch waits for a window group's first ticket).
+  // Persistent mode: the launch's ticket counter, not reset between launches (only at each advance
+  // call): this launch's tickets are *ticket − ticket_base (mod 2^32), and every block takes one past
+  // the last tower before it exits, so a launch of n towers on g blocks moves the counter by exactly
+  // n + g (gpu_diamond.cu: launch_stages; win_group_launch waits for a window group's first ticket).
   unsigned *ticket, ticket_base;
   int epoch, persistent, ntowers;
   // persistent mode, TW_DIAMOND_TRACE: per ticket the times (ns) it was taken, its parents were
