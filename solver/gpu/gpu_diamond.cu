@@ -169,8 +169,8 @@ struct dia_state {
   dia_event *ev;
   size_t ev_cap;
   // persistent mode: done flags; ticket counters for launches of even and odd window groups (zeroed
-  // at each advance call: issued[i] is where counter i stands after the launches so far, base[i] where the last
-  // one on it started, ran[i] whether that launch had blocks)
+  // at each advance call: issued[i] is where counter i stands after the launches so far, base[i]
+  // where the last one on it started, ran[i] whether that launch had blocks)
   int *done;
   unsigned *ticket;
   size_t done_cap;
