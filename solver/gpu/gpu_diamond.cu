@@ -382,7 +382,8 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     if (planes(G, 1) <= W) s->G = G;
   if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
   char b1[32], lowered[64] = "";
-  if (nt_default) snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit the ring)", s->nt, nt_default);
+  if (nt_default)
+    snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit the ring)", s->nt, nt_default);
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch%s",
            automatic ? "the grid does not fit the GPU's free memory" : "the grid is above solver.device_memory", W,
            tw_format_bytes((double)tw_gpu_window_bytes(&L, W), b1, sizeof b1), s->G, lowered);
