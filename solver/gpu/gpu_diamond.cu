@@ -381,7 +381,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   for (int G = 2; G <= 64; G++)
     if (planes(G, 1) <= W) s->G = G;
   if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
-  char b1[32], lowered[64] = "";
+  char b1[32], lowered[96] = "";
   if (nt_default)
     snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit the ring)", s->nt, nt_default);
   snprintf(s->win_why, sizeof s->win_why, "%s; window of %d x-planes (%s), %d stages per launch%s",
