@@ -1343,6 +1343,17 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
   TRY(key_vec(c, e, "from", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", a));
   TRY(key_vec(c, e, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", b));
   TRY(key_long(c, e, "count", 1, 1, MAX_REC, "a positive integer", &n));
+  /* One point is `from` alone: a `to` elsewhere was dropped without a word (a line whose count was
+   * forgotten, or meant for more points) */
+  if (n == 1 && (a[0] != b[0] || a[1] != b[1] || a[2] != b[2])) {
+    char what[512];
+    sbuf f = {{0}, 0};
+    render(&f, member(e, "from"), 0);
+    snprintf(what, sizeof what, "with count = 1 the line is its one point, at from = %s, and to would be ignored",
+             f.s);
+    return bad(c, member(e, "to"), what,
+               "allowed to = from (one point), or count >= 2 (points evenly spaced from one end to the other)");
+  }
   if (rb->inside) TRY(check_inside(c, member(e, "from"), j, a));
   if (rb->inside && n > 1) TRY(check_inside(c, member(e, "to"), j, b));
   TRY(rec_reserve(c, member(e, "count"), rb, (double)n));

@@ -359,7 +359,7 @@ static void test_receivers(void) {
       "receivers = { interpolation = \"trilinear\";\n"
       "  points = ( [1, 2, 3], (4, 5, 6) );\n"
       "  lines = ( { from = [0.0, 0.0, 10.0]; to = [90.0, 0.0, 10.0]; count = 4; },\n"
-      "            { from = [5.0, 6.0, 7.0]; to = [1000.0, 0.0, 0.0]; count = 1; } );\n"
+      "            { from = [5.0, 6.0, 7.0]; to = [5.0, 6.0, 7.0]; count = 1; } );\n"
       "  grids = ( { origin = [10, 20]; spacing = [5, 10]; count = [2, 3]; depth = 30; } ); };";
   tw_job *j = load_ok(t, "rec.cfg", NULL, 0);
   if (!j) return;
