@@ -72,9 +72,10 @@ double tw_ricker(double t, double f, double t0, double amplitude) {
 
 /* ---------------------------------------------------------------- wavelet files
  * One sample per line: "amplitude", or "time amplitude" (whitespace or a comma between them);
- * blank lines and '#' comments are skipped. Every line of a file has the same number of columns;
- * amplitudes must fit float32 (|s| <= 3.4e38: s(t_n) is stored in float32); two-column times must
- * increase evenly (to 1 % of their spacing), which gives the file's sampling and start time. */
+ * lines end in LF, CRLF or CR; blank lines and '#' comments are skipped. Every line of a file has
+ * the same number of columns; amplitudes must fit float32 (|s| <= 3.4e38: s(t_n) is stored in
+ * float32); two-column times must increase evenly (to 1 % of their spacing), which gives the
+ * file's sampling and start time. */
 
 /* "job.cfg:LINE: sources[i].wavelet.file: 'w.txt'" (where the wavelet is given: its line, or the
  * --set; the job file when not known), or "wavelet file 'w.txt'" without a job. */
@@ -170,12 +171,14 @@ tw_status tw_wavelet_read(const tw_wavelet_spec *w, const char *job_path, double
   int columns = 0;
   tw_status st = TW_OK;
   for (size_t at = 0; at < len && !st;) {
+    /* A line ends at LF, CRLF or a CR alone (old Mac files: read as one line, two samples were
+     * taken for one sample's time and amplitude) */
     const char *s = text + at;
-    const char *nl = memchr(s, '\n', len - at);
-    size_t ln = nl ? (size_t)(nl - s) : len - at;
-    at += ln + (nl != NULL);
+    size_t ln = 0;
+    while (at + ln < len && s[ln] != '\n' && s[ln] != '\r') ln++;
+    at += ln;
+    if (at < len) at += text[at] == '\r' && at + 1 < len && text[at + 1] == '\n' ? 2 : 1;
     line++;
-    if (ln && s[ln - 1] == '\r') ln--;
     double x[2];
     int cols = 0;
     const char *why = parse_line(s, ln, x, &cols);

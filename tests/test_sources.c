@@ -131,6 +131,42 @@ static void check_two_columns(const char *dir) {
   remove(path);
 }
 
+/* Line endings: LF, CRLF and CR alone (old Mac files) read alike. A CR-only file was one line: two
+ * samples became one two-column sample (time 0, amplitude 1) and more were "more than two numbers"
+ * on line 1; a bad line is named by its number in each. */
+static void check_line_endings(const char *dir) {
+  static const char *const eol[] = {"\n", "\r\n", "\r"};
+  char path[600], text[256];
+  snprintf(path, sizeof path, "%s/weol.txt", dir);
+  for (int e = 0; e < 3; e++) {
+    for (int two = 0; two < 2; two++) {
+      const char *const *l = two ? (const char *const[]){"0.002 1.0", "0.003 3.0", "0.004 -1.0"}
+                                 : (const char *const[]){"0.0", "1.0", "-0.5"};
+      snprintf(text, sizeof text, "# samples%s%s%s%s%s%s%s", eol[e], l[0], eol[e], l[1], eol[e], l[2], eol[e]);
+      write_text(path, text);
+      tw_wavelet_spec w = {.type = TW_WAVELET_FILE, .file = path, .file_dt = two ? 0.0 : 0.001};
+      tw_wavelet_samples fs;
+      tw_error err;
+      const tw_status st = tw_wavelet_read(&w, NULL, 0.0005, &fs, &err);
+      CHECK(st == TW_OK, "eol %d, %d columns: %s", e, 1 + two, err.msg);
+      if (st) continue;
+      const double want = two ? 3.0 : 1.0;
+      CHECK(fs.columns == 1 + two && fs.n == 3 && fs.v[1] == want && fabs(fs.dt - 0.001) < 1e-15,
+            "eol %d: %d columns, %ld samples, v[1] %g, dt %g", e, fs.columns, fs.n, fs.n > 1 ? fs.v[1] : 0.0, fs.dt);
+      tw_wavelet_samples_free(&fs);
+    }
+    snprintf(text, sizeof text, "1.0%s%sx%s", eol[e], eol[e], eol[e]); /* (a blank line between) */
+    write_text(path, text);
+    tw_wavelet_spec w = {.type = TW_WAVELET_FILE, .file = path, .file_dt = 0.001};
+    tw_wavelet_samples fs;
+    tw_error err;
+    CHECK(tw_wavelet_read(&w, NULL, 0.0005, &fs, &err) == TW_EFORMAT &&
+              strstr(err.msg, "line 3: not a number: got \"x\""),
+          "eol %d, bad line: %s", e, err.msg);
+  }
+  remove(path);
+}
+
 /* The anti-alias filter, against a known signal: a file sampled 4x finer than the run holds a
  * component inside the run's band (f1) and one above its Nyquist frequency 1/(2 dt) (f2), each
  * under a smooth Gaussian envelope. Resampled to dt, f1 must come out as it went in and f2 must
@@ -238,6 +274,7 @@ int main(void) {
   char dir[] = "/tmp/tw_src2_XXXXXX";
   REQUIRE(mkdtemp(dir) != NULL, "mkdtemp");
   check_two_columns(dir);
+  check_line_endings(dir);
   check_antialias(dir);
   rmdir(dir);
   check_fmax();
