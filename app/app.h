@@ -67,7 +67,7 @@ typedef struct tw_app_args {
 int tw_app_next(tw_app_args *it, const char **value);
 
 /* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]; run and check also take
- * the survey's --shots LIST, run --force, --workers N and -v. */
+ * the survey's --shots LIST, --workers N and -v; run and reference -q; run alone --force and --resume. */
 typedef struct tw_job_args {
   const char *job;
   const char **sets;
@@ -80,8 +80,8 @@ typedef struct tw_job_args {
   int force;                 /* --force */
   int workers;               /* --workers N (0: default) */
 } tw_job_args;
-/* Parse JOB, --set, -o/--output, -q/--quiet, -v, the survey's options (run, check) and run's
- * --resume, through tw_app_next. Unknown options → usage error (returns != 0). */
+/* Parse JOB and the options cmd takes of those above, through tw_app_next. Unknown options, and those
+ * that do nothing in cmd (check -q) → usage error (returns != 0). */
 int tw_app_job_args(const char *cmd, int argc, char **argv, tw_job_args *a);
 void tw_app_job_args_free(tw_job_args *a);
 

@@ -164,7 +164,7 @@ int tw_app_next(tw_app_args *it, const char **value) {
   return tw_app_usage(it->cmd, "unknown option \"%s\"", s), TW_APP_BAD;
 }
 
-/* run, check and reference: the options all three take, then a survey's (run and check), then run's. */
+/* The options of run, check and reference (job_opt_cmds: which takes which). */
 enum { JOB_SET, JOB_OUTPUT, JOB_QUIET, JOB_VERBOSE, JOB_SHOTS, JOB_FORCE, JOB_WORKERS, JOB_RESUME, JOB_NOPTS };
 static const tw_app_opt job_opts[JOB_NOPTS] = {
     [JOB_SET] = {"-s", "--set", "key=value"}, [JOB_OUTPUT] = {"-o", "--output", "FILE.h5"},
@@ -172,10 +172,22 @@ static const tw_app_opt job_opts[JOB_NOPTS] = {
     [JOB_SHOTS] = {NULL, "--shots", "LIST"},  [JOB_FORCE] = {NULL, "--force", NULL},
     [JOB_WORKERS] = {NULL, "--workers", "N"}, [JOB_RESUME] = {NULL, "--resume", NULL}};
 
+/* The commands that take each of job_opts: one that does nothing in a command is refused there (an
+ * unknown option), not ignored — check has no progress to quiet and reruns no shots (-q, --force),
+ * reference says nothing of its phases and runs no survey (-v, --shots, --workers). */
+enum { JOB_RUN = 1, JOB_CHECK = 2, JOB_REFERENCE = 4 };
+static const int job_opt_cmds[JOB_NOPTS] = {
+    [JOB_SET] = JOB_RUN | JOB_CHECK | JOB_REFERENCE, [JOB_OUTPUT] = JOB_RUN | JOB_CHECK | JOB_REFERENCE,
+    [JOB_QUIET] = JOB_RUN | JOB_REFERENCE,         [JOB_VERBOSE] = JOB_RUN | JOB_CHECK,
+    [JOB_SHOTS] = JOB_RUN | JOB_CHECK,             [JOB_FORCE] = JOB_RUN,
+    [JOB_WORKERS] = JOB_RUN | JOB_CHECK,           [JOB_RESUME] = JOB_RUN};
+
 /* The option loop of tw_app_job_args: returns 0 or a usage status (a->sets still owned). */
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
-  const int run = strcmp(cmd, "run") == 0, survey = run || strcmp(cmd, "check") == 0;
-  tw_app_args it = {cmd, argc, argv, job_opts, run ? JOB_NOPTS : survey ? JOB_RESUME : JOB_SHOTS, 1, 0};
+  const int which = strcmp(cmd, "run") == 0 ? JOB_RUN : strcmp(cmd, "check") == 0 ? JOB_CHECK : JOB_REFERENCE;
+  tw_app_opt opts[JOB_NOPTS]; /* those it does not take left unnamed: they match no argument */
+  for (int k = 0; k < JOB_NOPTS; k++) opts[k] = job_opt_cmds[k] & which ? job_opts[k] : (tw_app_opt){NULL, NULL, NULL};
+  tw_app_args it = {cmd, argc, argv, opts, JOB_NOPTS, 1, 0};
   const char *v;
   char *end = NULL;
   long n;

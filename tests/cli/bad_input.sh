@@ -134,7 +134,7 @@ expect 0 '^ok$' -- "$TORREWAVE" check -- -x.cfg
 expect 0 'Gcell/s' -- "$TORREWAVE" run -o dashdash.h5 -- -x.cfg
 test -e "$tmp/dashdash.h5" || { echo "FAIL: run -- -x.cfg wrote no output"; fail=1; }
 expect 2 'more than one job file \("bad\.cfg" and "--set"\)' -- "$TORREWAVE" check bad.cfg -- --set
-expect 2 'quiet takes no value' -- "$TORREWAVE" check bad.cfg --quiet=yes
+expect 2 'verbose takes no value' -- "$TORREWAVE" check bad.cfg --verbose=yes
 expect 2 "result '-x\\.h5': cannot open" -- "$TORREWAVE" compare -- dashdash.h5 -x.h5
 expect 1 'holds no receiver traces' -- "$TORREWAVE" export --segy=x.sgy -- dashdash.h5
 expect 2 'takes no operands, got "--kernels"' -- "$TORREWAVE" info -- --kernels

@@ -17,4 +17,15 @@ expect 2 '--json needs a value: got the option "--help"' -- "$TORREWAVE" bench -
 # ... which --name=value still gives
 expect 0 '-> -q$' -- "$TORREWAVE" run "$job" "${short[@]}" -q --output=-q
 test -s "$tmp/-q" || { echo "FAIL: --output=-q wrote no file -q"; fail=1; }
+# An option that does nothing in the command is refused, not ignored: check has no progress to quiet
+# and reruns nothing (-q, --force, --resume are run's), reference says nothing of its phases (-v) and
+# runs no survey (--shots, --workers)
+for opt in -q --quiet --force --resume; do
+  expect 2 "torrewave check: unknown option \"$opt\"" -- "$TORREWAVE" check "$job" "$opt"
+done
+for opt in -v --verbose "--shots 0" "--workers 1" --force; do
+  expect 2 "torrewave reference: unknown option \"${opt%% *}\"" -- "$TORREWAVE" reference "$job" $opt -o ref.h5
+done
+test ! -e "$tmp/ref.h5" || { echo "FAIL: reference wrote ref.h5 with an option it does not take"; fail=1; }
+expect 0 '^ok$' -- "$TORREWAVE" check "$job" -v --workers 1 --shots 0
 exit $fail
