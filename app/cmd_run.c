@@ -181,7 +181,7 @@ static void help_run(FILE *o) {
           "A survey (shots = { ... } in the job) writes DIR/shot-00000.h5, ... (output.directory), one per\n"
           "shot, over every GPU of the host (one thread each) and, under mpirun, over every rank.\n\n"
           "  --set key=value  override a job-file value (job-file syntax: --set grid.n=[200,200,100],\n"
-          "                   --set solver.kernel=cpu, --set time.steps=500); repeatable\n"
+          "                   --set solver.kernel=cpu, --set 'time.steps = 500'); repeatable\n"
           "  -o, --output F   output file (a survey: its directory)\n"
           "  -q, --quiet      no progress line\n"
           "  -v, --verbose    the set-up's phases (model, medium, GPU init, backend, ...); a survey: a line per shot\n"

@@ -902,18 +902,34 @@ static tw_status ov_parent(const ctx *c, config_t *cfg, const char *ov, const ch
   return TW_OK;
 }
 
+static int blank(char ch) { return ch == ' ' || ch == '\t'; }
+
 static tw_status apply_override(const ctx *c, config_t *cfg, const char *ov) {
   const char *eq = strchr(ov, '=');
   char msg[600], gpath[256], leaf[128];
-  if (!eq || eq == ov || !eq[1] || strchr(ov, '\n'))
-    return ov_error(c, ov, "expected key=value on one line, e.g. time.steps=500 or grid.n=[200,200,100]");
-  size_t klen = (size_t)(eq - ov);
+  if (!eq || strchr(ov, '\n'))
+    return ov_error(c, ov, "expected key=value on one line (blanks around = allowed), e.g. time.steps=500 or "
+                    "grid.n=[200,200,100]");
+  /* Blanks around the key and the value, as a job file allows them (`--set 'time.steps = 500'`): the
+   * key would have been "time.steps " and a bare word " cpu" no string */
+  const char *key = ov, *kend = eq, *vbeg = eq + 1, *vend = eq + strlen(eq);
+  while (blank(*key)) key++;
+  while (kend > key && blank(kend[-1])) kend--;
+  while (blank(*vbeg)) vbeg++;
+  while (vend > vbeg && blank(vend[-1])) vend--;
+  if (kend == key || vend == vbeg)
+    return ov_error(c, ov, kend == key ? "no key before =: expected key=value, e.g. time.steps=500"
+                                       : "no value after =: expected key=value, e.g. time.steps=500");
+  size_t klen = (size_t)(kend - key);
   config_setting_t *parent = NULL;
   const char *lp = NULL;
-  TRY(ov_parent(c, cfg, ov, ov, klen, &parent, &lp, gpath, sizeof gpath));
-  snprintf(leaf, sizeof leaf, "%.*s", (int)(eq - lp), lp);
-  char *val = NULL;
-  TRY(fix_integers(c, eq + 1, ov, &val));
+  TRY(ov_parent(c, cfg, ov, key, klen, &parent, &lp, gpath, sizeof gpath));
+  snprintf(leaf, sizeof leaf, "%.*s", (int)(kend - lp), lp);
+  char *value = strndup(vbeg, (size_t)(vend - vbeg)), *val = NULL;
+  if (!value) return oom(c);
+  const tw_status fst = fix_integers(c, value, ov, &val);
+  free(value);
+  TRY(fst);
   config_t scratch;
   config_init(&scratch);
   const char *why = NULL;

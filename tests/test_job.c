@@ -302,8 +302,19 @@ static void test_overrides(void) {
   CHECK(strstr(e2.msg, "ov3.cfg:6: snapshots.steps[1]: snapshot step beyond the last time step: got 20; allowed 1..10"),
         "%s", e2.msg);
 
+  /* blanks around "=" and the whole (`--set 'time.steps = 500'`): a key "time.steps " was a bad key, and
+   * a bare word " cpu" not a string */
+  const char *ov4[] = {"time.steps = 500", " solver.kernel =\tcpu ", "grid.n= [30, 31, 12]", "output.file =out/y.h5"};
+  j = load_ok(base, "ov4.cfg", ov4, 4);
+  if (j) {
+    CHECK(j->steps == 500 && !strcmp(j->kernel, "cpu") && j->n[1] == 31 && !strcmp(j->output, "out/y.h5"),
+          "blanks around =: steps %ld, kernel '%s', n[1] %d, output '%s'", j->steps, j->kernel, j->n[1], j->output);
+    tw_job_destroy(j);
+  }
+
   /* bad override forms */
-  const char *bads[] = {"=5", "grid.n=", "grid..n=1", "sources.[0].position=[1,2,3]", "grid.n.x=1", "a=1;b=2"};
+  const char *bads[] = {"=5", "grid.n=", "grid..n=1", "sources.[0].position=[1,2,3]", "grid.n.x=1", "a=1;b=2",
+                        " = 5", "time.steps = ", "time steps = 5"};
   for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
     tw_job *b = NULL;
     tw_error e;

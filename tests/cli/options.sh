@@ -28,4 +28,10 @@ for opt in -v --verbose "--shots 0" "--workers 1" --force; do
 done
 test ! -e "$tmp/ref.h5" || { echo "FAIL: reference wrote ref.h5 with an option it does not take"; fail=1; }
 expect 0 '^ok$' -- "$TORREWAVE" check "$job" -v --workers 1 --shots 0
+# --set with blanks around "=", as a job file writes it (was: bad key "time.steps "); a --set with no
+# key or no value is named
+expect 0 '^time +[0-9]+ steps .*order 2$' -- "$TORREWAVE" check "$job" --set 'time.duration = 0.01' --set 'scheme.order =2'
+expect 0 '^kernel +cpu$' -- "$TORREWAVE" check "$job" --set 'solver.kernel = cpu'
+expect 1 'quickstart\.cfg: --set time\.steps = : no value after =: expected key=value' -- "$TORREWAVE" check "$job" --set 'time.steps = '
+expect 2 '--set takes key=value, got "time\.steps"' -- "$TORREWAVE" check "$job" --set time.steps
 exit $fail
