@@ -66,6 +66,12 @@ typedef struct tw_app_args {
  * opts does not declare prints the command's help and exits 0 (options come in any order). */
 int tw_app_next(tw_app_args *it, const char **value);
 
+/* A numeric option's value, the whole argument: no blanks around it and nothing after it (`--gb 2x`
+ * was 2, `--steps " 1"` 1), within range (a grid of 4294967344 cells wrapped to 48). Return 1 with
+ * *out set, else 0: the caller names the option, the value and what is allowed (tw_app_usage). */
+int tw_app_long(const char *s, long lo, long hi, long *out);
+int tw_app_double(const char *s, double *out); /* finite */
+
 /* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]; run and check also take
  * the survey's --shots LIST, --workers N and -v; run and reference -q; run alone --force and --resume. */
 typedef struct tw_job_args {

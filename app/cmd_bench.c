@@ -54,9 +54,20 @@ static void help_bench(FILE *out) {
           "                     beginning) is removed, and named\n");
 }
 
+/* "NXxNYxNZ", each a positive int as a whole (sscanf's %d wrapped 4294967344 to 48 and skipped blanks). */
 static int parse_grid(const char *s, int N[3]) {
-  char tail;
-  return sscanf(s, "%dx%dx%d%c", &N[0], &N[1], &N[2], &tail) == 3 && N[0] > 0 && N[1] > 0 && N[2] > 0;
+  char buf[64], *p = buf;
+  if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf) return 0;
+  for (int a = 0; a < 3; a++) {
+    char *x = strchr(p, 'x');
+    long n;
+    if ((a < 2) != (x != NULL)) return 0;
+    if (x) *x = '\0';
+    if (!tw_app_long(p, 1, INT_MAX, &n)) return 0;
+    N[a] = (int)n;
+    if (x) p = x + 1;
+  }
+  return 1;
 }
 
 /* Split a comma list in place (s is modified). */
@@ -236,16 +247,16 @@ static int run_bench(int argc, char **argv) {
         if (!parse_grid(v, cpu_grid)) return tw_app_usage("bench", "--cpu-grid takes NXxNYxNZ, got \"%s\"", v);
         break;
       case GB:
-        gb = atof(v);
-        if (!(gb > 0)) return tw_app_usage("bench", "--gb takes a positive size in GiB, got \"%s\"", v);
+        if (!tw_app_double(v, &gb) || !(gb > 0))
+          return tw_app_usage("bench", "--gb takes a positive size in GiB, got \"%s\"", v);
         break;
       case STEPS:
       case REPS:
       case WARMUP:
       case ABSORB: { /* counts: steps and repetitions >= 1, warm-ups and absorbing cells >= 0 */
-        char *end;
-        const long n = strtol(v, &end, 10), least = k == STEPS || k == REPS;
-        if (!*v || *end || n < least || n > INT_MAX)
+        const long least = k == STEPS || k == REPS;
+        long n;
+        if (!tw_app_long(v, least, INT_MAX, &n))
           return tw_app_usage("bench", "%s takes a count >= %ld, got \"%s\"", opts[k].lng, least, v);
         if (k == STEPS) steps = n;
         else *(k == REPS ? &reps : k == WARMUP ? &warmup : &absorb) = (int)n;
@@ -298,10 +309,10 @@ static int run_bench(int argc, char **argv) {
   int orders[MAXLIST];
   if (!no) return tw_app_usage("bench", "--orders: no order named (a comma list of even orders, e.g. 2,4,8)");
   for (int i = 0; i < no; i++) {
-    char *end;
-    orders[i] = (int)strtol(ol[i], &end, 10);
-    if (*end || orders[i] < 2 || orders[i] > 16 || orders[i] % 2)
+    long n;
+    if (!tw_app_long(ol[i], 2, 16, &n) || n % 2)
       return tw_app_usage("bench", "--orders: \"%s\" is not an even order in 2..16", ol[i]);
+    orders[i] = (int)n;
   }
   int any_gpu = 0, any_cpu = 0;
   for (int i = 0; i < nk; i++) {

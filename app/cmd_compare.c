@@ -28,7 +28,6 @@ static int parse_args(int argc, char **argv, compare_args *c) {
                                          [STRICT] = {NULL, "--strict", NULL}};
   tw_app_args it = {"compare", argc, argv, opts, NOPTS, 1, 0};
   const char *v;
-  char *end;
   memset(c, 0, sizeof *c);
   c->opts.rtol = 1e-5;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
@@ -39,8 +38,7 @@ static int parse_args(int argc, char **argv, compare_args *c) {
         *(c->a ? &c->b : &c->a) = v;
         break;
       case RTOL:
-        c->opts.rtol = strtod(v, &end);
-        if (!*v || *end || !(c->opts.rtol >= 0) || !isfinite(c->opts.rtol))
+        if (!tw_app_double(v, &c->opts.rtol) || !(c->opts.rtol >= 0))
           return tw_app_usage("compare", "--rtol takes a number >= 0, got \"%s\"", v);
         /* 0 is "no value differs", as every X <= 1e-30 (the library reads an rtol of 0 as its default) */
         if (c->opts.rtol < TW_COMPARE_EXACT_RTOL) c->opts.rtol = TW_COMPARE_EXACT_RTOL;

@@ -1,4 +1,7 @@
 /* torrewave — 3D acoustic wave simulation for seismic forward modelling. */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,6 +114,26 @@ static int run_solo(const tw_command *c, int argc, char **argv) {
   return st ? tw_app_fail(&err) : TW_EXIT_OK;
 }
 
+int tw_app_long(const char *s, long lo, long hi, long *out) {
+  if (!*s || isspace((unsigned char)*s)) return 0; /* (strtol skips leading blanks) */
+  char *end;
+  errno = 0;
+  const long n = strtol(s, &end, 10);
+  if (errno || *end || n < lo || n > hi) return 0;
+  *out = n;
+  return 1;
+}
+
+int tw_app_double(const char *s, double *out) {
+  if (!*s || isspace((unsigned char)*s)) return 0;
+  char *end;
+  errno = 0;
+  const double x = strtod(s, &end);
+  if (*end || !isfinite(x) || (errno == ERANGE && x != 0)) return 0; /* (an underflow to 0 is 0) */
+  *out = x;
+  return 1;
+}
+
 int tw_app_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
 
 static int opt_named(const char *name, const char *arg, size_t len) {
@@ -189,7 +212,6 @@ static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a
   for (int k = 0; k < JOB_NOPTS; k++) opts[k] = job_opt_cmds[k] & which ? job_opts[k] : (tw_app_opt){NULL, NULL, NULL};
   tw_app_args it = {cmd, argc, argv, opts, JOB_NOPTS, 1, 0};
   const char *v;
-  char *end = NULL;
   long n;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
     switch (k) {
@@ -208,8 +230,7 @@ static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a
       case JOB_SHOTS: a->shots = v; break;
       case JOB_FORCE: a->force = 1; break;
       case JOB_WORKERS:
-        n = strtol(v, &end, 10);
-        if (!*v || *end || n < 1 || n > 64) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", v);
+        if (!tw_app_long(v, 1, 64, &n)) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", v);
         a->workers = (int)n;
         break;
       case JOB_RESUME: a->resume = 1; break;

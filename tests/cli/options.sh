@@ -34,4 +34,9 @@ expect 0 '^time +[0-9]+ steps .*order 2$' -- "$TORREWAVE" check "$job" --set 'ti
 expect 0 '^kernel +cpu$' -- "$TORREWAVE" check "$job" --set 'solver.kernel = cpu'
 expect 1 'quickstart\.cfg: --set time\.steps = : no value after =: expected key=value' -- "$TORREWAVE" check "$job" --set 'time.steps = '
 expect 2 '--set takes key=value, got "time\.steps"' -- "$TORREWAVE" check "$job" --set time.steps
+# Numbers are whole arguments (one helper, tw_app_long / tw_app_double): no trailing text, no blanks
+expect 2 '--workers takes a number 1..64, got "2x"' -- "$TORREWAVE" check "$job" --workers 2x
+expect 2 '--workers takes a number 1..64, got " 2"' -- "$TORREWAVE" check "$job" --workers ' 2'
+expect 2 '--rtol takes a number >= 0, got "1e-5x"' -- "$TORREWAVE" compare a.h5 b.h5 --rtol 1e-5x
+expect 2 '--rtol takes a number >= 0, got " 0.1"' -- "$TORREWAVE" compare a.h5 b.h5 --rtol ' 0.1'
 exit $fail
