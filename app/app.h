@@ -46,15 +46,18 @@ int tw_app_is_help(const char *arg);
 typedef struct tw_app_opt {
   const char *shrt, *lng;    /* "-o", "--output" (either may be NULL) */
   const char *value;         /* what its value is ("FILE.h5", for "-o needs a value: -o FILE.h5"); NULL: a flag */
+  int repeat;                /* a value option that may be given more than once (--set) */
 } tw_app_opt;
+#define TW_APP_MAXOPTS 16
 typedef struct tw_app_args {
   const char *cmd;           /* for the usage errors */
   int argc;
   char **argv;               /* argv[0] is the subcommand name */
   const tw_app_opt *opts;
-  int nopts;
+  int nopts;                 /* at most TW_APP_MAXOPTS */
   int i;                     /* the next argument (start at 1) */
   int operands_only;         /* after "--" */
+  const char *given[TW_APP_MAXOPTS]; /* the value each option of one value was given (start NULL) */
 } tw_app_args;
 #define TW_APP_END (-1)
 #define TW_APP_OPERAND (-2)
@@ -62,7 +65,8 @@ typedef struct tw_app_args {
 /* The next argument: the index of its option in opts (*value: its value; NULL for a flag),
  * TW_APP_OPERAND (*value: the operand), TW_APP_END, or TW_APP_BAD once a usage error is printed (an
  * unknown option, a value missing or given to a flag, a value that is one of opts or -h/--help: `-o -q`,
- * where --output=-q names such a value): then return TW_EXIT_USAGE. -h / --help that
+ * where --output=-q names such a value; an option of one value given twice, which kept the last):
+ * then return TW_EXIT_USAGE. -h / --help that
  * opts does not declare prints the command's help and exits 0 (options come in any order). */
 int tw_app_next(tw_app_args *it, const char **value);
 

@@ -231,7 +231,7 @@ static int run_bench(int argc, char **argv) {
       [WARMUP] = {NULL, "--warmup", "N"},        [ABSORB] = {NULL, "--absorb", "N"},
       [NO_FS] = {NULL, "--no-free-surface", NULL}, [NO_CEILING] = {NULL, "--no-ceiling", NULL},
       [JSON] = {NULL, "--json", "FILE"}};
-  tw_app_args it = {"bench", argc, argv, opts, NOPTS, 1, 0};
+  tw_app_args it = {"bench", argc, argv, opts, NOPTS, 1, 0, {0}};
   const char *v;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
     switch (k) {

@@ -26,7 +26,7 @@ static int parse_args(int argc, char **argv, compare_args *c) {
   static const tw_app_opt opts[NOPTS] = {[RTOL] = {NULL, "--rtol", "X"}, [JSON] = {NULL, "--json", NULL},
                                          [TRACES_ONLY] = {NULL, "--traces-only", NULL},
                                          [STRICT] = {NULL, "--strict", NULL}};
-  tw_app_args it = {"compare", argc, argv, opts, NOPTS, 1, 0};
+  tw_app_args it = {"compare", argc, argv, opts, NOPTS, 1, 0, {0}};
   const char *v;
   memset(c, 0, sizeof *c);
   c->opts.rtol = 1e-5;

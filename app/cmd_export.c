@@ -22,8 +22,8 @@ static void help_export(FILE *o) {
 }
 
 static int run_export(int argc, char **argv) {
-  static const tw_app_opt opts[] = {{NULL, "--segy", "OUT.sgy"}};
-  tw_app_args it = {"export", argc, argv, opts, 1, 1, 0};
+  static const tw_app_opt opts[] = {{NULL, "--segy", "OUT.sgy", 0}};
+  tw_app_args it = {"export", argc, argv, opts, 1, 1, 0, {0}};
   const char *in = NULL, *segy = NULL, *v;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
     if (k == TW_APP_BAD) return TW_EXIT_USAGE;

@@ -18,8 +18,8 @@ static void help_info(FILE *out) {
 }
 
 static int run_info(int argc, char **argv) {
-  static const tw_app_opt opts[] = {{"-h", "--help", NULL}, {NULL, "--kernels", NULL}};
-  tw_app_args it = {"info", argc, argv, opts, 2, 1, 0};
+  static const tw_app_opt opts[] = {{"-h", "--help", NULL, 0}, {NULL, "--kernels", NULL, 0}};
+  tw_app_args it = {"info", argc, argv, opts, 2, 1, 0, {0}};
   int kernels_only = 0;
   const char *v;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {

@@ -175,6 +175,15 @@ int tw_app_next(tw_app_args *it, const char **value) {
       return tw_app_usage(it->cmd, "%s needs a value: got the option \"%s\" (a value spelled so: %s=%s)", s, *value,
                           o->lng ? o->lng : s, *value),
              TW_APP_BAD;
+    /* Given twice, an option of one value kept the last and dropped the first without a word (`-o a.h5
+     * ... -o b.h5` wrote b.h5 alone) */
+    if (!o->repeat && k < TW_APP_MAXOPTS) {
+      if (it->given[k])
+        return tw_app_usage(it->cmd, "%s%s%s given twice: got \"%s\" and \"%s\"; allowed once", o->shrt ? o->shrt : "",
+                            o->shrt && o->lng ? "/" : "", o->lng ? o->lng : "", it->given[k], *value),
+               TW_APP_BAD;
+      it->given[k] = *value;
+    }
     return k;
   }
   if (!eq && tw_app_is_help(s)) /* -h / --help anywhere among the options, as before the operands */
@@ -190,7 +199,7 @@ int tw_app_next(tw_app_args *it, const char **value) {
 /* The options of run, check and reference (job_opt_cmds: which takes which). */
 enum { JOB_SET, JOB_OUTPUT, JOB_QUIET, JOB_VERBOSE, JOB_SHOTS, JOB_FORCE, JOB_WORKERS, JOB_RESUME, JOB_NOPTS };
 static const tw_app_opt job_opts[JOB_NOPTS] = {
-    [JOB_SET] = {"-s", "--set", "key=value"}, [JOB_OUTPUT] = {"-o", "--output", "FILE.h5"},
+    [JOB_SET] = {"-s", "--set", "key=value", 1}, [JOB_OUTPUT] = {"-o", "--output", "FILE.h5"},
     [JOB_QUIET] = {"-q", "--quiet", NULL},    [JOB_VERBOSE] = {"-v", "--verbose", NULL},
     [JOB_SHOTS] = {NULL, "--shots", "LIST"},  [JOB_FORCE] = {NULL, "--force", NULL},
     [JOB_WORKERS] = {NULL, "--workers", "N"}, [JOB_RESUME] = {NULL, "--resume", NULL}};
@@ -209,8 +218,9 @@ static const int job_opt_cmds[JOB_NOPTS] = {
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
   const int which = strcmp(cmd, "run") == 0 ? JOB_RUN : strcmp(cmd, "check") == 0 ? JOB_CHECK : JOB_REFERENCE;
   tw_app_opt opts[JOB_NOPTS]; /* those it does not take left unnamed: they match no argument */
-  for (int k = 0; k < JOB_NOPTS; k++) opts[k] = job_opt_cmds[k] & which ? job_opts[k] : (tw_app_opt){NULL, NULL, NULL};
-  tw_app_args it = {cmd, argc, argv, opts, JOB_NOPTS, 1, 0};
+  for (int k = 0; k < JOB_NOPTS; k++)
+    opts[k] = job_opt_cmds[k] & which ? job_opts[k] : (tw_app_opt){NULL, NULL, NULL, 0};
+  tw_app_args it = {cmd, argc, argv, opts, JOB_NOPTS, 1, 0, {0}};
   const char *v;
   long n;
   for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {

@@ -39,4 +39,19 @@ expect 2 '--workers takes a number 1..64, got "2x"' -- "$TORREWAVE" check "$job"
 expect 2 '--workers takes a number 1..64, got " 2"' -- "$TORREWAVE" check "$job" --workers ' 2'
 expect 2 '--rtol takes a number >= 0, got "1e-5x"' -- "$TORREWAVE" compare a.h5 b.h5 --rtol 1e-5x
 expect 2 '--rtol takes a number >= 0, got " 0.1"' -- "$TORREWAVE" compare a.h5 b.h5 --rtol ' 0.1'
+# An option of one value given twice: the last was kept and the first dropped without a word (`-o a.h5
+# ... -o b.h5` wrote b.h5 only); refused naming the option and both values, and nothing is written.
+# --set is repeatable, and so is a flag (it does the same twice).
+expect 2 'torrewave check: -o/--output given twice: got "a\.h5" and "b\.h5"; allowed once' -- "$TORREWAVE" check "$job" -o a.h5 -o b.h5
+expect 2 'torrewave run: -o/--output given twice: got "a\.h5" and "b\.h5"; allowed once' -- "$TORREWAVE" run "$job" "${short[@]}" --output=a.h5 -o b.h5
+test ! -e "$tmp/a.h5" && test ! -e "$tmp/b.h5" || { echo "FAIL: run with -o twice wrote a file"; fail=1; }
+expect 2 '--shots given twice: got "0" and "1"' -- "$TORREWAVE" check "$job" --shots 0 --shots 1
+expect 2 '--workers given twice: got "1" and "1"' -- "$TORREWAVE" check "$job" --workers 1 --workers=1
+expect 2 'torrewave compare: --rtol given twice: got "1" and "2"' -- "$TORREWAVE" compare a.h5 b.h5 --rtol 1 --rtol 2
+expect 2 'torrewave export: --segy given twice: got "a\.sgy" and "b\.sgy"' -- "$TORREWAVE" export x.h5 --segy a.sgy --segy b.sgy
+for opt in --kernels=cpu --orders=2 --grid=64x64x64 --cpu-grid=48x48x48 --gb=1 --steps=1 --reps=1 --warmup=0 --absorb=4 --json=b.json; do
+  expect 2 "torrewave bench: ${opt%%=*} given twice: got \"${opt#*=}\" and \"${opt#*=}\"; allowed once" -- "$TORREWAVE" bench "$opt" "$opt"
+done
+test ! -e "$tmp/b.json" || { echo "FAIL: bench with --json twice wrote it"; fail=1; }
+expect 0 '-> q\.h5$' -- "$TORREWAVE" run "$job" "${short[@]}" --set scheme.order=2 -q -q -v -v -o q.h5
 exit $fail
