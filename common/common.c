@@ -87,6 +87,7 @@ tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err) {
         return tw_error_set(err, TW_EINVAL, "memory size \"%s\": unknown suffix '%c' (allowed: K, M, G, T)", text, *end);
     }
     end++;
+    if (*end == 'i') end++;                          /* "8GiB", "8Gi": the binary units, as the logs write them */
     if (toupper((unsigned char)*end) == 'B') end++; /* accept "8GB" too */
     if (*end) return tw_error_set(err, TW_EINVAL, "memory size \"%s\": trailing characters \"%s\"", text, end);
   }

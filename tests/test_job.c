@@ -530,6 +530,12 @@ static void test_stability(void) {
   uint64_t b = 0;
   CHECK(tw_parse_memsize("80G", &b, &err) == TW_OK && b == 80ull << 30, "80G");
   CHECK(tw_parse_memsize("8X", &b, &err) != TW_OK, "8X");
+  /* the binary units as the run log and bench's help write them (bench --help: gpu-diamond+cap=2GiB) */
+  CHECK(tw_parse_memsize("2GiB", &b, &err) == TW_OK && b == 2ull << 30, "2GiB");
+  CHECK(tw_parse_memsize("512MiB", &b, &err) == TW_OK && b == 512ull << 20, "512MiB");
+  CHECK(tw_parse_memsize("8GB", &b, &err) == TW_OK && b == 8ull << 30, "8GB");
+  CHECK(tw_parse_memsize("2Gi", &b, &err) == TW_OK && b == 2ull << 30, "2Gi");
+  CHECK(tw_parse_memsize("2GiBx", &b, &err) != TW_OK && tw_parse_memsize("2GIB", &b, &err) != TW_OK, "2GiBx, 2GIB");
 
   const char *text =
       "grid = { n = [10, 10, 10]; d = [10.0, 10.0, 10.0]; };\n"
