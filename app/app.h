@@ -99,6 +99,9 @@ struct tw_job;
 /* Parse the job arguments and load the job (overrides applied). Returns 0 with *job set, or the
  * exit status after printing the usage or job-file error (a is freed then). */
 int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, struct tw_job **job);
+/* The survey's option (--shots, --force, --workers) given for a job without shots, which would do
+ * nothing there (`check job.cfg --shots 3` said ok), or NULL: a usage error for run and check. */
+const char *tw_app_survey_option(const tw_job_args *a, const struct tw_job *job);
 
 /* "42s", "3m07s", "2h05m"; "--" when unknown (negative or absurd). */
 void tw_app_fmt_duration(double s, char *buf, size_t n);

@@ -72,6 +72,9 @@ static int load(int argc, char **argv, tw_job_args *a, tw_job **job, tw_error *w
   else if ((*job)->nshots && a->resume)
     rc = TW_EXIT_USAGE, tw_error_set(why, TW_EINVAL, "--resume is for a single-shot job's checkpoint; a survey "
                                      "resumes by itself: run the same command again");
+  else if (tw_app_survey_option(a, *job))
+    rc = TW_EXIT_USAGE, tw_error_set(why, TW_EINVAL, "%s is a survey's option and %s has no shots group (shots = "
+                                     "{ ... })", tw_app_survey_option(a, *job), a->job);
   if (rc) tw_job_destroy(*job), *job = NULL, tw_app_job_args_free(a);
   return rc;
 }

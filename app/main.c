@@ -263,6 +263,11 @@ void tw_app_job_args_free(tw_job_args *a) {
   a->sets = NULL;
 }
 
+const char *tw_app_survey_option(const tw_job_args *a, const tw_job *job) {
+  if (job->nshots) return NULL;
+  return a->shots ? "--shots" : a->force ? "--force" : a->workers ? "--workers" : NULL;
+}
+
 int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_job **job) {
   int rc = tw_app_job_args(cmd, argc, argv, a);
   if (rc) return rc;
@@ -271,7 +276,12 @@ int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_j
     tw_app_job_args_free(a);
     return tw_app_fail(&err);
   }
-  return 0;
+  const char *opt = tw_app_survey_option(a, *job);
+  if (opt) {
+    rc = tw_app_usage(cmd, "%s is a survey's option and %s has no shots group (shots = { ... })", opt, a->job);
+    tw_job_destroy(*job), *job = NULL, tw_app_job_args_free(a);
+  }
+  return rc;
 }
 
 int main(int argc, char **argv) {

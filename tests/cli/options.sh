@@ -27,7 +27,15 @@ for opt in -v --verbose "--shots 0" "--workers 1" --force; do
   expect 2 "torrewave reference: unknown option \"${opt%% *}\"" -- "$TORREWAVE" reference "$job" $opt -o ref.h5
 done
 test ! -e "$tmp/ref.h5" || { echo "FAIL: reference wrote ref.h5 with an option it does not take"; fail=1; }
-expect 0 '^ok$' -- "$TORREWAVE" check "$job" -v --workers 1 --shots 0
+expect 0 '^ok$' -- "$TORREWAVE" check "$job" -v
+# ... and a survey's options on a job without shots did nothing (`check job.cfg --shots 3` said ok)
+for opt in "--shots 0" "--workers 1"; do
+  expect 2 "torrewave check: ${opt%% *} is a survey's option and .*quickstart\.cfg has no shots group" -- "$TORREWAVE" check "$job" $opt
+done
+for opt in "--shots 0" "--workers 1" --force; do
+  expect 2 "${opt%% *} is a survey's option and .*quickstart\.cfg has no shots group" -- "$TORREWAVE" run "$job" "${short[@]}" $opt -o never.h5
+done
+test ! -e "$tmp/never.h5" || { echo "FAIL: run wrote never.h5 with a survey's option on a plain job"; fail=1; }
 # --set with blanks around "=", as a job file writes it (was: bad key "time.steps "); a --set with no
 # key or no value is named
 expect 0 '^time +[0-9]+ steps .*order 2$' -- "$TORREWAVE" check "$job" --set 'time.duration = 0.01' --set 'scheme.order =2'
