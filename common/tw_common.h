@@ -13,6 +13,13 @@ extern "C" {
 
 #define TW_VERSION "0.1.0"
 
+/* Limits that catch nonsense DiamondTorre parameters (not hardware limits): the tile R = r·dts ≤
+ * TW_TILE_MAX cells, the tower height ≤ TW_TOWER_HEIGHT_MAX steps. tw_schedule_params refuses beyond
+ * them; the job's parse names the same ranges for a value below 1 (it gave 1..1048576 for a height
+ * of 0, where 100000 is refused). */
+#define TW_TILE_MAX 256
+#define TW_TOWER_HEIGHT_MAX 65536
+
 /* Error table (libuv style): code, short name, meaning. TW_OK is 0; every error is > 0. */
 #define TW_STATUS_MAP(X)                                                         \
   X(TW_OK, "ok", "success")                                                      \

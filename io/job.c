@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <float.h>
 #include <libconfig.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -361,6 +362,19 @@ static tw_status key_int(const ctx *c, const config_setting_t *g, const char *ke
                          const char *desc, int *out) {
   long v = *out;
   TRY(key_long(c, g, key, 0, lo, hi, desc, &v));
+  *out = (int)v;
+  return TW_OK;
+}
+
+/* An optional positive int whose upper limit another check enforces with its own reason: refused here
+ * below 1 (or beyond int), with `allowed`, the range that check takes. */
+static tw_status key_positive(const ctx *c, const config_setting_t *g, const char *key, const char *allowed, int *out) {
+  config_setting_t *s = member(g, key);
+  if (!s) return TW_OK;
+  if (config_setting_type(s) == CONFIG_TYPE_FLOAT)
+    return bad(c, s, "must be a positive integer, not a floating-point number", allowed);
+  const long long v = is_int(s) ? config_setting_get_int64(s) : 0;
+  if (!is_int(s) || v < 1 || v > INT_MAX) return bad(c, s, "must be a positive integer", allowed);
   *out = (int)v;
   return TW_OK;
 }
@@ -1646,8 +1660,13 @@ static tw_status parse_solver(const ctx *c, const config_setting_t *root, tw_job
   if (g) {
     TRY(check_keys(c, g, keys, "solver"));
     TRY(key_choice(c, g, "kernel", 0, kernels, "kernel", &k));
-    TRY(key_int(c, g, "dts", 1, 1024, "a positive integer", &j->dts));
-    TRY(key_int(c, g, "tower_height", 1, MAX_N, "a positive integer", &j->tower_height));
+    /* Above the schedule's limits, tw_schedule_params refuses with the reason (the validation's first
+     * step); below 1 this parse does, naming the range the schedule takes (order parsed already). */
+    char dts_ok[64], nt_ok[64];
+    snprintf(dts_ok, sizeof dts_ok, "allowed 1..%d for order %d", TW_TILE_MAX / (j->order / 2), j->order);
+    snprintf(nt_ok, sizeof nt_ok, "allowed 1..%d", TW_TOWER_HEIGHT_MAX);
+    TRY(key_positive(c, g, "dts", dts_ok, &j->dts));
+    TRY(key_positive(c, g, "tower_height", nt_ok, &j->tower_height));
     TRY(key_int(c, g, "threads", 0, 65536, "a number of threads (0 = all)", &j->threads));
     if (member(g, "device_memory")) TRY(parse_memory(c, member(g, "device_memory"), j));
     static const char *const kept[] = {"kernel", "dts", "tower_height", "device_memory", "threads"};

@@ -62,10 +62,8 @@ extern "C" {
 #define TW_SCHED_HD static inline
 #endif
 
-/* Limits that catch nonsense parameters (not hardware limits): R = r·dts ≤ TW_TILE_MAX cells,
- * tower height ≤ TW_TOWER_HEIGHT_MAX steps. */
-#define TW_TILE_MAX 256
-#define TW_TOWER_HEIGHT_MAX 65536
+/* TW_TILE_MAX and TW_TOWER_HEIGHT_MAX, the limits on solver.dts and solver.tower_height: tw_common.h
+ * (the job's parse tells the same range for a value below 1). */
 
 typedef struct tw_schedule {
   int N0, N1;        /* columns of the padded grid: x ∈ [0, N0), y ∈ [0, N1) */
