@@ -167,6 +167,12 @@ static int report(const tw_job *job, const tw_validation *val, const char *out, 
          host_avail > 0 ? tw_format_bytes(host_avail, ab, sizeof ab) : "unknown");
   if (val->est.device_bytes > 0) printf(", device %s", tw_format_bytes(val->est.device_bytes, db, sizeof db));
   if (val->est.window_planes) printf(", window of %d x-planes", val->est.window_planes);
+  if (val->est.window_height) { /* each block brings every plane in (both levels, c²dt²) and both levels back */
+    char in[32], out[32];
+    const double cells = (double)tw_grid_cells(g);
+    printf(", tower height %d: %s in and %s out a block", val->est.window_height,
+           tw_format_bytes(12.0 * cells, in, sizeof in), tw_format_bytes(8.0 * cells, out, sizeof out));
+  }
   printf("\n");
   if (val->run_seconds > 0) {
     char rt[32];

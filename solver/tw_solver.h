@@ -184,6 +184,7 @@ typedef struct tw_estimate {
   double host_bytes;         /* fields + model + buffers on the host */
   double device_bytes;       /* on the GPU (0 for CPU kernels) */
   int window_planes;         /* planes in the window if one is needed, 0 = whole grid */
+  int window_height;         /* cpu-diamond's window: its tower height (the plan its create makes) */
   int window_auto;           /* 1: no cap, but the grid exceeds the GPU's free memory */
   double window_min_bytes;   /* GPU kernels: the smallest window any of them runs (about: the GPU
                                 rounds a ring up to its 2 MiB mapping granularity) */

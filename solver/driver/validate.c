@@ -446,6 +446,7 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, cons
     return tw_error_prefix(err, "%s", tw_job_where(job, job->dm_where));
   }
   val->est.window_planes = W;
+  val->est.window_height = W ? nt : 0;
   if (W) {
     /* the ring is a second buffer beside the whole fields (tw_cpu_diamond's create): up to the cap
      * more than the grid alone, which tw_estimate_job counted (a cap of 40 MiB on 95 MiB of fields

@@ -46,6 +46,21 @@ test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
 expect 1 'bad\.cfg: --set solver=\{kernel="cpu-diamond";dts=1000;\}: solver\.dts: the diamond tile .*: got 1000; allowed 1\.\.64 for order 8' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'solver={kernel="cpu-diamond";dts=1000;}'
 expect 1 'bad\.cfg: --set solver\.tower_height=100000: solver\.tower_height: over the limit of 65536 steps .*got 100000; allowed 1\.\.65536' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.kernel=cpu-diamond --set solver.tower_height=100000
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created"; fail=1; }
+# cpu-diamond's window under a cap: check gives the ring and the tower height the run reports (it gave
+# the planes alone: a height lowered to fit shows only in a warning, the default one nowhere), and the
+# bytes each block moves, whose multiple the run's summary counts; with the height lowered and not.
+for cap in 2M 2500K; do
+  win=(--set scheme.order=2 --set solver.kernel='"cpu-diamond"' --set "solver.device_memory=\"$cap\"" --set time.steps=12 -o "$tmp/win.h5")
+  "$TORREWAVE" check "$tmp/bad.cfg" "${win[@]}" > "$tmp/win.check" 2>&1
+  "$TORREWAVE" run "$tmp/bad.cfg" "${win[@]}" -q > "$tmp/win.run" 2>&1
+  said=$(sed -n 's/^torrewave: sliding window of \([0-9]*\) x-planes: .*tower height \([0-9]*\).*/\1 \2/p' "$tmp/win.run")
+  moved=$(sed -n 's/^torrewave: window of [0-9]* x-planes: \([0-9]*\) planes in (\([^)]*\)).*/\1 \2/p' "$tmp/win.run")
+  [ "${moved%% *}" = 60 ] && per="${moved#* }" || per='[0-9.]+ [KM]iB' # one block (60 planes): its bytes
+  grep -Eq "window of ${said% *} x-planes, tower height ${said#* }: $per in and [0-9.]+ [KM]iB out a block" \
+    "$tmp/win.check" && [ -n "$moved" ] ||
+    { echo "FAIL: cap $cap: check's window is not the run's (planes, height: '$said'):"; cat "$tmp/win.check" "$tmp/win.run"; fail=1; }
+  rm -f "$tmp/win.h5"
+done
 if ! "$TORREWAVE" info --kernels | grep -q ' gpu$'; then # (a kernel this machine lacks: named where it is given)
   expect 1 'bad\.cfg: --set solver\.kernel=gpu-diamond: solver\.kernel: "gpu-diamond" (needs a GPU|is not available in this build)' -- "$TORREWAVE" check "$tmp/bad.cfg" --set solver.kernel=gpu-diamond
 fi
