@@ -117,6 +117,9 @@ tw_status tw_segy_read_model(const tw_job *job, const char *where, float *vp, tw
  * TW_SEGY_MARKER): called when the output is rewritten without output.segy. */
 void tw_segy_remove_stale(const char *h5path);
 #define TW_SEGY_MARKER "written by torrewave"
+/* The torrewave SEG-Y file at sgy was written from another .h5 than h5path ("q" and "q.h5" share
+ * "q.sgy", as they share "q.xdmf"), and that file is there beside h5path: 1, its name in other[n]. */
+int tw_segy_describes_other(const char *sgy, const char *h5path, char *other, size_t n);
 /* tw_segy_export, but with via: written complete (fsync'ed) under the name via and left there,
  * unpublished (the caller names it; on failure via is removed). A refused result's kept SEG-Y file
  * goes so through the output's own SEG-Y temporary, a name the output's check allows for, where

@@ -354,6 +354,10 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
                       "file, which is there): a run would replace it and leave '%s' without its sidecar%s%s", xdmf,
                       path, other, other, fix ? "; " : "", fix ? fix : ""), at = xdmf;
   if (!st && sgy && (st = check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err))) at = sgy;
+  if (!st && sgy && tw_segy_describes_other(sgy, path, other, sizeof other)) /* as the sidecar above */
+    st = tw_error_set(err, TW_EINVAL, "SEG-Y file '%s' of output '%s' is that of output '%s' (written from that file, "
+                      "which is there): a run would replace it and leave '%s' without its SEG-Y file%s%s", sgy, path,
+                      other, other, fix ? "; " : "", fix ? fix : ""), at = sgy;
   if (refused && n) snprintf(refused, n, "%s", at ? at : "");
   free(xdmf), free(dir), free(sgy);
   free(in);

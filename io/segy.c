@@ -32,6 +32,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -148,6 +149,11 @@ int tw_segy_ours(const char *path) {
 }
 
 void tw_segy_remove_stale(const char *h5path) { (void)h5path; }
+
+int tw_segy_describes_other(const char *sgy, const char *h5path, char *other, size_t n) {
+  (void)sgy, (void)h5path, (void)other, (void)n;
+  return 0;
+}
 
 #else /* TW_HAVE_SEGYIO */
 
@@ -427,11 +433,45 @@ int tw_segy_ours(const char *path) {
   return ours;
 }
 
+/* The base name of the result a SEG-Y file of ours was written from, read back from its textual
+ * header's line 3 ("RESULT <path>", write_textheader) into name[n]: 1, or 0 when the file is not
+ * ours or the name is not known whole (a path longer than the line keeps only its end). */
+static int result_name(const char *path, char *name, size_t n) {
+  static const char head[] = "C 3 RESULT ";
+  segy_file *fp = path ? segy_open(path, "rb") : NULL;
+  char text[SEGY_TEXT_HEADER_SIZE + 1] = {0};
+  const int ours = fp && segy_read_textheader(fp, text) == SEGY_OK && strstr(text, TW_SEGY_MARKER);
+  if (fp) segy_close(fp);
+  if (!ours || strncmp(text + 2 * 80, head, sizeof head - 1) != 0) return 0;
+  char *p = text + 2 * 80 + sizeof head - 1, *e = text + 3 * 80;
+  while (e > p && e[-1] == ' ') e--;
+  *e = '\0';
+  const char *slash = strrchr(p, '/'), *base = slash ? slash + 1 : p;
+  if ((!slash && e - p >= 66) || !*base || strlen(base) >= n) return 0; /* (66: tail()'s room on that line) */
+  memcpy(name, base, strlen(base) + 1);
+  return 1;
+}
+
+int tw_segy_describes_other(const char *sgy, const char *h5path, char *other, size_t n) {
+  if (!result_name(sgy, other, n) || strcmp(other, tw_base_of(h5path)) == 0) return 0;
+  char *dir = tw_dir_of(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
+  int there = 0;
+  if (full) {
+    sprintf(full, "%s/%s", dir, other);
+    struct stat sb;
+    there = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+  }
+  free(dir), free(full);
+  return there;
+}
+
 /* A SEG-Y file torrewave wrote beside an HDF5 output of the same name is stale once that output
- * is rewritten without output.segy: remove it, but only one that carries our marker. */
+ * is rewritten without output.segy: remove it, but only one that carries our marker, and not the
+ * SEG-Y file of another output that is there ("q" and "q.h5" share "q.sgy": a run onto "q" removed
+ * the SEG-Y file of "q.h5"). */
 void tw_segy_remove_stale(const char *h5path) {
-  char *path = tw_segy_path(h5path);
-  if (path && tw_segy_ours(path)) unlink(path);
+  char *path = tw_segy_path(h5path), other[512];
+  if (path && tw_segy_ours(path) && !tw_segy_describes_other(path, h5path, other, sizeof other)) unlink(path);
   free(path);
 }
 

@@ -197,6 +197,21 @@ s = segyio.spec(); s.format = 5; s.samples = range(4); s.tracecount = 1
 with segyio.create("shot.sgy", s) as f: f.trace[0] = np.zeros(4, np.float32)'
 "$T" run job.cfg -q --set time.steps=30 --set output.segy=false 2> /dev/null
 test -e shot.sgy && echo "ok: a SEG-Y file torrewave did not write stays" || fail=1
+# "q" and "q.h5" share the SEG-Y file "q.sgy", as they share the sidecar "q.xdmf": a run onto "q"
+# without output.segy leaves q.h5's SEG-Y file alone (it removed it as a stale one of its own), and
+# check and run onto "q" with output.segy are refused while q.h5 is there (the run replaced q.h5's
+# SEG-Y file with its own traces); with q.h5 gone, q.sgy is stale and goes
+mkdir -p share && "$T" run job.cfg -q -o share/q.h5 --set time.steps=30 2> /dev/null && cp share/q.sgy q.keep
+"$T" run job.cfg -q -o share/q --set time.steps=60 --set output.segy=false 2> /dev/null
+cmp -s share/q.sgy q.keep && echo "ok: a run onto share/q leaves share/q.h5's SEG-Y file" ||
+  { echo "FAIL: a run onto share/q removed share/q.h5's SEG-Y file"; fail=1; }
+share_err="SEG-Y file 'share/q\.sgy' of output 'share/q' is that of output 'q\.h5' \(written from that file, which is there\): a run would replace it and leave 'q\.h5' without its SEG-Y file; choose another output name"
+expect 1 "$share_err" -- "$T" check job.cfg -o share/q --set time.steps=60
+expect 1 "$share_err" -- "$T" run job.cfg -q -o share/q --set time.steps=60
+cmp -s share/q.sgy q.keep || { echo "FAIL: a run onto share/q replaced share/q.h5's SEG-Y file"; fail=1; }
+rm share/q.h5
+"$T" run job.cfg -q -o share/q --set time.steps=60 --set output.segy=false 2> /dev/null
+test ! -e share/q.sgy && echo "ok: q.h5 gone, its SEG-Y file is stale and goes" || { echo "FAIL: share/q.sgy stayed"; fail=1; }
 
 # ---------------------------------------------------------------- in: velocity cubes
 cat > cube.py <<'PY'
