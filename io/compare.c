@@ -168,11 +168,15 @@ typedef struct {
   long argmax, count, ndiff; /* argmax: index of max |A − B| in the caller's numbering */
 } sums;
 
+/* Equal infinities are no difference, and stay out of the norms too: inf − inf is NaN (a file with
+ * an infinity compared with itself said "VALUES DIFFER" with no value differing), and an infinite
+ * norm would make every relative L2 0, hiding the differences elsewhere. */
 static void sums_add(sums *s, const float *a, const float *b, long n, long base) {
   for (long k = 0; k < n; k++) {
-    const double x = a[k], y = b[k], d = x - y, ad = fabs(d);
-    s->saa += x * x;
-    s->sbb += y * y;
+    const double x = a[k], y = b[k];
+    const int same_inf = x == y && isinf(x);
+    const double d = same_inf ? 0.0 : x - y, ad = fabs(d);
+    if (!same_inf) s->saa += x * x, s->sbb += y * y;
     s->sdd += d * d;
     if (ad > s->max_abs || (isnan(ad) && !isnan(s->max_abs))) s->max_abs = ad, s->argmax = base + k;
     if (fabs(x) > s->peak) s->peak = fabs(x);

@@ -64,7 +64,7 @@ typedef struct {
   long bump_sample;
   float bump;
   int snap_bump;         /* add bump to snapshot 1 at cell (1, 2, 3) */
-  int nan;               /* a NaN in the first trace */
+  int nan;               /* sample 3 of the first trace: 1 → NaN, 2 → +inf, 3 → −inf */
   int tiny;              /* sample 3 of the first trace: 1 → 0, 2 → 1e-37 */
 } variant;
 
@@ -92,7 +92,7 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
     for (long j = 0; j < nsamples; j++) {
       float x = trace_value(job->rec[src], j);
       if (src == v->bump_rec && j == v->bump_sample) x += v->bump;
-      if (v->nan && src == 0 && j == 3) x = NAN;
+      if (v->nan && src == 0 && j == 3) x = v->nan == 1 ? NAN : v->nan == 2 ? INFINITY : -INFINITY;
       if (v->tiny && src == 0 && j == 3) x = v->tiny == 1 ? 0.0f : 1e-37f;
       tr[r * nsamples + j] = x;
     }
@@ -287,6 +287,35 @@ static void test_nan(const char *plain) {
   CHECK(compare_files(plain, b, 1e30, &rep, NULL) == TW_OK && !rep.pass, "a NaN fails at any rtol");
   tw_compare_report_free(&rep);
   drop(b);
+  /* An infinity in both files at one place is no difference (inf == inf): a file compared with itself
+   * said "VALUES DIFFER" (its relative L2 was inf − inf = NaN) with no value differing. It must not hide
+   * a difference elsewhere either (an infinite norm made every relative L2 0), nor pass against a
+   * finite value or the other infinity. */
+  v.nan = 2;
+  const char *inf = write_synthetic("inf.h5", NULL, 0, &v);
+  v.bump_rec = 1, v.bump_sample = 5, v.bump = 0.5f;
+  const char *inf_bump = write_synthetic("inf_bump.h5", NULL, 0, &v);
+  v = PLAIN, v.nan = 3;
+  const char *minus = write_synthetic("minus_inf.h5", NULL, 0, &v);
+  const double rtols[2] = {0, 1e-5};
+  for (int k = 0; k < 2; k++) {
+    CHECK(compare_files(inf, inf, rtols[k], &rep, NULL) == TW_OK && rep.pass && rep.stat[0].ndiff == 0 &&
+              rep.stat[0].rel_l2 == 0 && rep.stat[0].max_abs == 0,
+          "rtol %g: a file with an infinity against itself: pass %d, rel L2 %g, max |A-B| %g, %ld differ", rtols[k],
+          rep.pass, rep.stat[0].rel_l2, rep.stat[0].max_abs, rep.stat[0].ndiff);
+    tw_compare_report_free(&rep);
+    CHECK(compare_files(inf, inf_bump, rtols[k], &rep, NULL) == TW_OK && !rep.pass && rep.stat[0].ndiff == 1 &&
+              rep.stat[0].rel_l2 > 1e-3,
+          "rtol %g: equal infinities hid a difference elsewhere: rel L2 %g", rtols[k], rep.stat[0].rel_l2);
+    tw_compare_report_free(&rep);
+    CHECK(compare_files(plain, inf, rtols[k], &rep, NULL) == TW_OK && !rep.pass, "rtol %g: inf against a number passed",
+          rtols[k]);
+    tw_compare_report_free(&rep);
+    CHECK(compare_files(minus, inf, rtols[k], &rep, NULL) == TW_OK && !rep.pass, "rtol %g: -inf against inf passed",
+          rtols[k]);
+    tw_compare_report_free(&rep);
+  }
+  drop(inf), drop(inf_bump), drop(minus);
 }
 
 /* rtol <= 1e-30 (`--strict --rtol 1e-30`: "the same numbers") passes only when no value differs:
