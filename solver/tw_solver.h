@@ -182,6 +182,9 @@ int tw_session_broken(const tw_session *s);
 typedef struct tw_estimate {
   tw_grid grid;
   double host_bytes;         /* fields + model + buffers on the host */
+  double session_bytes;      /* of those, what each session holds alone (a survey's workers: one each, the
+                                medium shared): the CPU kernels' two levels and c²dt² in their layout,
+                                the GPU kernels' two host levels */
   double device_bytes;       /* on the GPU (0 for CPU kernels) */
   int window_planes;         /* planes in the window if one is needed, 0 = whole grid */
   int window_height;         /* cpu-diamond's window: its tower height (the plan its create makes) */

@@ -323,11 +323,39 @@ static int threads_share(int nw, int lsize) {
 }
 
 /* As --workers asks (an HDF5 that is not thread-safe makes it one worker, but the same job and
- * options are refused on every machine of as many CPUs). */
+ * options are refused on every machine of as many CPUs). Memory: each worker holds its session's
+ * fields (tw_estimate.session_bytes) beside the one medium, so N workers need the job's host
+ * memory and N − 1 sessions more (1, 2, 4 workers of one CPU survey peaked at 132, 225, 410 MB
+ * where the validation, one session, said 128 MiB for all). A cpu-diamond ring under a cap is
+ * counted for one session only (the validation's plan); GPU workers by default: one per GPU of the
+ * host, but under a launcher of several ranks the host's GPUs are shared, so one. */
 tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err) {
-  if (tw_kernel_is_gpu(kernel)) return TW_OK;
-  const int nw = workers > 0 ? workers : 1;
-  return tw_check_threads(job, nw, job->threads ? job->threads : threads_share(nw, 1), err);
+  const int gpu = tw_kernel_is_gpu(kernel);
+  int nw = workers > 0 ? workers : 1, rank = 0, size = 1;
+  if (gpu && workers <= 0 && !(tw_survey_launched(&rank, &size) && size > 1)) nw = tw_gpu_count() > 1 ? tw_gpu_count() : 1;
+  if (nw > SURVEY_MAX_WORKERS) nw = SURVEY_MAX_WORKERS;
+  if (!gpu) {
+    tw_status st = tw_check_threads(job, nw, job->threads ? job->threads : threads_share(nw, 1), err);
+    if (st) return st;
+  }
+  tw_estimate est;
+  tw_status st = tw_estimate_job(job, kernel, &est, err);
+  const double host = (double)tw_host_memory_available(), need = est.host_bytes + (nw - 1) * est.session_bytes;
+  if (st || nw < 2 || host <= 0 || need <= host) return st;
+  char b[4][32], who[48];
+  long most = est.session_bytes > 0 ? 1 + (long)((host - est.host_bytes) / est.session_bytes) : nw;
+  if (most < 1) most = 1;
+  if (workers > 0) snprintf(who, sizeof who, "--workers %d", workers);
+  else snprintf(who, sizeof who, "%d workers (one per GPU)", nw);
+  /* TW_ECONFIG, as the threads' refusal: the job and its --workers refused on this host before any
+   * shot (a survey's memory failure, TW_ENOMEM, retires a rank's workers and leaves its shots to a
+   * rerun, which the same command would repeat) */
+  return tw_error_set(err, TW_ECONFIG, "%s: %s: %d sessions need about %s of host memory (the job %s and %s for each "
+                      "further session's fields) and %s is available; allowed --workers at most %ld, or a machine "
+                      "with more memory", job->path, who, nw, tw_format_bytes(need, b[0], sizeof b[0]),
+                      tw_format_bytes(est.host_bytes, b[1], sizeof b[1]),
+                      tw_format_bytes(est.session_bytes, b[2], sizeof b[2]), tw_format_bytes(host, b[3], sizeof b[3]),
+                      most);
 }
 
 /* This rank's workers and their devices: the GPUs of the host split among its ranks by their rank

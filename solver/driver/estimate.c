@@ -56,12 +56,13 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   const double per_rec = job->rec_interp == TW_INTERP_TRILINEAR ? 520.0 : 200.0; /* (2e6 trilinear: 1.03 GB) */
   est->host_bytes = 4.0 * cells + model + (traces < 128e6 ? traces : 128e6) + per_rec * (double)job->nrec;
   if (tw_kernel_is_gpu(kernel)) {
-    est->host_bytes += 8.0 * cells; /* the two time levels, for snapshots and the window */
+    est->session_bytes = 8.0 * cells; /* the two time levels, for snapshots and the window */
     est->device_bytes = 12.0 * cells;
     gpu_window(job, est);
   } else {
-    est->host_bytes += 3.0 * halo;  /* two levels and c²dt² in the CPU layout (cpu_fields.h) */
+    est->session_bytes = 3.0 * halo;  /* two levels and c²dt² in the CPU layout (cpu_fields.h) */
   }
+  est->host_bytes += est->session_bytes;
   return TW_OK;
 }
 

@@ -452,6 +452,7 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, cons
      * more than the grid alone, which tw_estimate_job counted (a cap of 40 MiB on 95 MiB of fields
      * took 159 MiB where check said 95 MiB, and the memory refusal let it through) */
     val->est.host_bytes += (double)tw_window_cpu_ring_bytes(&pb, W);
+    val->est.session_bytes += (double)tw_window_cpu_ring_bytes(&pb, W); /* a ring per session */
     st = tw_estimate_fits(job, val->kernel, &val->est, err);
     if (st) return st;
   }

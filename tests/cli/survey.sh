@@ -176,4 +176,21 @@ warned() { # warned DIR COMMAND...: the survey into DIR runs its 7 shots, and sa
 warned warn-workers "$T" run warn.cfg -o warn-workers --workers 2 "${dm[@]}"
 warned warn-quiet "$T" run warn.cfg -q -o warn-quiet "${dm[@]}"
 if [ $mpi = 1 ]; then warned warn-mpi mpirun -np 2 "$T" run warn.cfg -o warn-mpi "${dm[@]}"; fi
+
+# Each worker holds its own session's fields: 4 workers of a survey whose one session takes ~0.4 of
+# this machine's available memory do not fit (check said the one session's need for any --workers;
+# 1, 2, 4 workers peaked at 132, 225, 410 MB where it said 128 MiB). The grid is sized from
+# MemAvailable (about 20 B a padded cell for one worker, 12 more a further one), its extent kept.
+avail=$(awk '/^MemAvailable:/ {print $2 * 1024}' /proc/meminfo)
+if [ -n "$avail" ]; then
+  k=$(awk -v a="$avail" 'BEGIN { printf "%d", (2 * 0.4 * a / 20) ^ (1 / 3) }')
+  d=$(awk -v k="$k" 'BEGIN { printf "%.6f", 9990.001 / (k - 1) }')  # the model's 9990 m kept
+  big=(--set "grid.n=[$k,$k,$((k / 2 + 1))]" --set "grid.d=[$d,$d,$d]" --set 'solver.kernel="cpu"')
+  expect 0 '^ok$' -- "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${big[@]}" --workers 1
+  expect 1 '--workers 4: 4 sessions need about .* of host memory .* allowed --workers at most [123],' -- \
+    "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${big[@]}" --workers 4
+  expect 1 '--workers 4: 4 sessions need about .* allowed --workers at most [123],' -- \
+    "$T" run "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${big[@]}" --workers 4 -q -o big-survey
+  [ ! -e big-survey ] || { echo "FAIL: the refused survey left big-survey/"; ls -la big-survey; fail=1; }
+fi
 exit $fail
