@@ -193,6 +193,10 @@ typedef struct tw_estimate {
                                 rounds a ring up to its 2 MiB mapping granularity) */
 } tw_estimate;
 tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *est, tw_error *err);
+/* cpu-diamond under solver.device_memory: the bytes of its window's ring, a second buffer beside the
+ * fields that every session holds (the plan its create makes, which the validation adds to
+ * tw_estimate_job's); 0 for another kernel, no cap, no window, or a plan the validation refuses. */
+double tw_estimate_cpu_ring(const tw_job *job, const char *kernel);
 /* The estimate against the machine: host need over MemAvailable is TW_ENOMEM naming both sizes; a
  * GPU kernel's window below its smallest (solver.device_memory too small, or no cap and the free
  * GPU memory too small for even the smallest window) is TW_ERANGE / TW_ENOMEM. A grid above the

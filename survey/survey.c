@@ -326,9 +326,10 @@ static int threads_share(int nw, int lsize) {
  * options are refused on every machine of as many CPUs). Memory: each worker holds its session's
  * fields (tw_estimate.session_bytes) beside the one medium, so N workers need the job's host
  * memory and N − 1 sessions more (1, 2, 4 workers of one CPU survey peaked at 132, 225, 410 MB
- * where the validation, one session, said 128 MiB for all). A cpu-diamond ring under a cap is
- * counted for one session only (the validation's plan); GPU workers by default: one per GPU of the
- * host, but under a launcher of several ranks the host's GPUs are shared, so one. */
+ * where the validation, one session, said 128 MiB for all). A cpu-diamond ring under a cap is a
+ * session's too (1, 2, 3 workers under a 40 MiB cap peaked at 214, 379, 543 MB: 40 MB of ring
+ * each, where one ring was counted). GPU workers by default: one per GPU of the host, but under a
+ * launcher of several ranks the host's GPUs are shared, so one. */
 tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err) {
   const int gpu = tw_kernel_is_gpu(kernel);
   int nw = workers > 0 ? workers : 1, rank = 0, size = 1;
@@ -340,6 +341,8 @@ tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int wor
   }
   tw_estimate est;
   tw_status st = tw_estimate_job(job, kernel, &est, err);
+  const double ring = st ? 0 : tw_estimate_cpu_ring(job, kernel); /* (the validation's plan adds it so) */
+  est.host_bytes += ring, est.session_bytes += ring;
   const double host = (double)tw_host_memory_available(), need = est.host_bytes + (nw - 1) * est.session_bytes;
   if (st || nw < 2 || host <= 0 || need <= host) return st;
   char b[4][32], who[48];

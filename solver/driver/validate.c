@@ -464,6 +464,17 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, cons
   return TW_OK;
 }
 
+double tw_estimate_cpu_ring(const tw_job *job, const char *kernel) {
+  if (strcmp(kernel, "cpu-diamond")) return 0;
+  tw_problem pb;
+  tw_error e = {0};
+  int dts, nt, nt_default, W = 0;
+  if (tw_problem_sizes(job, &pb, &e) || tw_cpu_diamond_params(&pb, &dts, &nt, &e) ||
+      tw_cpu_diamond_plan(&pb, &dts, &nt, &nt_default, &W, &e))
+    return 0; /* (check_cpu_window refuses it, with the reason) */
+  return W ? (double)tw_window_cpu_ring_bytes(&pb, W) : 0;
+}
+
 /* The CPU threads a run would start against this machine: far more than its CPUs only slows a run
  * down, and libgomp cannot start tens of thousands (a crash inside it, or its own one-line abort).
  * At most 4 per CPU, in all: workers (a survey's --workers) × threads_each. */

@@ -192,5 +192,20 @@ if [ -n "$avail" ]; then
   expect 1 '--workers 4: 4 sessions need about .* allowed --workers at most [123],' -- \
     "$T" run "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${big[@]}" --workers 4 -q -o big-survey
   [ ! -e big-survey ] || { echo "FAIL: the refused survey left big-survey/"; ls -la big-survey; fail=1; }
+  # ... and each worker its own cpu-diamond window ring under solver.device_memory (3 workers of a
+  # small survey under a 40 MiB cap peaked at 214, 379, 543 MB: 165 MB a further worker, 125 of
+  # fields and 40 of ring; the ring was counted once). Fields F = 12 B a padded cell, a cap of 0.9 F:
+  # 4 workers need about 99 B a cell, where the ring counted once made it 67; sized to 82 B a cell
+  # of the available memory, so that the one count fits and the right one does not.
+  c=$(awk -v a="$avail" 'BEGIN { printf "%d", a / 82 }')
+  k=$(awk -v c="$c" 'BEGIN { printf "%d", (2 * c) ^ (1 / 3) }')
+  d=$(awk -v k="$k" 'BEGIN { printf "%.6f", 9990.001 / (k - 1) }')
+  cap=$(awk -v c="$c" 'BEGIN { printf "%dM", 10.8 * c / 1048576 }')
+  ring=(--set "grid.n=[$k,$k,$((k / 2 + 1))]" --set "grid.d=[$d,$d,$d]" --set 'solver.kernel="cpu-diamond"'
+        --set "solver.device_memory=\"$cap\"")
+  expect 0 'window of [0-9]+ x-planes' -- \
+    "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${ring[@]}" --workers 1
+  expect 1 '--workers 4: 4 sessions need about .* allowed --workers at most [123],' -- \
+    "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${ring[@]}" --workers 4
 fi
 exit $fail
