@@ -1374,8 +1374,13 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
   TRY(key_vec(c, e, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", b));
   TRY(key_long(c, e, "count", 1, 1, MAX_REC, "a positive integer", &n));
   /* One point is `from` alone: a `to` elsewhere was dropped without a word (a line whose count was
-   * forgotten, or meant for more points) */
-  if (n == 1 && (a[0] != b[0] || a[1] != b[1] || a[2] != b[2])) {
+   * forgotten, or meant for more points). A `to` that is `from` up to rounding (1e-9 of a cell, or
+   * 1e-12 of the coordinate: a script's from + 0 * spacing, UTM coordinates) is that point: refused,
+   * it read "at from = [0.3, ...] ... got [0.3, ...]; allowed to = from" */
+  int apart = 0;
+  for (int i = 0; i < 3; i++)
+    apart |= fabs(b[i] - a[i]) > 1e-9 * j->d[i] + 1e-12 * fmax(fabs(a[i]), fabs(b[i]));
+  if (n == 1 && apart) {
     char what[512];
     sbuf f = {{0}, 0};
     render(&f, member(e, "from"), 0);

@@ -386,6 +386,33 @@ static void test_receivers(void) {
   tw_job_destroy(j);
 }
 
+/* A line of count = 1 whose `to` is its `from` up to rounding (a script's from + 0 * spacing written
+ * to 17 digits, far coordinates in UTM) is its one point: refused, it said "at from = [0.3, ...] ...
+ * got [0.3, ...]; allowed to = from". A `to` a whisker beyond rounding is still refused. */
+static void test_line_count_one_rounding(void) {
+  const char *head =
+      "grid = { n = [11, 11, 11]; d = [10.0, 10.0, 0.1]; origin = [0.0, 5000000.0, 0.0]; };\n"
+      "time = { steps = 10; };\n"
+      "model = { type = \"constant\"; vp = 1500.0; };\n"
+      "sources = ( { position = [50.0, 5000050.0, 0.5]; wavelet = { type = \"ricker\"; frequency = 10; }; } );\n";
+  char t[1024];
+  snprintf(t, sizeof t, "%sreceivers = { lines = ( { from = [0.3, 5000000.3, 0.3]; "
+           "to = [0.30000000000000004, 5000000.300000001, 0.30000000000000004]; count = 1; } ); };", head);
+  tw_job *j = load_ok(t, "one.cfg", NULL, 0);
+  if (j) {
+    CHECK(j->nrec == 1 && j->rec[0][0] == 0.3 && j->rec[0][1] == 5000000.3 && j->rec[0][2] == 0.3,
+          "nrec %ld, rec 0: %.17g %.17g %.17g", j->nrec, j->rec[0][0], j->rec[0][1], j->rec[0][2]);
+    tw_job_destroy(j);
+  }
+  snprintf(t, sizeof t, "%sreceivers = { lines = ( { from = [0.3, 5000000.3, 0.3]; "
+           "to = [0.3, 5000000.3, 0.3000001]; count = 1; } ); };", head);
+  tw_job *b = NULL;
+  tw_error e = {0};
+  CHECK(tw_job_load_string(t, "one2.cfg", NULL, 0, &b, &e) != TW_OK &&
+        strstr(e.msg, "receivers.lines[0].to: with count = 1") && strstr(e.msg, "0.3000001"), "%s", e.msg);
+  tw_job_destroy(b);
+}
+
 /* A model far from its origin in cells (a 10 cm grid in UTM coordinates: y = 5e6 m carries 4.7e-9
  * cells of rounding): the last cell, origin + (n − 1)·d, was inside for the validation (1e-9·d in
  * metres) but outside for the placement (1e-9 cells): check said ok, run refused the receiver;
@@ -630,6 +657,7 @@ int main(void) {
   test_overrides();
   test_duration_and_snapshots();
   test_receivers();
+  test_line_count_one_rounding();
   test_far_origin();
   test_solver_and_boundary();
   test_files();
