@@ -204,8 +204,8 @@ static const tw_app_opt job_opts[JOB_NOPTS] = {
     [JOB_SHOTS] = {NULL, "--shots", "LIST"},  [JOB_FORCE] = {NULL, "--force", NULL},
     [JOB_WORKERS] = {NULL, "--workers", "N"}, [JOB_RESUME] = {NULL, "--resume", NULL}};
 
-/* The commands that take each of job_opts: one that does nothing in a command is refused there (an
- * unknown option), not ignored — check has no progress to quiet and reruns no shots (-q, --force),
+/* The commands that take each of job_opts: one that does nothing in a command is refused there (as
+ * another command's option), not ignored — check has no progress to quiet and reruns no shots (-q, --force),
  * reference says nothing of its phases and runs no survey (-v, --shots, --workers). */
 enum { JOB_RUN = 1, JOB_CHECK = 2, JOB_REFERENCE = 4 };
 static const int job_opt_cmds[JOB_NOPTS] = {
@@ -217,13 +217,20 @@ static const int job_opt_cmds[JOB_NOPTS] = {
 /* The option loop of tw_app_job_args: returns 0 or a usage status (a->sets still owned). */
 static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a) {
   const int which = strcmp(cmd, "run") == 0 ? JOB_RUN : strcmp(cmd, "check") == 0 ? JOB_CHECK : JOB_REFERENCE;
-  tw_app_opt opts[JOB_NOPTS]; /* those it does not take left unnamed: they match no argument */
-  for (int k = 0; k < JOB_NOPTS; k++)
-    opts[k] = job_opt_cmds[k] & which ? job_opts[k] : (tw_app_opt){NULL, NULL, NULL, 0};
-  tw_app_args it = {cmd, argc, argv, opts, JOB_NOPTS, 1, 0, {0}};
+  tw_app_args it = {cmd, argc, argv, job_opts, JOB_NOPTS, 1, 0, {0}};
   const char *v;
   long n;
-  for (int k; (k = tw_app_next(&it, &v)) != TW_APP_END;) {
+  for (int k, at = it.i; (k = tw_app_next(&it, &v)) != TW_APP_END; at = it.i) {
+    /* One that it does not take is named as another command's ("unknown option \"-q\"" sent the
+     * reader to look for a typo in an option run takes); argv[at] is how it was spelled */
+    if (k >= 0 && !(job_opt_cmds[k] & which)) {
+      const int o = job_opt_cmds[k] & ~which;
+      const char *name = it.argv[at];
+      return tw_app_usage(cmd, "\"%.*s\" is an option of %s%s%s, not of %s (it would do nothing here)",
+                          (int)strcspn(name, "="), name, o & JOB_RUN ? "run" : "",
+                          o & JOB_RUN && o & ~JOB_RUN ? " and " : "",
+                          o & JOB_CHECK ? "check" : o & JOB_REFERENCE ? "reference" : "", cmd);
+    }
     switch (k) {
       case TW_APP_BAD: return TW_EXIT_USAGE;
       case TW_APP_OPERAND:

@@ -122,7 +122,7 @@ expect 1 'the velocity model.s values differ' -- "$T" run job.cfg -o r.h5 --resu
 expect 1 'the snapshots .* differ' -- "$T" run job.cfg -o r.h5 --resume --set snapshots.every=60
 expect 1 "no checkpoint 'nothing.h5.ckpt'" -- "$T" run job.cfg -o nothing.h5 --resume
 expect 1 'has no checkpoint group' -- "$T" run ref.cfg -o r.h5 --resume
-expect 2 'unknown option "--resume"' -- "$T" check job.cfg --resume
+expect 2 '"--resume" is an option of run, not of check' -- "$T" check job.cfg --resume
 printf 'XXXXXXXX' | dd of=r.h5.ckpt bs=1 seek=$((size / 2)) conv=notrunc status=none
 expect 1 'is corrupted: x-planes [0-9]+\.\.[0-9]+ \(bytes [0-9]+\.\.[0-9]+\) fail their checksum' -- \
   "$T" run job.cfg -o r.h5 --resume

@@ -20,12 +20,16 @@ test -s "$tmp/-q" || { echo "FAIL: --output=-q wrote no file -q"; fail=1; }
 # An option that does nothing in the command is refused, not ignored: check has no progress to quiet
 # and reruns nothing (-q, --force, --resume are run's), reference says nothing of its phases (-v) and
 # runs no survey (--shots, --workers)
+# (named so: "unknown option" for an option run takes sent the reader to look for a typo)
 for opt in -q --quiet --force --resume; do
-  expect 2 "torrewave check: unknown option \"$opt\"" -- "$TORREWAVE" check "$job" "$opt"
+  expect 2 "torrewave check: \"$opt\" is an option of run( and reference)?, not of check \(it would do nothing here\)" \
+    -- "$TORREWAVE" check "$job" "$opt"
 done
 for opt in -v --verbose "--shots 0" "--workers 1" --force; do
-  expect 2 "torrewave reference: unknown option \"${opt%% *}\"" -- "$TORREWAVE" reference "$job" $opt -o ref.h5
+  expect 2 "torrewave reference: \"${opt%% *}\" is an option of run( and check)?, not of reference" \
+    -- "$TORREWAVE" reference "$job" $opt -o ref.h5
 done
+expect 2 'torrewave check: unknown option "--quite"' -- "$TORREWAVE" check "$job" --quite
 test ! -e "$tmp/ref.h5" || { echo "FAIL: reference wrote ref.h5 with an option it does not take"; fail=1; }
 expect 0 '^ok$' -- "$TORREWAVE" check "$job" -v
 # ... and a survey's options on a job without shots did nothing (`check job.cfg --shots 3` said ok)
