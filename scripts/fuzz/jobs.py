@@ -549,7 +549,7 @@ def invalid_cases():
         r":7: checkpoint\.every_seconds" + got.format("inf"))
     add("list-for-group", ("time = { steps = 5; }", "time = ( 5 )"), r":2: time: must be a group")
     add("duplicate-key", ("time = { steps = 5; }", "time = { steps = 5; steps = 6; }"),
-        r":2: syntax error: duplicate setting name")
+        r":2: time\.steps: given twice in its group: got a second 'steps' \(the first on line 2\)")
     # the same values given by --set: named by it
     at = r"job\.cfg: --set [^:]*: "
     add("set-steps-inf", "", at + r"time\.steps" + got.format("inf"), ["time.steps=1e999"])
