@@ -190,14 +190,15 @@ static int same_file(const char *a, const char *b) {
 
 /* The checkpoint's files against the run's own: checkpoints are written during the run and removed
  * when it completes, so a checkpoint that is the output (or its sidecar, SEG-Y file or lock) would
- * take the finished output with it. */
+ * take the finished output with it. Its lock, "<ckpt>.lock", too: it goes at the end of the run, and
+ * -o q.lock with checkpoint.file "q" published the output onto the lock's name, then removed it. */
 static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_job *job, const input_file *in,
                                   int nin, tw_error *err) {
   char *ck = tw_checkpoint_path(job, path), *sgy = job->output_segy ? tw_segy_path(path) : NULL;
   const size_t l = ck ? strlen(ck) : 0, lp = strlen(path);
-  char *ckn[3] = {ck, malloc(l + 16), malloc(l + 16)}, *lock = malloc(lp + 8);
+  char *ckn[4] = {ck, malloc(l + 16), malloc(l + 16), malloc(l + 16)}, *lock = malloc(lp + 8);
   const char *ours[4] = {path, xdmf, sgy, lock}, *our_what[4] = {"output", "XDMF sidecar", "SEG-Y file", "lock file"};
-  const char *ck_what[3] = {"checkpoint", "checkpoint journal", "checkpoint's temporary"};
+  const char *ck_what[4] = {"checkpoint", "checkpoint journal", "checkpoint's temporary", "checkpoint's lock file"};
   tw_status st = TW_OK;
   char *ckdir = ck ? tw_dir_of(ck) : NULL;
   const long nm = ckdir ? pathconf(ckdir, _PC_NAME_MAX) : -1;
@@ -208,7 +209,7 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
     snprintf(where_at, sizeof where_at, "%s: checkpoint.file: ", job->ckpt_where);
     snprintf(value, sizeof value, ": got \"%s\"", job->ckpt_file);
   }
-  if (!ck || !ckdir || !ckn[1] || !ckn[2] || !lock || (job->output_segy && !sgy)) {
+  if (!ck || !ckdir || !ckn[1] || !ckn[2] || !ckn[3] || !lock || (job->output_segy && !sgy)) {
     st = tw_error_set(err, TW_ENOMEM, "out of memory");
   } else if (job->ckpt_file && (!dir_ok || access(ckdir, W_OK | X_OK) != 0)) {
     /* a checkpoint.file in a missing folder passed the validation: run read the model and failed
@@ -223,17 +224,18 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
                       "file system's limit of %ld; allowed: a shorter name", where_at, strlen(tw_base_of(ck)),
                       nm > 0 ? nm : 255L);
   } else {
-    sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(lock, "%s.lock", path);
+    sprintf(ckn[1], "%s.journal", ck), sprintf(ckn[2], "%s.tmp", ck), sprintf(ckn[3], "%s.lock", ck);
+    sprintf(lock, "%s.lock", path);
     const char *loc = where_at, *got = value;
-    for (int i = 0; i < 3 && !st; i++)
+    for (int i = 0; i < 4 && !st; i++)
       for (int k = 0; k < 4 && !st; k++) {
         if (!ours[k] || !same_file(ckn[i], ours[k])) continue;
         st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be the run's %s '%s' (checkpoint files are removed "
                           "when the run completes, and the output would go with them)%s; allowed: a name that, with "
-                          ".journal and .tmp, is none of the output's files (the default, the output's name + "
+                          ".journal, .tmp and .lock, is none of the output's files (the default, the output's name + "
                           "\".ckpt\", never is)", loc, ck_what[i], ckn[i], our_what[k], ours[k], got);
       }
-    for (int i = 0; i < 3 && !st; i++) /* nor an input: a checkpoint would overwrite it */
+    for (int i = 0; i < 4 && !st; i++) /* nor an input: a checkpoint would overwrite it */
       for (int k = 0; k < nin && !st; k++) {
         if (!in[k].name || !same_file(ckn[i], in[k].name)) continue;
         st = tw_error_set(err, TW_EINVAL, "%sthe %s '%s' would be %s ('%s'%s%s), which a checkpoint would "
@@ -241,7 +243,7 @@ static tw_status check_ckpt_names(const char *path, const char *xdmf, const tw_j
                           ck_what[i], ckn[i], in[k].what, in[k].name, in[k].key[0] ? ", " : "", in[k].key, got);
       }
   }
-  for (int i = 0; i < 3; i++) free(ckn[i]);
+  for (int i = 0; i < 4; i++) free(ckn[i]);
   free(sgy), free(lock), free(ckdir);
   return st;
 }

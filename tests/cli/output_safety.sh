@@ -72,7 +72,13 @@ expect 1 "--set checkpoint\.file=\"res\": checkpoint\.file: the checkpoint journ
 expect 1 "the checkpoint 'ck\.xdmf' would be the run's XDMF sidecar 'ck\.xdmf'" -- "$T" run ck.cfg --set 'checkpoint.file="ck.xdmf"'
 expect 1 "the checkpoint '\./out2\.h5\.lock' would be the run's lock file 'out2\.h5\.lock'" \
   -- "$T" run ck.cfg -o out2.h5 --set 'checkpoint.file="./out2.h5.lock"'
-test ! -e ck.h5 && test ! -e res.journal && test ! -e ck.xdmf || { echo "FAIL: a refused run wrote a file"; fail=1; }
+# the checkpoint's own lock ("<ckpt>.lock", removed when the run ends) named like the output: -o q.lock
+# with checkpoint.file "q" was accepted, said "-> q.lock", and removed q.lock with the lock
+expect 1 "--set checkpoint\.file=\"q\": checkpoint\.file: the checkpoint's lock file 'q\.lock' would be the run's output 'q\.lock'" \
+  -- "$T" run ck.cfg --set 'checkpoint.file="q"' -o q.lock
+expect 1 "the checkpoint's lock file 'q\.lock' would be the run's output" -- "$T" check ck.cfg --set 'checkpoint.file="q"' -o q.lock
+test ! -e ck.h5 && test ! -e res.journal && test ! -e ck.xdmf && test ! -e q.lock ||
+  { echo "FAIL: a refused run wrote a file"; fail=1; }
 expect 1 "the checkpoint '$PWD/ck\.h5' would be the run's output 'ck\.h5'" -- "$T" check ck.cfg --set "checkpoint.file=\"$PWD/ck.h5\""
 expect 0 "analytic reference" -- "$T" reference ck.cfg -o ref.h5  # writes no checkpoint: nothing to refuse
 expect 1 "the checkpoint 'vp\.bin' would be the velocity model \('vp\.bin', model\.file\), which a checkpoint would overwrite" \
