@@ -34,12 +34,16 @@ For every job it checks (docs/design.md §1.7, §3, §10):
      refused, overflowing or interrupted run names stays as it was.
 Besides: mirror images (x and y exchanged: the same numbers transposed, §1.7 rule 9); the model
 stored by output.model fed back as hdf5 and raw models (the analytic model's bits); output.segy and
-export; surveys (fixed and moving receivers, shots on the edges, two workers, both kernels, the
-window) against single-shot runs; SIGTERM with checkpoints resumed on the other kernel (the
-uninterrupted run's bits), SIGINT and kill -9 (an older output kept, temporaries cleared by the
-next run); and invalid jobs (bad types, negative and huge sizes, 1e999, misspelled keys, empty
-lists, mixed arrays, grids beyond memory, by the file and by --set): exit status 1 or 2, a message
-with file:line, key, value and what is allowed, no output, an older output untouched.
+export; a third of the jobs killed (TW_CHECKPOINT_CRASH_AFTER) while writing their second checkpoint
+and resumed on another kernel, thread count or window (the reference's bits, nothing left); surveys
+(fixed and moving receivers, shots on the edges and on a line, snapshots, output.model and
+output.segy, two workers, both kernels, the window) against single-shot runs, then run again (nothing
+rerun, no file touched), --force --shots and --shots into a new folder; SIGTERM with checkpoints
+resumed on the other kernel (the uninterrupted run's bits), SIGINT and kill -9 (an older output
+kept, temporaries cleared by the next run); and invalid jobs (bad types, negative and huge sizes,
+1e999, misspelled keys, empty lists, mixed arrays, grids beyond memory, by the file and by --set):
+exit status 1 or 2, a message with file:line, key, value and what is allowed, no output, an older
+output untouched.
 
 Usage: scripts/fuzz/jobs.py [--build build] [--asan build-asan] [--work /tmp/twfuzz] [--cores 2]
                             [--random 200] [--seed 1] [--only SUBSTRING] [--refusals] [--keep]
@@ -597,15 +601,15 @@ class Runner:
         self.failures = []
         self.refusals = []  # (job, message): valid-looking jobs that every kernel refuses
         self.stats = {"cases": 0, "runs": 0, "compares": 0, "refused": 0, "windowed": 0, "asan_runs": 0,
-                      "mirrors": 0, "invalid": 0}
+                      "mirrors": 0, "invalid": 0, "resumes": 0}
 
     def count(self, key, n=1):
         with self.lock:
             self.stats[key] += n
 
-    def run(self, cmd, cwd, threads=1, log=None, asan=False):
+    def run(self, cmd, cwd, threads=1, log=None, asan=False, env_extra=None):
         """Run one command; returns (rc, output). rc 124 when it timed out."""
-        env = dict(os.environ, OMP_WAIT_POLICY="passive")
+        env = dict(os.environ, OMP_WAIT_POLICY="passive", **(env_extra or {}))
         env.pop("OMP_NUM_THREADS", None)
         if asan:
             # libgomp's thread pool (a malloc inside libgomp, no frame of ours) is reported now and
@@ -614,7 +618,7 @@ class Runner:
             env["ASAN_OPTIONS"] = "detect_leaks=1:abort_on_error=1"
             env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
         if log is not None:
-            log.append(" ".join(shlex_quote(c) for c in cmd))
+            log.append(" ".join([f"{k}={v}" for k, v in (env_extra or {}).items()] + [shlex_quote(c) for c in cmd]))
         self.count("asan_runs" if asan else "runs")
         self.cores.take(threads)
         try:
@@ -833,6 +837,8 @@ def check_case(R, name, job, extra):
             if rc == 0:
                 same_numbers(R, vname, ref, os.path.join(d, "asan.h5"), d, bad)
                 os.unlink(os.path.join(d, "asan.h5"))
+    if not refused and zlib.crc32(name.encode()) % 3 == 0:
+        resume_check(R, d, bad, tw, log, rnd)
     if not refused and zlib.crc32(name.encode()) % 7 == 0:
         output_safety(d, bad, tw)
     if not refused and expected_receivers(job) and zlib.crc32(name.encode()) % 5 == 0:
@@ -1002,6 +1008,55 @@ def segy_check(d, bad, tw):
         bad(f"export: exit {rc}, or a SEG-Y file of another size than output.segy's", out)
 
 
+PADDED = re.compile(r"padded grid\s+(\d+) x (\d+) x (\d+) ")
+
+
+def resume_check(R, d, bad, tw, log, rnd):
+    """A run killed (SIGKILL, by TW_CHECKPOINT_CRASH_AFTER) while writing its second checkpoint,
+    resumed with --resume on another kernel, thread count or window: the reference's bits; the
+    checkpoint, its journal and the killed run's temporaries gone. Checkpoints written synchronously
+    (TW_CHECKPOINT_SYNC), so that the kill comes at the same step every time."""
+    attr = subprocess.run(["h5dump", "-a", "/steps", os.path.join(d, "ref.h5")], capture_output=True, text=True).stdout
+    m = re.search(r"\(0\): (\d+)", attr)
+    steps = int(m.group(1)) if m else 0
+    rc, out = tw(["check", "job.cfg"] + solver_sets("cpu", 1))
+    g = PADDED.search(out)
+    if steps < 2 or not g:
+        return
+    cells = int(g.group(1)) * int(g.group(2)) * int(g.group(3))
+    # a checkpoint file is a 4096-byte header, 8 bytes a cell and a few more: the first one written
+    # whole stays under this, the second's header and first chunk reach it
+    crash = {"TW_CHECKPOINT_CRASH_AFTER": str(8192 + 8 * cells + 1), "TW_CHECKPOINT_SYNC": "1"}
+    k = rnd.randrange(1, max(2, steps // 2 + 1))
+    ck = ["--set", f'checkpoint={{every={k};file="c.ckpt";}}']
+    kernels = [solver_sets("cpu", 1), solver_sets("cpu-diamond", 2),
+               solver_sets("cpu-diamond", 1, {"dts": rnd.choice((1, 2)), "tower_height": rnd.choice((1, 3, 5))})]
+    probe = solver_sets("cpu-diamond", 1, {"device_memory": 1})
+    cap = SMALLEST.search(tw(["check", "job.cfg"] + probe)[1])
+    if cap:
+        kernels.append(solver_sets("cpu-diamond", 2, {"device_memory": int(cap.group(1))}))
+    first, then = rnd.sample(kernels, 2)
+    rc, out = R.run([R.tw, "run", "job.cfg", "-q", "-o", "r.h5"] + first + ck, d, 2, log, env_extra=crash)
+    R.count("resumes")
+    if 2 * k < steps and rc != -signal.SIGKILL or 2 * k > steps and rc != 0 or rc not in (0, -signal.SIGKILL):
+        bad(f"checkpoint every {k} of {steps} steps, killed in the second: exit {rc}", out)
+        return
+    if rc == -signal.SIGKILL:
+        if os.path.exists(os.path.join(d, "r.h5")) or not os.path.exists(os.path.join(d, "c.ckpt")):
+            bad(f"killed in its second checkpoint (every {k}): an output, or no checkpoint", " ".join(os.listdir(d)))
+            return
+        rc, out = tw(["run", "job.cfg", "-q", "-o", "r.h5", "--resume"] + then + ck, 2)
+        if rc:
+            bad(f"--resume after a kill in the second checkpoint (every {k}): exit {rc}", out)
+            return
+    same_numbers(R, f"resumed (checkpoint every {k})", os.path.join(d, "ref.h5"), os.path.join(d, "r.h5"), d, bad)
+    if any(f.startswith("c.ckpt") for f in os.listdir(d)) or leftovers(d):
+        bad("the checkpoint or temporaries stayed after the resumed run completed", " ".join(os.listdir(d)))
+    for f in ("r.h5", "r.xdmf"):
+        if os.path.exists(os.path.join(d, f)):
+            os.unlink(os.path.join(d, f))
+
+
 def file_state(p):
     """What must not change of a file a run may not replace: its type, inode, size, time and bytes."""
     st = os.lstat(p)
@@ -1117,13 +1172,42 @@ def survey_cases(seed):
             offsets = [[0.0, 0.0, 0.0], [reach[0], -reach[1], reach[2]],
                        [-reach[0], reach[1], -reach[2] if not free else 0.0]]
         job["sources"] = [{"wavelet": ricker(rnd.choice((15.0, 30.0)))}]
-        cases.append((f"survey-{seed}-{i}", job, shots, mode, offsets))
+        # (its own generator: the draws above give the surveys of a seed as before)
+        more = random.Random(f"survey-{seed}-{i}")
+        line = None
+        if more.random() < 0.5:  # the first two shots again as a line's ends, and its midpoint (exact)
+            line = {"from": shots[0], "to": shots[1], "count": more.choice((1, 2, 3))}
+            if line["count"] == 1:
+                line["to"] = shots[0]
+        if more.random() < 0.5:
+            snap = {"decimate": more.choice((1, 2, 3))}
+            if more.random() < 0.5:
+                snap["every"] = more.choice((1, 5, job["time"]["steps"]))
+            else:
+                snap["steps"] = sorted({1, job["time"]["steps"]})
+            if more.random() < 0.5:
+                snap["region"] = {"from": [10.0, 0.0, 0.0], "to": [hi[0], 10.0 * more.randrange(n[1]), hi[2]]}
+            job["snapshots"] = snap
+        if more.random() < 0.3:
+            job["output"] = {"model": True}
+        if more.random() < 0.4:  # SEG-Y: a sample interval of whole microseconds (stable: vp 2000, d 10)
+            job["time"]["dt"] = more.choice((0.001, 0.0005))
+            job["output"] = dict(job.get("output", {}), segy=True)
+        cases.append((f"survey-{seed}-{i}", job, shots, mode, offsets, line))
     return cases
 
 
-def check_survey(R, name, job, shots, mode, offsets):
+def line_shots(line):
+    c = line["count"]
+    return [line["from"]] if c == 1 else \
+        [[a + (b - a) * i / (c - 1) for a, b in zip(line["from"], line["to"])] for i in range(c)]
+
+
+def check_survey(R, name, job, shots, mode, offsets, line=None):
     """Every shot file of the survey, on both kernels with two workers (cpu-diamond through the
-    window), is bit for bit the single-shot run of its source position (cpu, one thread)."""
+    window), is bit for bit the single-shot run of its source position (cpu, one thread), its SEG-Y
+    file (output.segy) as large as the single run's. Run again, the survey runs nothing and changes
+    no file; --force --shots reruns those shots alone, --shots into a new folder writes only them."""
     d = os.path.join(R.args.work, name)
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -1137,6 +1221,9 @@ def check_survey(R, name, job, shots, mode, offsets):
         R.fail(name, what, detail)
 
     sv = dict(job, shots={"positions": shots, "receivers": mode}, receivers={"points": offsets})
+    if line:
+        sv["shots"] = {"positions": shots, "lines": [line], "receivers": mode}
+        shots = shots + line_shots(line)
     with open(os.path.join(d, "survey.cfg"), "w") as f:
         f.write(render(sv))
     singles = []
@@ -1165,10 +1252,47 @@ def check_survey(R, name, job, shots, mode, offsets):
                 same_numbers(R, f"{kernel} shot {i}", os.path.join(d, f"single-{i}.h5"), f, d, bad)
             elif singles[i]:
                 bad(f"{kernel}: no file for shot {i}", " ".join(os.listdir(os.path.join(d, out_dir))))
+            sgy, one = f[:-3] + ".sgy", os.path.join(d, f"single-{i}.sgy")
+            if singles[i] and job.get("output", {}).get("segy") and os.path.exists(one) and \
+                    (not os.path.exists(sgy) or os.path.getsize(sgy) != os.path.getsize(one)):
+                bad(f"{kernel}: shot {i}'s SEG-Y file missing or of another size than the single run's")
+    if all(singles) and os.path.isdir(os.path.join(d, "shots-cpu")):
+        survey_restart(R, d, shots, bad, log)
     with open(os.path.join(d, "cmd.txt"), "w") as f:
         f.write("\n".join(log) + "\n")
     if ok and not R.args.keep:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def survey_restart(R, d, shots, bad, log):
+    """The complete survey run again: nothing rerun, no file touched; --force --shots K reruns shot
+    K alone (the same numbers); --shots into a new folder writes those shots' files alone."""
+    out_dir = os.path.join(d, "shots-cpu")
+    files = sorted(os.listdir(out_dir))
+    before = {f: file_state(os.path.join(out_dir, f)) for f in files}
+    cmd = [R.tw, "run", "survey.cfg", "-q", "-o", "shots-cpu"] + solver_sets("cpu", 1)
+    rc, out = R.run(cmd, d, 1, log)
+    if rc or {f: file_state(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))} != before:
+        bad(f"the complete survey run again: exit {rc}, or its files changed", out)
+    k = len(shots) - 1
+    shutil.copy(os.path.join(out_dir, f"shot-{k:05d}.h5"), os.path.join(d, "old-last.h5"))
+    rc, out = R.run(cmd + ["--force", "--shots", str(k)], d, 1, log)
+    after = {f: file_state(os.path.join(out_dir, f)) for f in sorted(os.listdir(out_dir))}
+    changed = sorted(f for f in after if after[f] != before.get(f))
+    if rc or not all(f.startswith(f"shot-{k:05d}.") for f in changed) or set(after) != set(before):
+        bad(f"--force --shots {k}: exit {rc}, or files other than shot {k}'s changed: {changed}", out)
+    same_numbers(R, f"--force shot {k}", os.path.join(d, "old-last.h5"), os.path.join(out_dir, f"shot-{k:05d}.h5"),
+                 d, bad)
+    pick = sorted({0, k, len(shots) // 2})
+    sel = ",".join(str(i) for i in pick)
+    rc, out = R.run([R.tw, "run", "survey.cfg", "-q", "-o", "shots-sub", "--shots", sel] + solver_sets("cpu", 1),
+                    d, 1, log)
+    got = sorted(f for f in os.listdir(os.path.join(d, "shots-sub")) if f.endswith(".h5")) \
+        if os.path.isdir(os.path.join(d, "shots-sub")) else []
+    if rc or got != [f"shot-{i:05d}.h5" for i in pick]:
+        bad(f"--shots {sel}: exit {rc}, files {got}", out)
+    for f in got:
+        same_numbers(R, f"--shots {f}", os.path.join(out_dir, f), os.path.join(d, "shots-sub", f), d, bad)
 
 
 def signal_checks(R):
@@ -1299,7 +1423,8 @@ def main():
     s = R.stats
     print(f"{s['cases']} valid jobs ({s['refused']} refused by every kernel), {s['invalid']} invalid; "
           f"{s['runs']} runs, {s['asan_runs']} under ASan, {s['compares']} bitwise comparisons, "
-          f"{s['windowed']} windowed runs, {s['mirrors']} mirror images; {time.time() - t0:.0f} s")
+          f"{s['windowed']} windowed runs, {s['mirrors']} mirror images, {s['resumes']} killed and resumed; "
+          f"{time.time() - t0:.0f} s")
     if args.refusals:
         for case, msg in sorted(R.refusals):
             print(f"refused {case}: {msg}")
