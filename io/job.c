@@ -1369,10 +1369,12 @@ static tw_status parse_line(const ctx *c, const config_setting_t *e, tw_job *j, 
   long n = 0;
   if (!config_setting_is_group(e))
     return bad(c, e, "must be a group", "expected { from = [x, y, z]; to = [x, y, z]; count = 10; }");
-  TRY(check_keys(c, e, keys, "a receiver line"));
+  /* a line of shots too (shots.lines): named so, and its count allowed up to the shots' limit, not
+   * the receivers' (a count of 0 said allowed 1..100000000, where 20000000 is too many shots) */
+  TRY(check_keys(c, e, keys, strcmp(rb->what, "shots") == 0 ? "a shot line" : "a receiver line"));
   TRY(key_vec(c, e, "from", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", a));
   TRY(key_vec(c, e, "to", 1, 3, -INFINITY, INFINITY, 0, "a finite coordinate (metres)", b));
-  TRY(key_long(c, e, "count", 1, 1, MAX_REC, "a positive integer", &n));
+  TRY(key_long(c, e, "count", 1, 1, rb->max, "a positive integer", &n));
   /* One point is `from` alone: a `to` elsewhere was dropped without a word (a line whose count was
    * forgotten, or meant for more points). A `to` that is `from` up to rounding (1e-9 of a cell, or
    * 1e-12 of the coordinate: a script's from + 0 * spacing, UTM coordinates) is that point: refused,

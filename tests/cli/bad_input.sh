@@ -130,6 +130,12 @@ CFG
 expect 1 "survey\.cfg:8: solver\.threads: --workers 2 x solver\.threads = $((8 * ncpu)) CPU threads, over 4 per CPU on this machine.s $ncpu CPUs: got $((4 * ncpu)); allowed at most $((2 * ncpu)) with --workers 2" -- "$TORREWAVE" run "$tmp/survey.cfg" --workers 2 -q -o "$tmp/shots"
 test ! -e "$tmp/shots" || { echo "FAIL: a refused survey left its folder"; fail=1; }
 expect 1 "survey\.cfg:8: solver\.threads: --workers 2 x solver\.threads" -- "$TORREWAVE" check "$tmp/survey.cfg" --workers 2
+# a line of shots is no receiver line: its keys and count named as a shot line's, the count's range the
+# shots' (it said allowed 1..100000000, where 20000000 shots are too many; tests/bad_jobs/shots_line_*.cfg)
+expect 1 "shots_line_count_zero\.cfg:5: shots\.lines\[0\]\.count: must be a positive integer: got 0; allowed 1\.\.10000000\$" \
+  -- "$TORREWAVE" check "$TW_SOURCE_DIR/tests/bad_jobs/shots_line_count_zero.cfg"
+expect 1 "survey\.cfg: --set shots\.lines=.*: shots\.lines\[0\]\.count: must be a positive integer: got 20000000; allowed 1\.\.10000000\$" \
+  -- "$TORREWAVE" check "$tmp/survey.cfg" --set 'shots.lines=({from=[0.0,0.0,10.0];to=[90.0,0.0,10.0];count=20000000;})'
 if [ $((4 * ncpu)) -lt 64 ]; then # solver.threads not given: at least one thread a worker
   expect 1 "survey\.cfg: --workers 64: 64 workers x 1 CPU thread each .* over 4 per CPU .*; allowed --workers at most $((4 * ncpu))" -- "$TORREWAVE" check "$tmp/survey.cfg" --workers 64 --set solver.threads=0
 fi
