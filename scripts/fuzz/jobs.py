@@ -38,12 +38,12 @@ export; a third of the jobs killed (TW_CHECKPOINT_CRASH_AFTER) while writing the
 and resumed on another kernel, thread count or window (the reference's bits, nothing left); surveys
 (fixed and moving receivers, shots on the edges and on a line, snapshots, output.model and
 output.segy, two workers, both kernels, the window) against single-shot runs, then run again (nothing
-rerun, no file touched), --force --shots and --shots into a new folder; SIGTERM with checkpoints
-resumed on the other kernel (the uninterrupted run's bits), SIGINT and kill -9 (an older output
-kept, temporaries cleared by the next run); and invalid jobs (bad types, negative and huge sizes,
-1e999, misspelled keys, empty lists, mixed arrays, grids beyond memory, by the file and by --set):
-exit status 1 or 2, a message with file:line, key, value and what is allowed, no output, an older
-output untouched.
+rerun, no file touched; a shot whose sidecar is gone alone rerun), --force --shots and --shots into
+a new folder; SIGTERM with checkpoints resumed on the other kernel (the uninterrupted run's bits),
+SIGINT and kill -9 (an older output kept, temporaries cleared by the next run); and invalid jobs
+(bad types, negative and huge sizes, 1e999, misspelled keys, empty lists, mixed arrays, grids beyond
+memory, by the file and by --set): exit status 1 or 2, a message with file:line, key, value and what
+is allowed, no output, an older output untouched.
 
 Usage: scripts/fuzz/jobs.py [--build build] [--asan build-asan] [--work /tmp/twfuzz] [--cores 2]
                             [--random 200] [--seed 1] [--only SUBSTRING] [--refusals] [--keep]
@@ -415,7 +415,9 @@ def random_cases(count, seed):
         if rnd.random() < 0.3:
             a, b = point(), point()
             a, b = deep([a, b], job, rinterp == "trilinear")
-            rec["lines"] = [{"from": a, "to": b, "count": rnd.choice((1, 2, 5))}]
+            count = rnd.choice((1, 2, 5))
+            # (a line of one point is its `from`: a `to` elsewhere is refused, which would waste the job)
+            rec["lines"] = [{"from": a, "to": b if count > 1 else a, "count": count}]
         if len(rec) > 2:
             job["receivers"] = rec
         if rnd.random() < 0.4:
@@ -1266,7 +1268,8 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
 
 def survey_restart(R, d, shots, bad, log):
     """The complete survey run again: nothing rerun, no file touched; --force --shots K reruns shot
-    K alone (the same numbers); --shots into a new folder writes those shots' files alone."""
+    K alone (the same numbers); --shots into a new folder writes those shots' files alone; a shot
+    whose sidecar was removed runs again, alone."""
     out_dir = os.path.join(d, "shots-cpu")
     files = sorted(os.listdir(out_dir))
     before = {f: file_state(os.path.join(out_dir, f)) for f in files}
@@ -1293,6 +1296,21 @@ def survey_restart(R, d, shots, bad, log):
         bad(f"--shots {sel}: exit {rc}, files {got}", out)
     for f in got:
         same_numbers(R, f"--shots {f}", os.path.join(out_dir, f), os.path.join(d, "shots-sub", f), d, bad)
+    # a shot file without its sidecar (.xdmf with snapshots, .sgy with output.segy) is not complete:
+    # run again, that shot alone runs
+    sub = os.path.join(d, "shots-sub")
+    sides = [f for f in sorted(os.listdir(sub)) if f.endswith((".xdmf", ".sgy"))] if got else []
+    if sides:
+        os.unlink(os.path.join(sub, sides[0]))
+        shot = sides[0].split(".")[0]
+        before = {f: file_state(os.path.join(sub, f)) for f in os.listdir(sub)}
+        rc, out = R.run([R.tw, "run", "survey.cfg", "-q", "-o", "shots-sub", "--shots", sel] + solver_sets("cpu", 1),
+                        d, 1, log)
+        after = {f: file_state(os.path.join(sub, f)) for f in os.listdir(sub)}
+        changed = sorted(f for f in after if after[f] != before.get(f))
+        if rc or sides[0] not in after or not all(f.startswith(shot + ".") for f in changed):
+            bad(f"{sides[0]} removed, run again: exit {rc}, changed {changed}", out)
+        same_numbers(R, f"{shot} rerun", os.path.join(out_dir, shot + ".h5"), os.path.join(sub, shot + ".h5"), d, bad)
 
 
 def signal_checks(R):
