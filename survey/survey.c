@@ -333,7 +333,8 @@ static int threads_share(int nw, int lsize) {
 tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err) {
   const int gpu = tw_kernel_is_gpu(kernel);
   int nw = workers > 0 ? workers : 1, rank = 0, size = 1;
-  if (gpu && workers <= 0 && !(tw_survey_launched(&rank, &size) && size > 1)) nw = tw_gpu_count() > 1 ? tw_gpu_count() : 1;
+  if (gpu && workers <= 0 && !(tw_survey_launched(&rank, &size) && size > 1))
+    nw = tw_gpu_count() > 1 ? tw_gpu_count() : 1;
   if (nw > SURVEY_MAX_WORKERS) nw = SURVEY_MAX_WORKERS;
   if (!gpu) {
     tw_status st = tw_check_threads(job, nw, job->threads ? job->threads : threads_share(nw, 1), err);
