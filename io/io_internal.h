@@ -98,6 +98,9 @@ char *tw_sibling_path(const char *h5path, const char *ext);
 /* "dir" of "dir/name" ("." for "name", "/" for "/name"), malloc'd; the "name" of it (outpath.c). */
 char *tw_dir_of(const char *path);
 const char *tw_base_of(const char *path);
+/* 1 when `name` (a sidecar's record of the result it describes) is another output than h5path: a
+ * different name, and a regular file in h5path's folder ("q" and "q.h5" share their sidecars). */
+int tw_other_output_beside(const char *h5path, const char *name);
 /* What a file that is not a regular one is, for messages: "a directory", "a FIFO (named pipe)", ... */
 const char *tw_file_kind(mode_t mode);
 /* Open a file that must be regular (a job file, a model, a result, a checkpoint, its journal),

@@ -57,6 +57,19 @@ const char *tw_base_of(const char *path) {
   return slash ? slash + 1 : path;
 }
 
+int tw_other_output_beside(const char *h5path, const char *name) {
+  if (strcmp(name, tw_base_of(h5path)) == 0) return 0;
+  char *dir = tw_dir_of(h5path), *full = dir ? malloc(strlen(dir) + strlen(name) + 2) : NULL;
+  int there = 0;
+  if (full) {
+    sprintf(full, "%s/%s", dir, name);
+    struct stat sb;
+    there = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
+  }
+  free(dir), free(full);
+  return there;
+}
+
 /* What a file of mode m is, for messages ("a directory", ...); io_internal.h. */
 const char *tw_file_kind(mode_t m) {
   return S_ISDIR(m) ? "a directory" : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device"

@@ -32,7 +32,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -453,16 +452,7 @@ static int result_name(const char *path, char *name, size_t n) {
 }
 
 int tw_segy_describes_other(const char *sgy, const char *h5path, char *other, size_t n) {
-  if (!result_name(sgy, other, n) || strcmp(other, tw_base_of(h5path)) == 0) return 0;
-  char *dir = tw_dir_of(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
-  int there = 0;
-  if (full) {
-    sprintf(full, "%s/%s", dir, other);
-    struct stat sb;
-    there = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
-  }
-  free(dir), free(full);
-  return there;
+  return result_name(sgy, other, n) && tw_other_output_beside(h5path, other);
 }
 
 /* A SEG-Y file torrewave wrote beside an HDF5 output of the same name is stale once that output

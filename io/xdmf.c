@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "io_internal.h"
@@ -184,16 +183,7 @@ int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, s
   if (!e || (size_t)(e - a) >= n || memchr(a, '&', (size_t)(e - a))) return 0; /* (an escaped name: not compared) */
   memcpy(other, a, (size_t)(e - a));
   other[e - a] = '\0';
-  if (strcmp(other, tw_base_of(h5path)) == 0) return 0;
-  char *dir = tw_dir_of(h5path), *full = dir ? malloc(strlen(dir) + strlen(other) + 2) : NULL;
-  int there = 0;
-  if (full) {
-    sprintf(full, "%s/%s", dir, other);
-    struct stat sb;
-    there = stat(full, &sb) == 0 && S_ISREG(sb.st_mode);
-  }
-  free(dir), free(full);
-  return there;
+  return tw_other_output_beside(h5path, other);
 }
 
 void tw_xdmf_remove_stale(const char *h5path) {
