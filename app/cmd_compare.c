@@ -125,9 +125,15 @@ static void json_stat(FILE *o, const tw_compare_stat *t) {
     json_num(o, t->worst_rec_rel_l2);
     fputc('}', o);
   } else {
+    /* model_cell: the model's cell index; snapshot_cell: the cell of the stored (cropped, decimated)
+     * snapshot, an index into /snapshots/p (x y z order) */
     fputs("\"time\": ", o);
     json_num(o, t->time);
-    fprintf(o, ", \"cell\": [%d, %d, %d], \"position\": ", t->cell[0], t->cell[1], t->cell[2]);
+    if (t->pos_known)
+      fprintf(o, ", \"model_cell\": [%d, %d, %d]", t->model_cell[0], t->model_cell[1], t->model_cell[2]);
+    else
+      fputs(", \"model_cell\": null", o);
+    fprintf(o, ", \"snapshot_cell\": [%d, %d, %d], \"position\": ", t->snap_cell[0], t->snap_cell[1], t->snap_cell[2]);
     if (t->pos_known)
       json_vec(o, t->pos);
     else
@@ -187,7 +193,7 @@ static void print_unmatched(FILE *o, const char *tag, const tw_result *r, const 
   fprintf(o, "%s\n", n > MAX_LISTED ? " ..." : "");
 }
 
-static void print_where(FILE *o, const tw_compare_stat *t) {
+static void print_where(FILE *o, const tw_compare_report *rep, const tw_compare_stat *t) {
   if (t->max_abs == 0) {
     fputs("(no difference)", o);
     return;
@@ -196,9 +202,19 @@ static void print_where(FILE *o, const tw_compare_stat *t) {
     fprintf(o, "receiver %ld", t->rec_a);
     if (t->rec_b != t->rec_a) fprintf(o, " (B: %ld)", t->rec_b);
     fprintf(o, " at (%g, %g, %g) m, t = %.6g s (sample %ld)", t->pos[0], t->pos[1], t->pos[2], t->at_time, t->sample);
+  } else if (!t->pos_known) {
+    fprintf(o, "snapshot cell [%d, %d, %d] (the files do not say which model cell it is)", t->snap_cell[0],
+            t->snap_cell[1], t->snap_cell[2]);
   } else {
-    fprintf(o, "cell [%d, %d, %d]", t->cell[0], t->cell[1], t->cell[2]);
-    if (t->pos_known) fprintf(o, " at (%g, %g, %g) m", t->pos[0], t->pos[1], t->pos[2]);
+    /* the model's cell; the stored snapshot's own cell beside it when a region or a decimation makes
+     * them differ (alone, it was read as a model cell) */
+    const int *f = rep->snap_first_cell, dec = rep->snap_decimate, moved = f[0] || f[1] || f[2];
+    fprintf(o, "model cell [%d, %d, %d] at (%g, %g, %g) m", t->model_cell[0], t->model_cell[1], t->model_cell[2],
+            t->pos[0], t->pos[1], t->pos[2]);
+    if (moved || dec != 1)
+      fprintf(o, " (snapshot cell [%d, %d, %d]:", t->snap_cell[0], t->snap_cell[1], t->snap_cell[2]);
+    if (moved) fprintf(o, " first_cell [%d, %d, %d]%s", f[0], f[1], f[2], dec != 1 ? "," : ")");
+    if (dec != 1) fprintf(o, " decimate %d)", dec);
   }
 }
 
@@ -228,7 +244,7 @@ static void print_table(FILE *o, const tw_result *a, const tw_result *b, const t
     else
       snprintf(name, sizeof name, "snapshots/p step %ld", t->step);
     fprintf(o, "%-22s %-11.4g %-11.4g %-9.3g  ", name, t->rel_l2, t->max_abs, t->peak > 0 ? t->max_abs / t->peak : 0.0);
-    print_where(o, t);
+    print_where(o, rep, t);
     if (t->ndiff) fprintf(o, "; %ld of %ld values differ", t->ndiff, t->count);
     fprintf(o, "%s\n", t->pass ? "" : exact ? "  VALUES DIFFER" : "  ABOVE rtol");
     if (t->kind == TW_COMPARE_TRACES && rep->npairs > 1 && t->max_abs > 0)
@@ -290,8 +306,9 @@ static void help_compare(FILE *o) {
           "Receivers are paired by coordinates (within 1e-6 of the grid spacing; unpaired ones are listed),\n"
           "snapshots by step. Per dataset (all paired traces together; each common snapshot): the relative\n"
           "L2 difference ||A-B|| / max(||A||, ||B||), the largest |A-B| and where it is (receiver, time;\n"
-          "snapshot cell). When one file has more samples at the same sample dt, the common leading\n"
-          "samples are compared.\n\n"
+          "snapshot: the model cell and its coordinates, and the stored snapshot's own cell when a region\n"
+          "or decimation makes it another). When one file has more samples at the same sample dt, the\n"
+          "common leading samples are compared.\n\n"
           "  --rtol X         pass when every relative L2 is <= X (default 1e-5); X <= 1e-30 (0 too): when\n"
           "                   no value differs (a relative L2 that small alone would let values far below\n"
           "                   the peak differ)\n"

@@ -232,24 +232,32 @@ static void trace_stat(const tw_result *a, const tw_result *b, tw_compare_report
   memcpy(t->pos, a->rec + 3 * t->rec_a, sizeof t->pos);
 }
 
-/* Where a result's snapshot region lies: /snapshots attributes origin and spacing (model
- * coordinates of cell [0][0][0] and the step between kept cells). 0 when absent. */
-static int snapshot_geometry(const tw_result *r, double origin[3], double spacing[3]) {
+/* Where a result's snapshot region lies: the /snapshots attributes origin and spacing (model
+ * coordinates of the stored cell [0][0][0] and the step between stored cells), first_cell and
+ * decimate (the model cell that stored cell is, and the model cells between stored ones: a stored
+ * cell's index is not the model cell's once a region or a decimation applies). 0 when any is absent. */
+typedef struct {
+  double origin[3], spacing[3];
+  int first[3], dec;
+} snap_geo;
+
+static int snapshot_geometry(const tw_result *r, snap_geo *geo) {
   tw_h5_quiet();
   hid_t f = H5Fopen(r->path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (f < 0) return 0;
   int ok = 0;
   hid_t g = tw_h5_path_exists(f, "/snapshots") > 0 ? H5Gopen2(f, "/snapshots", H5P_DEFAULT) : H5I_INVALID_HID;
-  if (g >= 0 && H5Aexists(g, "origin") > 0 && H5Aexists(g, "spacing") > 0) {
-    hid_t ao = H5Aopen(g, "origin", H5P_DEFAULT), as = H5Aopen(g, "spacing", H5P_DEFAULT);
-    ok = ao >= 0 && as >= 0 && H5Aread(ao, H5T_NATIVE_DOUBLE, origin) >= 0 &&
-         H5Aread(as, H5T_NATIVE_DOUBLE, spacing) >= 0;
-    if (ao >= 0) H5Aclose(ao);
-    if (as >= 0) H5Aclose(as);
+  static const char *const names[4] = {"origin", "spacing", "first_cell", "decimate"};
+  void *const dst[4] = {geo->origin, geo->spacing, geo->first, &geo->dec};
+  for (int k = 0; g >= 0 && k < 4; k++) {
+    hid_t at = H5Aexists(g, names[k]) > 0 ? H5Aopen(g, names[k], H5P_DEFAULT) : H5I_INVALID_HID;
+    ok = at >= 0 && H5Aread(at, k < 2 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT, dst[k]) >= 0;
+    if (at >= 0) H5Aclose(at);
+    if (!ok) break;
   }
   if (g >= 0) H5Gclose(g);
   H5Fclose(f);
-  return ok;
+  return ok && geo->dec > 0;
 }
 
 typedef struct {
@@ -268,9 +276,8 @@ static int pair_snapshots(const tw_result *a, const tw_result *b, snap_pair *out
   return n;
 }
 
-static tw_status snapshot_stat(const tw_result *a, const tw_result *b, snap_pair sp, const double geo[2][3],
-                               int geo_ok, float *bufa, float *bufb, double rtol, tw_compare_stat *t,
-                               tw_error *err) {
+static tw_status snapshot_stat(const tw_result *a, const tw_result *b, snap_pair sp, const snap_geo *geo, int geo_ok,
+                               float *bufa, float *bufb, double rtol, tw_compare_stat *t, tw_error *err) {
   const int *sh = a->snap_shape;
   const long n = (long)sh[0] * sh[1] * sh[2];
   tw_status st = tw_result_read_snapshot(a, sp.ia, bufa, err);
@@ -285,11 +292,14 @@ static tw_status snapshot_stat(const tw_result *a, const tw_result *b, snap_pair
   t->rec_a = t->rec_b = t->worst_rec_a = t->worst_rec_b = -1;
   stat_from_sums(t, &s, rtol);
   const long c = s.argmax;
-  t->cell[2] = (int)(c % sh[2]);
-  t->cell[1] = (int)((c / sh[2]) % sh[1]);
-  t->cell[0] = (int)(c / ((long)sh[2] * sh[1]));
+  t->snap_cell[2] = (int)(c % sh[2]);
+  t->snap_cell[1] = (int)((c / sh[2]) % sh[1]);
+  t->snap_cell[0] = (int)(c / ((long)sh[2] * sh[1]));
   t->pos_known = geo_ok;
-  for (int x = 0; geo_ok && x < 3; x++) t->pos[x] = geo[0][x] + t->cell[x] * geo[1][x];
+  for (int x = 0; geo_ok && x < 3; x++) {
+    t->model_cell[x] = geo->first[x] + t->snap_cell[x] * geo->dec;
+    t->pos[x] = geo->origin[x] + t->snap_cell[x] * geo->spacing[x];
+  }
   return TW_OK;
 }
 
@@ -315,25 +325,26 @@ static tw_status compare_receivers(const tw_result *a, const tw_result *b, tw_co
 }
 
 /* Snapshots: the common steps must have the same shape and region. */
-static void check_snapshots(const tw_result *a, const tw_result *b, int ncommon, const double ga[2][3],
-                            const double gb[2][3], int geo_ok, reasons *why) {
+static void check_snapshots(const tw_result *a, const tw_result *b, int ncommon, const snap_geo *ga, const snap_geo *gb,
+                            int geo_ok, reasons *why) {
   if (ncommon == 0) return;
   if (memcmp(a->snap_shape, b->snap_shape, sizeof a->snap_shape))
     reason(why, "snapshot shape differs: A [%d, %d, %d], B [%d, %d, %d]", a->snap_shape[0], a->snap_shape[1],
            a->snap_shape[2], b->snap_shape[0], b->snap_shape[1], b->snap_shape[2]);
   const double tol = DEFAULT_COORD_TOL * min_d(a);
   for (int x = 0; geo_ok && x < 3; x++)
-    if (fabs(ga[0][x] - gb[0][x]) > tol || fabs(ga[1][x] - gb[1][x]) > tol) {
-      reason(why, "snapshot region differs: A origin [%g, %g, %g] spacing [%g, %g, %g], B origin [%g, %g, %g] "
-                  "spacing [%g, %g, %g]",
-             ga[0][0], ga[0][1], ga[0][2], ga[1][0], ga[1][1], ga[1][2], gb[0][0], gb[0][1], gb[0][2], gb[1][0],
-             gb[1][1], gb[1][2]);
+    if (fabs(ga->origin[x] - gb->origin[x]) > tol || fabs(ga->spacing[x] - gb->spacing[x]) > tol) {
+      reason(why,
+             "snapshot region differs: A origin [%g, %g, %g] spacing [%g, %g, %g], B origin [%g, %g, %g] "
+             "spacing [%g, %g, %g]",
+             ga->origin[0], ga->origin[1], ga->origin[2], ga->spacing[0], ga->spacing[1], ga->spacing[2], gb->origin[0],
+             gb->origin[1], gb->origin[2], gb->spacing[0], gb->spacing[1], gb->spacing[2]);
       break;
     }
 }
 
 static tw_status compare_snapshots(const tw_result *a, const tw_result *b, const snap_pair *sp, int n,
-                                   const double geo[2][3], int geo_ok, tw_compare_report *rep, tw_error *err) {
+                                   const snap_geo *geo, int geo_ok, tw_compare_report *rep, tw_error *err) {
   const size_t cells = (size_t)a->snap_shape[0] * (size_t)a->snap_shape[1] * (size_t)a->snap_shape[2];
   float *fa = malloc((cells ? cells : 1) * sizeof(float)), *fb = malloc((cells ? cells : 1) * sizeof(float));
   tw_status st = TW_OK;
@@ -361,10 +372,13 @@ tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_op
   snap_pair *sp = malloc((size_t)(a->nsnap ? a->nsnap : 1) * sizeof *sp);
   if (!sp) return tw_error_set(err, TW_ENOMEM, "compare: out of memory");
   const int nsp = skip ? 0 : pair_snapshots(a, b, sp);
-  double ga[2][3] = {{0}}, gb[2][3] = {{0}};
-  const int geo_ok = nsp > 0 && snapshot_geometry(a, ga[0], ga[1]) && snapshot_geometry(b, gb[0], gb[1]);
-  check_snapshots(a, b, nsp, ga, gb, geo_ok, &why);
+  snap_geo ga = {{0}, {0}, {0}, 0}, gb = ga;
+  const int geo_ok = nsp > 0 && snapshot_geometry(a, &ga) && snapshot_geometry(b, &gb);
+  check_snapshots(a, b, nsp, &ga, &gb, geo_ok, &why);
   rep->nsnap_common = nsp;
+  rep->snap_geo_known = geo_ok;
+  memcpy(rep->snap_first_cell, ga.first, sizeof ga.first);
+  rep->snap_decimate = ga.dec;
   if (!skip && nsp == 0 && a->nsnap > 0 && b->nsnap > 0) /* both have snapshots: none compared is no pass */
     reason(&why, "no snapshot step is in both (A has %d snapshots from step %ld, B %d from step %ld); compare the "
                  "traces alone with --traces-only", a->nsnap, a->snap_steps[0], b->nsnap, b->snap_steps[0]);
@@ -389,7 +403,7 @@ tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_op
   rep->stat = calloc((size_t)nsp + 1, sizeof *rep->stat);
   if (!rep->stat) st = tw_error_set(err, TW_ENOMEM, "compare: out of memory");
   if (!st && rep->npairs > 0) trace_stat(a, b, rep, &rep->stat[rep->nstat++]);
-  if (!st) st = compare_snapshots(a, b, sp, nsp, ga, geo_ok, rep, err);
+  if (!st) st = compare_snapshots(a, b, sp, nsp, &ga, geo_ok, rep, err);
   free(sp);
   for (int k = 0; k < rep->nstat; k++) rep->nfail += !rep->stat[k].pass;
   rep->pass = !st && rep->nfail == 0;

@@ -632,9 +632,10 @@ typedef struct tw_compare_stat {
   long rec_a, rec_b;         /* traces: receiver index in A and in B */
   long sample;               /* traces: sample index */
   double at_time;            /* traces: sample time (sample · sample dt); snapshot: its time */
-  int cell[3];               /* snapshot: index into the snapshot array [i][j][k] */
+  int snap_cell[3];          /* snapshot: its cell in the stored snapshot, x y z (after region, decimation) */
+  int model_cell[3];         /* snapshot: the model cell that is, first_cell + snap_cell·decimate (pos_known) */
   double pos[3];             /* receiver coordinates (A's) or the snapshot cell's model coordinates */
-  int pos_known;             /* snapshot: 0 when the file does not say where its region lies */
+  int pos_known;             /* snapshot: 0 when the file does not say where its region lies (model_cell, pos) */
   /* traces: the receiver pair with the largest ||A − B||, and its own relative L2 */
   long worst_rec_a, worst_rec_b;
   double worst_rec_rel_l2;
@@ -649,6 +650,9 @@ typedef struct tw_compare_report {
   long nsamples_a, nsamples_b, nsamples; /* nsamples: the common leading samples compared */
   double sample_dt;
   int nsnap_a, nsnap_b, nsnap_common;    /* snapshots only in one file are not compared */
+  int snap_geo_known;        /* the files say where their snapshots lie: the two below, each stat's model_cell */
+  int snap_first_cell[3];    /* the model cell of stored cell [0, 0, 0] (the region's first) */
+  int snap_decimate;         /* model cells from one stored cell to the next, on every axis */
   int nstat;
   tw_compare_stat *stat;     /* traces first (when receivers pair), then snapshots by step */
   int nfail;                 /* datasets above rtol */

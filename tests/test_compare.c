@@ -66,9 +66,10 @@ typedef struct {
   int snap_bump;         /* add bump to snapshot 1 at cell (1, 2, 3) */
   int nan;               /* sample 3 of the first trace: 1 → NaN, 2 → +inf, 3 → −inf */
   int tiny;              /* sample 3 of the first trace: 1 → 0, 2 → 1e-37 */
+  int snap_lo[3];        /* the snapshots' first model cell (a region); decimated by 2 either way */
 } variant;
 
-static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0, 0};
+static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0, 0, {0, 0, 0}};
 
 static void fill_snapshot(const int n[3], long step, float *buf) {
   for (int i = 0; i < n[0]; i++)
@@ -97,7 +98,8 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
       tr[r * nsamples + j] = x;
     }
   }
-  const int n[3] = {(job->n[0] + 1) / 2, (job->n[1] + 1) / 2, (job->n[2] + 1) / 2};
+  const int *lo = v->snap_lo;
+  const int n[3] = {(job->n[0] - lo[0] + 1) / 2, (job->n[1] - lo[1] + 1) / 2, (job->n[2] - lo[2] + 1) / 2};
   tw_output_desc d = {0};
   d.job = job;
   d.path = tmp_path(name);
@@ -109,6 +111,7 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
   d.nsamples = nsamples;
   d.nsnap = job->nsnap;
   memcpy(d.snap_n, n, sizeof n);
+  memcpy(d.snap_lo, lo, sizeof d.snap_lo);
   d.snap_dec = 2;
   tw_error err = {0};
   tw_output *o = NULL;
@@ -262,18 +265,35 @@ static void test_samples_and_snapshots(const char *plain) {
   CHECK(rep.pass, "the common range is equal");
   tw_compare_report_free(&rep);
   drop(b);
-  /* A bumped snapshot cell: found, with its model coordinates. */
-  const char *c = write_synthetic("snapbump.h5", NULL, 0, &v);
-  CHECK(compare_files(plain, c, 0, &rep, NULL) == TW_OK, "compare failed");
-  const tw_compare_stat *s = &rep.stat[2];
-  CHECK(rep.stat[1].pass && !s->pass && s->step == 40, "only step 40 differs");
-  CHECK(s->cell[0] == 1 && s->cell[1] == 2 && s->cell[2] == 3, "worst cell [%d, %d, %d]", s->cell[0], s->cell[1],
-        s->cell[2]);
-  CHECK(s->pos_known && s->pos[0] == 20.0 && s->pos[1] == 40.0 && s->pos[2] == 60.0, "worst cell at (%g, %g, %g)",
-        s->pos[0], s->pos[1], s->pos[2]);
-  CHECK(fabs(s->max_abs - 0.5) < 1e-6, "max abs %g", s->max_abs);
-  tw_compare_report_free(&rep);
-  drop(c);
+  /* A bumped snapshot cell: found, as the stored snapshot's cell [1, 2, 3] and the model cell it is
+   * (decimated by 2: [2, 4, 6]), with its model coordinates; then in a region from model cell
+   * [2, 1, 3]. The stored cell alone was reported, and read as a model cell. */
+  static const struct { int lo[3], model[3]; } at[2] = {{{0, 0, 0}, {2, 4, 6}}, {{2, 1, 3}, {4, 5, 9}}};
+  for (int k = 0; k < 2; k++) {
+    variant r = PLAIN, rb = v;
+    memcpy(r.snap_lo, at[k].lo, sizeof r.snap_lo);
+    memcpy(rb.snap_lo, at[k].lo, sizeof rb.snap_lo);
+    const char *a = k ? write_synthetic("region.h5", NULL, 0, &r) : plain;
+    const char *c = write_synthetic("snapbump.h5", NULL, 0, &rb);
+    CHECK(compare_files(a, c, 0, &rep, NULL) == TW_OK, "compare failed");
+    const tw_compare_stat *s = &rep.stat[2];
+    const int *m = at[k].model;
+    CHECK(rep.stat[1].pass && !s->pass && s->step == 40, "only step 40 differs");
+    CHECK(s->snap_cell[0] == 1 && s->snap_cell[1] == 2 && s->snap_cell[2] == 3, "worst snapshot cell [%d, %d, %d]",
+          s->snap_cell[0], s->snap_cell[1], s->snap_cell[2]);
+    CHECK(s->pos_known && s->model_cell[0] == m[0] && s->model_cell[1] == m[1] && s->model_cell[2] == m[2],
+          "worst model cell [%d, %d, %d], want [%d, %d, %d]", s->model_cell[0], s->model_cell[1], s->model_cell[2],
+          m[0], m[1], m[2]);
+    CHECK(s->pos[0] == 10.0 * m[0] && s->pos[1] == 10.0 * m[1] && s->pos[2] == 10.0 * m[2],
+          "worst cell at (%g, %g, %g)", s->pos[0], s->pos[1], s->pos[2]);
+    CHECK(rep.snap_geo_known && rep.snap_decimate == 2 && !memcmp(rep.snap_first_cell, at[k].lo, sizeof at[k].lo),
+          "the snapshots' first cell [%d, %d, %d], decimate %d", rep.snap_first_cell[0], rep.snap_first_cell[1],
+          rep.snap_first_cell[2], rep.snap_decimate);
+    CHECK(fabs(s->max_abs - 0.5) < 1e-6, "max abs %g", s->max_abs);
+    tw_compare_report_free(&rep);
+    drop(c);
+    if (k) drop(a);
+  }
 }
 
 static void test_nan(const char *plain) {
