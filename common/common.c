@@ -172,6 +172,15 @@ int tw_axis_reached(double origin, double d, int k, double v) {
   return tw_axis_cells(origin, d, v) <= k + tw_axis_slack(origin, d, v);
 }
 
+int tw_axis_span(double origin, double d, int n, double from, double to, int *first, int *last) {
+  int i0 = (int)ceil(tw_axis_cells(origin, d, from) - tw_axis_slack(origin, d, from));
+  int i1 = (int)floor(tw_axis_cells(origin, d, to) + tw_axis_slack(origin, d, to));
+  if (i0 < 0) i0 = 0;
+  if (i1 > n - 1) i1 = n - 1;
+  *first = i0, *last = i1;
+  return i1 >= i0 ? i1 - i0 + 1 : 0;
+}
+
 int tw_edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
   if (la > 63 || lb > 63) return 99;

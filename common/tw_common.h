@@ -101,6 +101,11 @@ double tw_axis_cells(double origin, double d, double v);
 double tw_axis_slack(double origin, double d, double v);
 int tw_axis_inside(double origin, double d, int n, double v); /* within [0, n − 1] cells, with the slack */
 int tw_axis_reached(double origin, double d, int k, double v); /* cell k at or past v, with the slack */
+/* The cells [*first, *last] of the axis whose positions lie in [from, to], the slack allowed at both ends,
+ * and within [0, n − 1]; their count, 0 when from and to lie between two cells (then *first = *last + 1:
+ * the cells above and below them). The snapshot region's box per axis: the parser refuses a region with
+ * none, the box takes exactly these, so no cell outside the region is written. */
+int tw_axis_span(double origin, double d, int n, double from, double to, int *first, int *last);
 
 /* Memory sizes: "512M", "80G", "1.5T", "4096" (bytes). K/M/G/T are powers of 1024. */
 tw_status tw_parse_memsize(const char *text, uint64_t *bytes, tw_error *err);

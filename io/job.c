@@ -1578,6 +1578,25 @@ static tw_status parse_region(const ctx *c, const config_setting_t *g, tw_job *j
       snprintf(allowed, sizeof allowed, "allowed to[%d] >= from[%d] = %s (from <= to on every axis)", a, a, v);
       return bad(c, member(r, "to"), "the region is inverted", allowed);
     }
+  /* A snapshot writes the cells inside the region and no other: from and to between two cells hold
+   * none on that axis (the box took the next cell up, outside what was asked), refused with the
+   * cells on either side, either of which makes it valid. */
+  for (int a = 0; a < 3; a++) {
+    int above, below;
+    if (tw_axis_span(j->origin[a], j->d[a], j->n[a], j->snap_from[a], j->snap_to[a], &above, &below)) continue;
+    static const char xyz[] = "xyz";
+    char f[64], t[64], lo[64], hi[64], what[400], allowed[200];
+    fmt_double(f, sizeof f, j->snap_from[a]);
+    fmt_double(t, sizeof t, j->snap_to[a]);
+    fmt_double(lo, sizeof lo, j->origin[a] + below * j->d[a]);
+    fmt_double(hi, sizeof hi, j->origin[a] + above * j->d[a]);
+    snprintf(what, sizeof what,
+             "holds no cell on %c: from[%d] = %s and to[%d] = %s lie between the cells at %c = %s and %s m", xyz[a], a,
+             f, a, t, xyz[a], lo, hi);
+    snprintf(allowed, sizeof allowed, "allowed from[%d] <= %s or to[%d] >= %s (a region holds a cell on every axis)", a,
+             lo, a, hi);
+    return bad(c, r, what, allowed);
+  }
   return TW_OK;
 }
 

@@ -455,6 +455,56 @@ static void test_far_origin(void) {
   }
 }
 
+/* The snapshot box holds the cells whose positions lie inside the region, and only those; decimation
+ * keeps every n-th one from the box's first cell. A region with no cell on an axis (from and to between
+ * two cells, at either end of the model too) is refused, for every decimation: its box was given the
+ * next cell up, outside the region (from = to = 15 m on a 10 m grid wrote the plane x = 20 m). */
+static void test_snapshot_region_cells(void) {
+  const char *t =
+      "grid = { n = [12, 10, 8]; d = [10.0, 10.0, 10.0]; origin = [0.0, -50.0, 0.0]; };\n"
+      "time = { steps = 10; };\n"
+      "model = { type = \"constant\"; vp = 2000.0; };\n"
+      "sources = ( { position = [50.0, 0.0, 40.0]; wavelet = { type = \"ricker\"; frequency = 20.0; }; } );\n"
+      "snapshots = { every = 5; };";
+  static const struct {
+    const char *set;
+    int lo[3], cnt[3];
+  } ok[] = {
+      {"snapshots.region={from=[12.0,-50.0,0.0];to=[28.0,40.0,70.0];}", {2, 0, 0}, {1, 10, 8}},
+      {"snapshots.region={from=[5.0,-45.0,0.5];to=[95.0,-35.0,10.0];}", {1, 1, 1}, {9, 1, 1}},
+      {"snapshots={every=5;decimate=4;region={from=[5.0,-45.0,0.5];to=[95.0,-35.0,10.0];};}", {1, 1, 1}, {3, 1, 1}},
+      {"snapshots={every=5;decimate=3;region={from=[12.0,-50.0,61.0];to=[28.0,40.0,70.0];};}", {2, 0, 7}, {1, 4, 1}},
+  };
+  for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++) {
+    const char *ov[] = {ok[k].set};
+    tw_job *j = load_ok(t, "box.cfg", ov, 1);
+    if (!j) continue;
+    int lo[3], cnt[3];
+    tw_snapshot_box(j, lo, cnt);
+    for (int a = 0; a < 3; a++)
+      CHECK(lo[a] == ok[k].lo[a] && cnt[a] == ok[k].cnt[a], "%s: axis %d: first cell %d, %d cells (want %d, %d)",
+            ok[k].set, a, lo[a], cnt[a], ok[k].lo[a], ok[k].cnt[a]);
+    tw_job_destroy(j);
+  }
+  static const char *const refused[][2] = {
+      {"snapshots.region={from=[15.0,-50.0,0.0];to=[15.0,40.0,70.0];}",
+       "holds no cell on x: from[0] = 15.0 and to[0] = 15.0 lie between the cells at x = 10.0 and 20.0 m"},
+      {"snapshots={every=5;decimate=2;region={from=[0.0,-50.0,0.5];to=[110.0,40.0,9.5];};}",
+       "holds no cell on z: from[2] = 0.5 and to[2] = 9.5 lie between"},
+      {"snapshots.region={from=[105.0,-50.0,0.0];to=[108.0,40.0,70.0];}", "cells at x = 100.0 and 110.0 m"},
+      {"snapshots.region={from=[0.0,-49.0,0.0];to=[110.0,-41.0,70.0];}", "allowed from[1] <= -50.0 or to[1] >= -40.0"},
+  };
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    const char *ov[] = {refused[k][0]};
+    tw_job *j = NULL;
+    tw_error err = {0};
+    CHECK(tw_job_load_string(t, "box.cfg", ov, 1, &j, &err) == TW_ECONFIG && !j &&
+              strstr(err.msg, "snapshots.region: ") && strstr(err.msg, refused[k][1]),
+          "%s: %s", refused[k][0], err.msg[0] ? err.msg : "accepted");
+    tw_job_destroy(j);
+  }
+}
+
 static void test_solver_and_boundary(void) {
   const char *t =
       "grid = { n = [10, 10, 10]; d = [10.0, 10.0, 10.0]; };\n"
@@ -659,6 +709,7 @@ int main(void) {
   test_receivers();
   test_line_count_one_rounding();
   test_far_origin();
+  test_snapshot_region_cells();
   test_solver_and_boundary();
   test_files();
   test_stability();

@@ -248,7 +248,7 @@ def named_cases():
     # Snapshots: decimation, boxes at the edges, one cell, a plane, step 0, the last step.
     regions = [([0.0, 0.0, 0.0], [0.0, 0.0, 0.0]), ([140.0, 110.0, 90.0], [140.0, 110.0, 90.0]),
                ([0.0, 0.0, 0.0], [140.0, 110.0, 90.0]), ([13.0, 0.0, 44.0], [140.0, 3.0, 90.0]),
-               ([0.0, 50.0, 0.0], [140.0, 50.0, 90.0]), ([1.0, 1.0, 1.0], [9.0, 9.0, 9.0])]
+               ([0.0, 50.0, 0.0], [140.0, 50.0, 90.0]), ([1.0, 1.0, 1.0], [11.0, 11.0, 11.0])]
     for i, (lo, hi) in enumerate(regions):
         for dec in (1, 2, 3, 7, 1000):
             job = base([15, 12, 10], order=2 + 2 * (i % 4), steps=11)
@@ -542,6 +542,10 @@ def invalid_cases():
     add("snapshots-region-inf",
         "snapshots = { every = 1; region = { from = [0.0, 0.0, 0.0]; to = [1e999, 1.0, 1.0]; }; };\n",
         r":7: snapshots\.region\.to\[0\]" + got.format("inf"))
+    add("snapshots-region-between-cells",  # no cell inside on x: its box was the next cell, outside it
+        "snapshots = { every = 1; region = { from = [1.0, 0.0, 0.0]; to = [9.0, 10.0, 10.0]; }; };\n",
+        r":7: snapshots\.region: holds no cell on x: from\[0\] = 1\.0 and to\[0\] = 9\.0 lie between the cells at "
+        r"x = 0\.0 and 10\.0 m" + got.format(r"\{ from = .* \}"))
     add("threads-string", 'solver = { threads = "2"; };\n', r":7: solver\.threads" + got.format('"2"'))
     for i, mem in enumerate(('"-5M"', '"1e999"', "1e999", '"99999999999T"')):
         add(f"device-memory-{i}", f'solver = {{ kernel = "cpu-diamond"; device_memory = {mem}; }};\n',

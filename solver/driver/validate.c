@@ -31,17 +31,13 @@
 void tw_snapshot_box(const tw_job *job, int model_lo[3], int cnt[3]) {
   const int dec = job->snap_decimate > 0 ? job->snap_decimate : 1;
   for (int a = 0; a < 3; a++) {
-    /* the cells the box holds, within the slack the validation allowed its corners (tw_axis_inside):
-     * a corner on the last cell keeps it, and none lies past it */
-    const double o = job->origin[a], d = job->d[a], from = job->snap_from[a], to = job->snap_to[a];
-    int i0 = (int)ceil(tw_axis_cells(o, d, from) - tw_axis_slack(o, d, from));
-    int i1 = (int)floor(tw_axis_cells(o, d, to) + tw_axis_slack(o, d, to));
-    if (i0 < 0) i0 = 0;
-    if (i0 > job->n[a] - 1) i0 = job->n[a] - 1;
-    if (i1 > job->n[a] - 1) i1 = job->n[a] - 1;
-    if (i1 < i0) i1 = i0;
+    /* the cells inside the region, within the slack the validation allowed its corners (tw_axis_inside):
+     * a corner on the last cell keeps it, and none lies past it. The parser refuses a region with no
+     * cell on an axis (parse_region), so there is at least one, and decimation from it keeps it. */
+    int i0, i1;
+    tw_axis_span(job->origin[a], job->d[a], job->n[a], job->snap_from[a], job->snap_to[a], &i0, &i1);
     model_lo[a] = i0;
-    cnt[a] = (i1 - i0) / dec + 1;
+    cnt[a] = i1 >= i0 ? (i1 - i0) / dec + 1 : 0;
   }
 }
 

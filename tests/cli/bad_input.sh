@@ -34,6 +34,12 @@ expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missin
 expect 1 'bad\.cfg: --set grid\.n=\[20000,20000,2000\]: grid\.n: the job needs .* of host memory and .* is available: got \[20000, 20000, 2000\]' -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 expect 1 'grid\.n: the job needs .* of host memory and .* is available: got .*; allowed about' -- "$TORREWAVE" run "$tmp/bad.cfg" --set 'grid.n=[20000,20000,2000]'
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a job too large"; fail=1; }
+# A snapshot region holding no cell on an axis (from = to = 15 m on a 10 m grid) is refused by check,
+# run and reference alike, naming the cells on either side (its box was the plane x = 20 m, outside it).
+for cmd in check run reference; do
+  expect 1 'bad\.cfg: --set snapshots=.*: snapshots\.region: holds no cell on x: from\[0\] = 15\.0 and to\[0\] = 15\.0 lie between the cells at x = 10\.0 and 20\.0 m: got .*; allowed from\[0\] <= 10\.0 or to\[0\] >= 20\.0' -- "$TORREWAVE" "$cmd" "$tmp/bad.cfg" --set 'snapshots={every=5;region={from=[15.0,0.0,0.0];to=[15.0,190.0,90.0];};}'
+done
+test ! -e "$tmp/bad.h5" && test ! -e "$tmp/bad-reference.h5" || { echo "FAIL: output created for an empty snapshot region"; fail=1; }
 # A NUL byte inside a job file: everything after it would be ignored — refused, where it is named.
 (head -n 3 "$tmp/bad.cfg"; printf 'scheme = { order = 2; };\0\n'; tail -n +4 "$tmp/bad.cfg") > "$tmp/nul.cfg"
 expect 1 'nul\.cfg:4: a NUL byte \(byte [0-9]+ of the file\): a job file is text' -- "$TORREWAVE" check "$tmp/nul.cfg"
