@@ -643,6 +643,29 @@ static void window_matrix(int ncases) {
       runs += window_case(&sp, i % 5 == 4 ? "gpu-stepwise" : "gpu-diamond", (order == 2 ? modes2 : modes)[i % 5]);
       cases++;
     }
+  /* Persistent window groups go on two streams (gpu_diamond.cu: win_group_launch): with one y column
+   * of towers (N1 = 1, kmax = 0) every other stage has none, so with one stage per launch
+   * (TW_DIAMOND_STAGES=1) every other group launches no blocks and the next group must not wait for
+   * them; and the one-stream path (TW_DIAMOND_STREAMS=1) stays checked. */
+  for (int j = 0; j < 2; j++) {
+    spec sp;
+    random_spec(&sp, 2, 100 + j);
+    if (j == 0) { /* one y cell: planes of 1–2 KB, so many of them that the ring (2 MB granules) wraps */
+      sp.absorb[1] = 0;
+      sp.n[0] = tg_int(4000, 6000), sp.n[1] = 1, sp.n[2] = tg_int(300, 480);
+      sp.steps = tg_int(20, 40);
+      sp.height = tg_int(10, 30);
+    } else {
+      sp.n[0] = tg_int(200, 300), sp.n[1] = tg_int(470, 490), sp.n[2] = tg_int(33, 64);
+      sp.steps = tg_int(20, 60);
+      sp.height = tg_int(2, 30);
+    }
+    sp.dts = tg_int(1, 3);
+    setenv(j == 0 ? "TW_DIAMOND_STAGES" : "TW_DIAMOND_STREAMS", "1", 1);
+    runs += window_case(&sp, "gpu-diamond", "persistent");
+    unsetenv(j == 0 ? "TW_DIAMOND_STAGES" : "TW_DIAMOND_STREAMS");
+    cases++;
+  }
   const int lowered = window_lowered(2, "gpu-diamond", "persistent") + window_lowered(8, "gpu-stepwise", NULL) +
                       window_lowered(8, "gpu-diamond", NULL);
   printf("window: %d cases, %d capped runs bitwise equal to in-core; %d of 3 runs with a lowered height\n", cases,
