@@ -299,13 +299,18 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   // planes) heights 72–94, whose ring holds the next launch's planes and 5–27 more, ran 0.83–0.88
   // P(h) (h = 94: 359); h = 98 with 1 to spare 0.76 P (323); h = 102, whose ring does not hold the
   // next planes, 0.56 P (249, the tallest that fits, which this rule replaced); under 1.6 GB (224
-  // planes) 144 / 176 / 208 ran 420 / 430 / 435, but on 2048² × 640 at 8× over the cap (254 planes)
-  // heights 128 / 160 / ~237 ran 388 / 395 / 372 (in core 410: not in this model). So each height
-  // up to the default, or twice the default for a fast tower whose ring holds two launches of it with
-  // the copies overlapping (its copies hide better), is predicted at min(I, P(h)) · e with e = 0.88
-  // where the ring holds the next launch's planes and 2R more, 0.76 where it holds them, else 0.56
-  // (I: the tower's predicted in-core rate, tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in
-  // 16 B), and the tallest within 2 % of the best is taken.
+  // planes) 144 / 176 / 208 ran 420 / 430 / 435. Above the default, a cliff the model does not have
+  // (session 24, 2048² × 640 at 8× over the cap, 254 planes, in core ~410): heights 128 / 160 / 192 /
+  // 208 / 224 ran 385 / 396 / 400 / 404 / 405 with the ring holding 20 / 15 / 9 / 7 / 4 stages a
+  // launch (copies overlapping both ways; at 224 with 3 planes to spare), but 227 (4 stages, none to
+  // spare) 357 and 232 (3 stages) 328, the kernels waiting 15–56 % of the time for their in-copies;
+  // under 1.6 GB 128 / 176 / 184 (4 stages, none to spare) / 205 ran 413 / 433 / 436 / 436 — why the
+  // square grid's planes (2.5× larger) fall off the cliff is not known. So each height up to the
+  // default, or up to twice the default for a fast tower while the ring holds 4 stages a launch and
+  // 2R planes more, is predicted at min(I, P(h)) · e with e = 0.88 where the ring holds the next
+  // launch's planes and 2R more, 0.76 where it holds them, else 0.56 (I: the tower's predicted
+  // in-core rate, tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in 16 B), and the tallest within
+  // 2 % of the best is taken.
   const int nt0 = s->nt;
   int nt_default = 0;  // the default height, where a lower one was taken (the report says so)
   if (!pb->tower_height && s->mode == MODE_PERSISTENT) {
@@ -313,9 +318,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     schedule();
     tw_gpu_plane_layout L2 = L;
     if ((st = tw_gpu_window_fit(&L2, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
-    s->nt = 2 * nt0;
-    schedule();
-    const int hmax = s->bpu < 0.5 * STEPWISE_BPU && W && planes(2, 1) <= W ? 2 * nt0 : nt0;
+    const int hmax = s->bpu < 0.5 * STEPWISE_BPU ? 2 * nt0 : nt0;
     int dev = 0;
     tw_gpu_props gp;
     tw_error perr = {};  // a GPU that does not say its bandwidth: the link's pace alone
@@ -328,7 +331,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     for (int h = 1; W && h <= hmax; h++) {  // (W: the ring the cap holds, whatever the height)
       s->nt = h;
       schedule();
-      if (planes(1, 0) > W) break;  // taller rings only grow
+      if (planes(1, 0) > W || (h > nt0 && planes(4, 1) + 2 * R > W)) break;  // taller rings only grow
       const int next = planes(1, 1);
       const double e = next + 2 * R <= W ? 0.88 : next <= W ? 0.76 : 0.56;
       rate[(size_t)h] = std::min(I, TW_WINDOW_LINK_ONE_WAY_BYTES_PER_S * h / 12.0) * e;
@@ -380,6 +383,10 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   s->G = 1;
   for (int G = 2; G <= 64; G++)
     if (planes(G, 1) <= W) s->G = G;
+  // TW_DIAMOND_STAGES=N: at most N stages per launch (a test and measurement switch: with one y
+  // column of towers and N = 1, every other group has no tower, test_gpu_diamond's window_matrix).
+  if (const char *e = getenv("TW_DIAMOND_STAGES"))
+    if (atoi(e) >= 1 && atoi(e) < s->G) s->G = atoi(e);
   if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
   char b1[32], lowered[96] = "";
   if (nt_default)
