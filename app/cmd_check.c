@@ -189,6 +189,12 @@ static int report(const tw_job *job, const tw_validation *val, const char *out, 
     printf("\n");
   }
   if (val->output_exists) printf("             %s exists: a run will replace it\n", out);
+  for (int i = 0; i < val->nbeside; i++)
+    if (val->beside[i].removed)
+      printf("             %s exists: a run removes it (the %s of an earlier run; this run writes none)\n",
+             val->beside[i].path, val->beside[i].what);
+    else
+      printf("             %s exists: a run will replace it (its %s)\n", val->beside[i].path, val->beside[i].what);
   for (int i = 0; i < val->nstale; i++)
     printf("stale        %s: left by an earlier run that was killed (its process is gone); the next run of this "
            "output removes it\n", val->stale[i]);

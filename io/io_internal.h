@@ -202,6 +202,8 @@ tw_status tw_xdmf_write(const tw_xdmf_desc *d, tw_error *err);
 /* Remove a sidecar left by an earlier run under the same name, but only one torrewave wrote
  * (it carries our marker): a stale sidecar would point into a file without snapshots. */
 void tw_xdmf_remove_stale(const char *h5path);
+/* 1 when the file at path carries our marker in its head (a sidecar torrewave wrote), else 0. */
+int tw_xdmf_ours(const char *path);
 
 #define TW_XDMF_MARKER "written by torrewave"
 /* The torrewave sidecar at xdmf describes another .h5 than h5path ("q" and "q.h5" share "q.xdmf"),

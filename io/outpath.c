@@ -344,6 +344,18 @@ tw_status tw_output_check_ckpt(const char *path, const tw_job *job, tw_error *er
   return st;
 }
 
+/* A regular file under the name of the output's sidecar or SEG-Y file (what) that torrewave did not
+ * write: a name derived from the output's, which the user may not have in mind (a field record
+ * "line1.sgy" beside a synthetic "line1.h5", a result named "q.xdmf" beside "q"), so it is refused,
+ * as `export` refuses one, never replaced; a sidecar or SEG-Y file of ours is replaced. */
+static tw_status not_ours(const char *path, const char *what, const char *out, const char *fix, tw_error *err) {
+  if (!tw_output_exists(path)) return TW_OK;
+  return tw_error_set(err, TW_EINVAL,
+                      "%s '%s' of output '%s' is there and torrewave did not write it: refusing to "
+                      "replace it%s%s",
+                      what, path, out, fix ? "; move it away, or " : "", fix ? fix : "");
+}
+
 /* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, at the
  * start, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
  * before it publishes (tw_output_check_publish: without the lock, which the run holds, and without
@@ -364,11 +376,15 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
   if (!st && !publish) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
   free(lock);
   char other[512];
-  if (!st && job && (job->nsnap > 0 || job->snap_every > 0) && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
+  const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0);
+  if (!st && snapshots && !tw_xdmf_ours(xdmf) && (st = not_ours(xdmf, "XDMF sidecar", path, fix, err))) at = xdmf;
+  if (!st && snapshots && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
                       "file, which is there): a run would replace it and leave '%s' without its sidecar%s%s", xdmf,
                       path, other, other, fix ? "; " : "", fix ? fix : ""), at = xdmf;
   if (!st && sgy && (st = check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err))) at = sgy;
+  if (!st && sgy && tw_segy_available() && !tw_segy_ours(sgy) && (st = not_ours(sgy, "SEG-Y file", path, fix, err)))
+    at = sgy;
   if (!st && sgy && tw_segy_describes_other(sgy, path, other, sizeof other)) /* as the sidecar above */
     st = tw_error_set(err, TW_EINVAL, "SEG-Y file '%s' of output '%s' is that of output '%s' (written from that file, "
                       "which is there): a run would replace it and leave '%s' without its SEG-Y file%s%s", sgy, path,
@@ -406,6 +422,30 @@ tw_status tw_output_check_publish(const char *path, const tw_job *job, tw_output
 int tw_output_exists(const char *path) {
   struct stat ls;
   return path && lstat(path, &ls) == 0 && S_ISREG(ls.st_mode);
+}
+
+/* One file beside the output (tw_output_beside_files): replaced when the run writes it, else removed
+ * when it is a stale one of ours that describes no other output there; path moves into *b. */
+static int beside_one(char *path, const char *h5path, int writes, const char *what, int (*ours)(const char *),
+                      int (*describes_other)(const char *, const char *, char *, size_t), tw_output_beside *b) {
+  char other[512];
+  if (!tw_output_exists(path)) return free(path), 0;
+  if (!writes && !(ours(path) && !describes_other(path, h5path, other, sizeof other))) return free(path), 0;
+  b->path = path, b->what = what, b->removed = !writes;
+  return 1;
+}
+
+int tw_output_beside_files(const char *h5path, const tw_job *job, int snapshots, tw_output_beside out[2]) {
+  int n = 0;
+  char *xdmf = tw_xdmf_path(h5path), *sgy = tw_segy_path(h5path);
+  if (xdmf) n += beside_one(xdmf, h5path, snapshots, "XDMF sidecar", tw_xdmf_ours, tw_xdmf_describes_other, out + n);
+  if (sgy)
+    n += beside_one(sgy, h5path, job && job->output_segy, "SEG-Y file", tw_segy_ours, tw_segy_describes_other, out + n);
+  return n;
+}
+
+void tw_output_beside_free(tw_output_beside *b, int n) {
+  for (int i = 0; b && i < n; i++) free(b[i].path), b[i].path = NULL;
 }
 
 double tw_output_free_bytes(const char *path) {

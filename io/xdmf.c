@@ -186,17 +186,19 @@ int tw_xdmf_describes_other(const char *xdmf, const char *h5path, char *other, s
   return tw_other_output_beside(h5path, other);
 }
 
+int tw_xdmf_ours(const char *path) {
+  FILE *f = path ? fopen(path, "r") : NULL;
+  if (!f) return 0;
+  char head[512];
+  size_t n = fread(head, 1, sizeof head - 1, f);
+  head[n] = '\0';
+  fclose(f);
+  return strstr(head, TW_XDMF_MARKER) != NULL;
+}
+
 void tw_xdmf_remove_stale(const char *h5path) {
-  char *path = tw_xdmf_path(h5path);
-  if (!path) return;
-  FILE *f = fopen(path, "r");
-  if (f) {
-    char head[512], other[512];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    head[n] = '\0';
-    fclose(f);
-    /* ours, and not the sidecar of another output that is there ("q" and "q.h5" share "q.xdmf") */
-    if (strstr(head, TW_XDMF_MARKER) && !tw_xdmf_describes_other(path, h5path, other, sizeof other)) unlink(path);
-  }
+  char *path = tw_xdmf_path(h5path), other[512];
+  /* ours, and not the sidecar of another output that is there ("q" and "q.h5" share "q.xdmf") */
+  if (path && tw_xdmf_ours(path) && !tw_xdmf_describes_other(path, h5path, other, sizeof other)) unlink(path);
   free(path);
 }

@@ -226,6 +226,8 @@ typedef struct tw_validation {
   double trace_bytes, snapshot_bytes, output_bytes; /* the output file (output_bytes: all of it) */
   double free_bytes;         /* on the output's file system; −1 unknown */
   int output_exists;         /* an existing output will be replaced */
+  tw_output_beside beside[2]; /* its existing sidecar and SEG-Y file that a run replaces or removes */
+  int nbeside;
   long lock_holder;          /* check: the process writing this output now (−1: one, pid unknown) */
   char **stale;              /* temporaries of earlier runs whose process is gone: check lists them, */
   int nstale;                /* run removes them (holding the lock) once the whole validation passed */

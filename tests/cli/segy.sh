@@ -197,6 +197,15 @@ s = segyio.spec(); s.format = 5; s.samples = range(4); s.tracecount = 1
 with segyio.create("shot.sgy", s) as f: f.trace[0] = np.zeros(4, np.float32)'
 "$T" run job.cfg -q --set time.steps=30 --set output.segy=false 2> /dev/null
 test -e shot.sgy && echo "ok: a SEG-Y file torrewave did not write stays" || fail=1
+# and a run with output.segy is refused, by check too, and leaves it (a field record line1.sgy beside
+# a synthetic line1.h5: the run replaced it with its own traces, check silent)
+cp shot.sgy theirs.keep
+theirs="SEG-Y file 'shot\.sgy' of output 'shot\.h5' is there and torrewave did not write it: refusing to replace it; move it away, or choose another output name"
+expect 1 "$theirs" -- "$T" check job.cfg --set time.steps=30
+expect 1 "$theirs" -- "$T" run job.cfg -q --set time.steps=30
+cmp -s shot.sgy theirs.keep && echo "ok: a SEG-Y file torrewave did not write is not replaced" ||
+  { echo "FAIL: a run with output.segy replaced a SEG-Y file torrewave did not write"; fail=1; }
+rm shot.sgy theirs.keep
 # "q" and "q.h5" share the SEG-Y file "q.sgy", as they share the sidecar "q.xdmf": a run onto "q"
 # without output.segy leaves q.h5's SEG-Y file alone (it removed it as a stale one of its own), and
 # check and run onto "q" with output.segy are refused while q.h5 is there (the run replaced q.h5's

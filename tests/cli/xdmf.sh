@@ -108,4 +108,22 @@ grep -q "XDMF sidecar 'share/q.xdmf' of output 'share/q' is that of output 'q.h5
 sed '/^snapshots/,/}; };$/d' snap.cfg > nosnap.cfg
 "$TORREWAVE" run nosnap.cfg -o share/q -q 2>/dev/null
 grep -q 'q.h5:/snapshots' share/q.xdmf
+# check names the sidecar of ours a run replaces, or removes (a run without snapshots: stale)
+"$TORREWAVE" check snap.cfg -o share/q.h5 | grep -q "share/q.xdmf exists: a run will replace it (its XDMF sidecar)"
+"$TORREWAVE" check nosnap.cfg -o share/q.h5 | grep -q "share/q.xdmf exists: a run removes it (the XDMF sidecar of an"
+# A file torrewave did not write under the sidecar's name (a result named "r.xdmf" beside an output
+# "r", a hand-written XDMF file) is refused by check and run and stays (a run onto "r" replaced the
+# result r.xdmf with its sidecar, check silent); a run without snapshots leaves it too
+mkdir -p own && "$TORREWAVE" run snap.cfg -o own/r.xdmf -q 2>/dev/null && cp own/r.xdmf own.keep
+echo '<Xdmf Version="3.0"><!-- mine --></Xdmf>' > own/mine.xdmf && cp own/mine.xdmf mine.keep
+for o in own/r own/mine.h5; do
+  for cmd in check "run -q"; do
+    ! "$TORREWAVE" $cmd snap.cfg -o "$o" > own.txt 2>&1
+    grep -q "XDMF sidecar '${o%.h5}.xdmf' of output '$o' is there and torrewave did not write it: refusing to replace it; move it away, or choose another output name" own.txt ||
+      { cat own.txt; echo "FAIL: $cmd -o $o: ${o%.h5}.xdmf not refused"; exit 1; }
+  done
+done
+test ! -e own/r && test ! -e own/mine.h5
+"$TORREWAVE" run nosnap.cfg -o own/r -q 2>/dev/null
+cmp own/r.xdmf own.keep && cmp own/mine.xdmf mine.keep
 echo "xdmf: ok"
