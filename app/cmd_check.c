@@ -244,7 +244,7 @@ static void help_check(FILE *o) {
              "this host's GPUs; --workers N: the CPU threads of N workers held to 4 per CPU, as `run` holds them.\n"
              "-v: where check's own time went (kernel, memory, output, model, wavelets, ...).\n"
              "Exit status 0 when the job can run, 1 on any error (the message names the job file, line, key,\n"
-             "value and what is allowed).\n");
+             "value and what is allowed), 2 usage.\n");
 }
 
 const tw_command tw_cmd_check = {"check", "validate a job: grid, dt, dispersion, memory, run time, output", run_check,

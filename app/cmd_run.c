@@ -186,7 +186,7 @@ static void help_run(FILE *o) {
           "  --set key=value  override a job-file value (job-file syntax: --set grid.n=[200,200,100],\n"
           "                   --set solver.kernel=cpu, --set 'time.steps = 500'); repeatable\n"
           "  -o, --output F   output file (a survey: its directory)\n"
-          "  -q, --quiet      no progress line\n"
+          "  -q, --quiet      no progress line (a survey: nor its summary, unless shots failed or were not run)\n"
           "  -v, --verbose    the set-up's phases (model, medium, GPU init, backend, ...); a survey: a line per shot\n"
           "  --resume         continue from the job's checkpoint (checkpoint = { ... } in the job file)\n"
           "  --shots LIST     a survey: only these shots, e.g. 3-7,12 (shots count from 0, in job order)\n"
