@@ -1061,6 +1061,7 @@ static tw_status parse_boundary(const ctx *c, const config_setting_t *root, tw_j
   if (!g) return TW_OK;
   TRY(check_keys(c, g, keys, "boundary"));
   TRY(key_bool(c, g, "free_surface", &j->free_surface));
+  if (member(g, "free_surface")) TRY(keep_where(c, member(g, "free_surface"), &j->free_surface_where));
   config_setting_t *ab = member(g, "absorbing");
   if (!ab) return TW_OK;
   if (config_setting_is_group(ab)) {
@@ -1950,6 +1951,21 @@ tw_status tw_job_load_string(const char *text, const char *name, const char *con
   return load_text(text, name ? name : "<string>", overrides, noverrides, out, err);
 }
 
+void tw_job_point_where(const tw_job *job, const tw_rec_group *groups, int ngroups, long r, const char *what, char *loc,
+                        size_t n) {
+  const tw_rec_group *grp = NULL;
+  for (int k = 0; k < ngroups; k++)
+    if (r >= groups[k].first && r < groups[k].first + groups[k].count) grp = &groups[k];
+  const char *key = grp ? grp->key : "";
+  const size_t l = strlen(key);
+  if (grp && l >= 7 && (!strcmp(key + l - 7, ".points") || (l >= 10 && !strcmp(key + l - 10, ".positions"))))
+    snprintf(loc, n, "%s: %s[%ld]", grp->where, key, r - grp->first);
+  else if (grp)
+    snprintf(loc, n, "%s: %s: %s %ld of it", grp->where, key, what, r - grp->first);
+  else
+    snprintf(loc, n, "%s: %s %ld", job->path, what, r);
+}
+
 void tw_job_destroy(tw_job *job) {
   if (!job) return;
   free(job->path);
@@ -1970,6 +1986,7 @@ void tw_job_destroy(tw_job *job) {
   free(job->ckpt_where);
   free(job->dm_where);
   free(job->n_where);
+  free(job->free_surface_where);
   free(job->kernel_where);
   free(job->dts_where);
   free(job->height_where);

@@ -102,6 +102,7 @@ typedef struct tw_job {
   int order;                 /* 2, 4, 6, 8 (scheme.order, default 8) */
   int absorb[3];             /* absorbing cells per axis (both faces; none on top with free surface) */
   int free_surface;
+  char *free_surface_where;  /* where boundary.free_surface is given, as errors name it (NULL: not given) */
 
   tw_source_spec *sources;
   int nsources;
@@ -173,6 +174,11 @@ void tw_job_destroy(tw_job *job);
 /* Where a setting refused after parsing is given, as errors name it: its kept location (a *_where
  * of the job: "job.cfg:12" or "job.cfg: --set key=value"), else the job file. */
 static inline const char *tw_job_where(const tw_job *job, const char *kept) { return kept ? kept : job->path; }
+/* Where point r of a receiver or shot list (groups: job->rec_groups or shot_groups) came from, as
+ * errors name it, into loc[n]: "job.cfg:7: receivers.points[2]", "job.cfg:9: shots.lines[0]: shot 4
+ * of it" (what: "receiver", "shot"). */
+void tw_job_point_where(const tw_job *job, const tw_rec_group *groups, int ngroups, long r, const char *what,
+                        char *loc, size_t n);
 
 /* With the model's velocity range known: choose dt when omitted (margin × stable limit), check
  * stability when given, compute steps from duration, expand snapshots.every. Idempotent. */

@@ -38,14 +38,15 @@ static tw_status check_job(const tw_job *job, tw_error *err) {
     return tw_error_set(err, TW_EUNSUPPORTED,
                         "%s: model.type is \"%s\": the analytic reference needs a homogeneous model "
                         "(model.type = \"constant\")",
-                        job->path, model_name(job->model.type));
+                        tw_job_where(job, job->model.where), model_name(job->model.type));
   if (job->free_surface)
     return tw_error_set(err, TW_EUNSUPPORTED,
                         "%s: boundary.free_surface is true: the analytic reference is the free-space solution "
                         "and has no surface reflection (absorbing layers are fine)",
-                        job->path);
+                        tw_job_where(job, job->free_surface_where));
   if (!(job->model.vp > 0))
-    return tw_error_set(err, TW_EINVAL, "%s: model.vp = %g: must be positive", job->path, job->model.vp);
+    return tw_error_set(err, TW_EINVAL, "%s: model.vp = %g: must be positive", tw_job_where(job, job->model.where),
+                        job->model.vp);
   return TW_OK;
 }
 
@@ -86,7 +87,9 @@ static tw_status place_all(tw_reference *ref, tw_error *err) {
   }
   for (long r = 0; r < ref->nrec; r++) {
     tw_status st = effective_position(&g, job->rec[r], job->rec_interp, ref->rpos[r], err);
-    if (st) return tw_error_prefix(err, "%s: receiver %ld", job->path, r);
+    char loc[TW_WHERE_MAX + 120];
+    if (st) tw_job_point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
+    if (st) return tw_error_prefix(err, "%s", loc);
   }
   return TW_OK;
 }
@@ -98,13 +101,15 @@ static tw_status check_distances(const tw_reference *ref, tw_error *err) {
   for (long r = 0; r < ref->nrec; r++)
     for (int s = 0; s < ref->nsrc; s++) {
       const double dist = distance(ref->rpos[r], ref->spos[s]);
+      char loc[TW_WHERE_MAX + 120];
+      if (dist < rmin) tw_job_point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
       if (dist < rmin)
         return tw_error_set(err, TW_EUNSUPPORTED,
                             "%s: receiver %ld at (%g, %g, %g) m and sources[%d] at (%g, %g, %g) m are %g m apart "
                             "where the run places them (at (%g, %g, %g) and (%g, %g, %g) m: nearest interpolation "
                             "puts a point at its cell): the analytic solution 1/(4 pi r) is singular there (needs "
                             "r >= d/2 = %g m)",
-                            job->path, r, job->rec[r][0], job->rec[r][1], job->rec[r][2], s, job->sources[s].pos[0],
+                            loc, r, job->rec[r][0], job->rec[r][1], job->rec[r][2], s, job->sources[s].pos[0],
                             job->sources[s].pos[1], job->sources[s].pos[2], dist, ref->rpos[r][0], ref->rpos[r][1],
                             ref->rpos[r][2], ref->spos[s][0], ref->spos[s][1], ref->spos[s][2], rmin);
     }

@@ -306,23 +306,6 @@ static tw_status surface_error(const tw_job *job, const char *loc, const char *w
                       it == TW_INTERP_NEAREST ? ", or interpolation = \"trilinear\" (any depth below the plane)" : "");
 }
 
-/* Where point r of a receiver or shot list came from, as errors name it: "job.cfg:7:
- * receivers.points[2]", "job.cfg:9: shots.lines[0]: shot 4 of it" (what: "receiver", "shot"). */
-static void point_where(const tw_job *job, const tw_rec_group *groups, int ngroups, long r, const char *what,
-                        char *loc, size_t n) {
-  const tw_rec_group *grp = NULL;
-  for (int k = 0; k < ngroups; k++)
-    if (r >= groups[k].first && r < groups[k].first + groups[k].count) grp = &groups[k];
-  const char *key = grp ? grp->key : "";
-  const size_t l = strlen(key);
-  if (grp && l >= 7 && (!strcmp(key + l - 7, ".points") || (l >= 10 && !strcmp(key + l - 10, ".positions"))))
-    snprintf(loc, n, "%s: %s[%ld]", grp->where, key, r - grp->first);
-  else if (grp)
-    snprintf(loc, n, "%s: %s: %s %ld of it", grp->where, key, what, r - grp->first);
-  else
-    snprintf(loc, n, "%s: %s %ld", job->path, what, r);
-}
-
 /* A survey: every shot's source, and a moving spread's receivers under every shot. Only the depth
  * decides (all taps on k = 0): each shot with each distinct depth offset of the spread. */
 static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_error *err) {
@@ -331,7 +314,7 @@ static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_err
   for (long s = 0; s < job->nshots; s++)
     if (on_surface(g, job->shots[s], si)) {
       char what[64];
-      point_where(job, job->shot_groups, job->nshot_groups, s, "shot", loc, sizeof loc);
+      tw_job_point_where(job, job->shot_groups, job->nshot_groups, s, "shot", loc, sizeof loc);
       snprintf(what, sizeof what, "the source of shot %ld", s);
       return surface_error(job, loc, what, job->shots[s], si, err);
     }
@@ -345,7 +328,7 @@ static tw_status check_surface_shots(const tw_job *job, const tw_grid *g, tw_err
                            job->shots[s][2] + job->rec[r][2]};
       if (!on_surface(g, p, job->rec_interp)) continue;
       char what[96];
-      point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
+      tw_job_point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
       snprintf(what, sizeof what, "the receiver (moving: offsets from the shot) under shot %ld", s);
       return surface_error(job, loc, what, p, job->rec_interp, err);
     }
@@ -367,7 +350,7 @@ static tw_status check_surface(const tw_job *job, const tw_grid *g, tw_error *er
     }
   for (long r = 0; r < job->nrec; r++) {
     if (!on_surface(g, job->rec[r], job->rec_interp)) continue;
-    point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
+    tw_job_point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
     char what[96];
     snprintf(what, sizeof what, "the receiver (number %ld of the output)", r);
     return surface_error(job, loc, what, job->rec[r], job->rec_interp, err);

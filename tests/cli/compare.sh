@@ -129,11 +129,21 @@ expect 2 '--rtol takes a number >= 0, got "-1"' -- "$T" compare hom.h5 ref.h5 --
 expect 0 'PASS: the same numbers in every dataset' -- "$T" compare hom.h5 hom.h5 --rtol 0
 expect 1 'VALUES DIFFER' -- "$T" compare hom.h5 ref.h5 --rtol 0 --traces-only
 
-# Jobs the reference cannot solve: refused with the reason, nothing written.
-expect 1 'free_surface' -- "$T" reference hom.cfg -o fs.h5 --set boundary.free_surface=true
+# Jobs the reference cannot solve: refused with the reason, named where it is given (the job file's
+# line, or the --set; they named the job file alone), nothing written.
+expect 1 "^torrewave: error: hom\.cfg: --set boundary\.free_surface=true: boundary\.free_surface is true: the analytic" \
+  -- "$T" reference hom.cfg -o fs.h5 --set boundary.free_surface=true
 test ! -e fs.h5 || { echo "FAIL: refused reference left fs.h5"; fail=1; }
-expect 1 'model.type is "gradient"' -- "$T" reference hom.cfg -o g.h5 --set 'model={type="gradient";vp0=2000.0;gradient=0.5;}'
-expect 1 'singular' -- "$T" reference hom.cfg -o s.h5 --set 'receivers.points=([113.0,120.0,120.0])'
+sed 's/^boundary = { absorbing = 6; };$/boundary = { absorbing = 6;\n  free_surface = true; };/' hom.cfg > fs.cfg
+expect 1 '^torrewave: error: fs\.cfg:6: boundary\.free_surface is true' -- "$T" reference fs.cfg -o fs.h5
+expect 1 '^torrewave: error: hom\.cfg: --set model=\{[^}]*\}: model\.type is "gradient"' \
+  -- "$T" reference hom.cfg -o g.h5 --set 'model={type="gradient";vp0=2000.0;gradient=0.5;}'
+sed 's/"constant"; vp = 2000.0;/"gradient"; vp0 = 2000.0; gradient = 0.5;/' hom.cfg > g.cfg
+expect 1 '^torrewave: error: g\.cfg:3: model\.type is "gradient"' -- "$T" reference g.cfg -o g.h5
+expect 1 '^torrewave: error: hom\.cfg: --set receivers\.points=\(\[113\.0,120\.0,120\.0\]\): receivers\.points\[0\]: receiver 0 at \(113, 120, 120\) m .*singular' \
+  -- "$T" reference hom.cfg -o s.h5 --set 'receivers.points=([113.0,120.0,120.0])'
+expect 1 '^torrewave: error: hom\.cfg:8: receivers\.lines\[0\]: receiver 1 of it: receiver 3 at \(150, 100, 60\) m .*singular' \
+  -- "$T" reference hom.cfg -o s.h5 --set 'sources=({position=[150.0,100.0,60.0]; wavelet={type="ricker"; frequency=20.0;};})'
 expect 0 'usage: torrewave compare' -- "$T" compare --help
 expect 0 'usage: torrewave reference' -- "$T" help reference
 exit $fail
