@@ -166,8 +166,8 @@ static void print_json(FILE *o, const tw_result *a, const tw_result *b, const tw
   json_longs(o, rep->unmatched_b, rep->nunmatched_b);
   fprintf(o, ", \"samples_compared\": %ld, \"sample_dt\": ", rep->nsamples);
   json_num(o, rep->sample_dt);
-  fprintf(o, "},\n  \"snapshots\": {\"a\": %d, \"b\": %d, \"common\": %d},\n  \"datasets\": [\n", rep->nsnap_a,
-          rep->nsnap_b, rep->nsnap_common);
+  fprintf(o, "},\n  \"snapshots\": {\"a\": %d, \"b\": %d, \"common\": %d, \"compared\": %s},\n  \"datasets\": [\n",
+          rep->nsnap_a, rep->nsnap_b, rep->nsnap_common, rep->snapshots_skipped ? "false" : "true");
   for (int k = 0; k < rep->nstat; k++) {
     json_stat(o, &rep->stat[k]);
     fputs(k + 1 < rep->nstat ? ",\n" : "\n", o);
@@ -232,7 +232,9 @@ static void print_table(FILE *o, const tw_result *a, const tw_result *b, const t
     print_unmatched(o, "A", a, rep->unmatched_a, rep->nunmatched_a);
     print_unmatched(o, "B", b, rep->unmatched_b, rep->nunmatched_b);
   }
-  if (rep->nsnap_a || rep->nsnap_b)
+  if (rep->snapshots_skipped && (rep->nsnap_a || rep->nsnap_b))
+    fprintf(o, "snapshots: not compared (--traces-only; A has %d, B %d)\n", rep->nsnap_a, rep->nsnap_b);
+  else if (rep->nsnap_a || rep->nsnap_b)
     fprintf(o, "snapshots: %d common step%s (A has %d, B %d)\n", rep->nsnap_common, rep->nsnap_common == 1 ? "" : "s",
             rep->nsnap_a, rep->nsnap_b);
   fprintf(o, "\n%-22s %-11s %-11s %-9s  %s\n", "dataset", "rel L2", "max |A-B|", "/peak", "largest difference at");

@@ -379,6 +379,7 @@ tw_status tw_compare(const tw_result *a, const tw_result *b, const tw_compare_op
   rep->snap_geo_known = geo_ok;
   memcpy(rep->snap_first_cell, ga.first, sizeof ga.first);
   rep->snap_decimate = ga.dec;
+  rep->snapshots_skipped = skip;
   if (!skip && nsp == 0 && a->nsnap > 0 && b->nsnap > 0) /* both have snapshots: none compared is no pass */
     reason(&why, "no snapshot step is in both (A has %d snapshots from step %ld, B %d from step %ld); compare the "
                  "traces alone with --traces-only", a->nsnap, a->snap_steps[0], b->nsnap, b->snap_steps[0]);

@@ -672,6 +672,7 @@ typedef struct tw_compare_report {
   int snap_geo_known;        /* the files say where their snapshots lie: the two below, each stat's model_cell */
   int snap_first_cell[3];    /* the model cell of stored cell [0, 0, 0] (the region's first) */
   int snap_decimate;         /* model cells from one stored cell to the next, on every axis */
+  int snapshots_skipped;                 /* opts.skip_snapshots: none paired or compared */
   int nstat;
   tw_compare_stat *stat;     /* traces first (when receivers pair), then snapshots by step */
   int nfail;                 /* datasets above rtol */

@@ -103,6 +103,11 @@ expect 2 'no common receivers' -- "$T" compare hom.h5 moved.h5 --traces-only
 expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o other.h5 --set 'snapshots.every=7'
 expect 2 'no snapshot step is in both \(A has 2 snapshots from step 50, B [0-9]+ from step 7\)' -- "$T" compare hom.h5 other.h5
 expect 0 '^PASS' -- "$T" compare hom.h5 other.h5 --traces-only
+# and says the snapshots were not compared, not that the files have no step in common (it said
+# "0 common steps" of a file compared with itself)
+expect 0 '^snapshots: not compared \(--traces-only; A has 2, B 2\)$' -- "$T" compare hom.h5 hom.h5 --traces-only
+expect 0 '"snapshots": \{"a": 2, "b": 2, "common": 0, "compared": false\}' -- "$T" compare hom.h5 hom.h5 --traces-only --json
+expect 0 '"snapshots": \{"a": 2, "b": 2, "common": 2, "compared": true\}' -- "$T" compare hom.h5 hom.h5 --json
 # --strict: files that differ in what they hold (fewer receivers or samples, other snapshot steps)
 # are not comparable, so exit 0 with --rtol 1e-30 means the same numbers.
 expect 0 'Gcell/s' -- "$T" run hom.cfg -q -o short.h5 --set time.steps=60
