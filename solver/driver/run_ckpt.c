@@ -102,9 +102,14 @@ tw_status tw_run_ckpt_open(const tw_job *job, const char *output, int resume, tw
   if (st) {
     /* (said above) */
   } else if (resume && !exists) {
-    st = tw_error_set(err, TW_EINVAL, "--resume: no checkpoint '%s'%s; run without --resume to start over",
+    /* the default name follows the output: a run stopped under another -o left its checkpoint there */
+    st = tw_error_set(err, TW_EINVAL, "--resume: no checkpoint '%s'%s%s; run without --resume to start over",
                       c->path, tw_checkpoint_exists(c->jpath) ? " (only its journal: the run stopped before its "
-                                                                "first checkpoint)" : "");
+                                                                "first checkpoint)" : "",
+                      job->ckpt_file ? "" : " (checkpoint.file is not given: it is the output's name + .ckpt, so a run "
+                                            "stopped with another output left its checkpoint under that one's name: "
+                                            "resume with that output, or name its checkpoint, e.g. --set "
+                                            "'checkpoint.file=\"OTHER.h5.ckpt\"')");
   } else if (resume) {
     st = tw_ckpt_read_info(c->path, &c->found, err);
     if (st) tw_error_prefix(err, "--resume");

@@ -121,6 +121,16 @@ expect 1 'the grid .* differs: n \[36, 32, 24\].*\[36, 32, 25\]' -- \
 expect 1 'the velocity model.s values differ' -- "$T" run job.cfg -o r.h5 --resume --set model.vp0=1501.0
 expect 1 'the snapshots .* differ' -- "$T" run job.cfg -o r.h5 --resume --set snapshots.every=60
 expect 1 "no checkpoint 'nothing.h5.ckpt'" -- "$T" run job.cfg -o nothing.h5 --resume
+# Another output on resuming (free to change): the default checkpoint name follows the output, so
+# the message says where the checkpoint is looked for and how to name it (it said only "run without
+# --resume to start over", which leaves the checkpoint behind); named, the resume goes on.
+expect 1 "no checkpoint 'moved\.h5\.ckpt' \(checkpoint\.file is not given: it is the output's name \+ \.ckpt, .*--set 'checkpoint\.file=\"OTHER\.h5\.ckpt\"'\); run without --resume" \
+  -- "$T" run job.cfg -o moved.h5 --resume
+expect 1 "no checkpoint 'nothing\.ckpt'; run without --resume to start over$" \
+  -- "$T" run job.cfg -o moved.h5 --resume --set 'checkpoint.file="nothing.ckpt"'
+expect 0 "resumed at step 16" -- "$T" run job.cfg -o moved.h5 --resume --set 'checkpoint.file="r.h5.ckpt"'
+[ ! -e r.h5.ckpt ] && [ -f moved.h5 ] || { echo "FAIL: the resume onto moved.h5: $(ls)"; fail=1; }
+mk
 expect 1 'has no checkpoint group' -- "$T" run ref.cfg -o r.h5 --resume
 expect 2 '"--resume" is an option of run, not of check' -- "$T" check job.cfg --resume
 printf 'XXXXXXXX' | dd of=r.h5.ckpt bs=1 seek=$((size / 2)) conv=notrunc status=none
