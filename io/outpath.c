@@ -115,7 +115,38 @@ typedef struct {
   const char *name;          /* as the job gives it */
   const char *what;          /* "the job file", "the velocity model (model.file)", ... */
   char key[48];
+  int there; /* inputs_stat found it: its device and inode follow */
+  dev_t dev;
+  ino_t ino;
 } input_file;
+
+/* Each input's device and inode, looked up once: an output is compared with them (a folder of
+ * thousands of shot files is compared file by file). */
+static void inputs_stat(input_file *in, int nin) {
+  struct stat st;
+  for (int i = 0; i < nin; i++) {
+    in[i].there = in[i].name && stat(in[i].name, &st) == 0;
+    if (in[i].there) in[i].dev = st.st_dev, in[i].ino = st.st_ino;
+  }
+}
+
+/* The input that the file ls (an output's lstat) is: the same device and inode, so that another name
+ * or a hard link of it is caught; NULL: none. */
+static const input_file *input_is(const struct stat *ls, const input_file *in, int nin) {
+  for (int i = 0; i < nin; i++)
+    if (in[i].there && in[i].dev == ls->st_dev && in[i].ino == ls->st_ino) return &in[i];
+  return NULL;
+}
+
+/* The one refusal of an output's file (what: "output", "XDMF sidecar", ...; out: its output) that is
+ * an input of the job; then: "; " and what to do instead, or "". */
+static tw_status refuse_input(const char *what, const char *path, const char *out, const input_file *f,
+                              const char *then, tw_error *err) {
+  const char *of = strcmp(path, out) ? " of output '" : "";
+  return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the job%s",
+                      what, path, of, of[0] ? out : "", of[0] ? "'" : "", f->what, f->name, f->key[0] ? ", " : "",
+                      f->key, then);
+}
 
 /* What to do instead, as refusals of an output's names end: a single run's output is named by -o or
  * output.file, a survey's shot file by the survey's directory (its own name is fixed). */
@@ -130,7 +161,7 @@ static const char *other_name(tw_output_role role) {
  * what to do with the complete result). */
 static tw_status check_one(const char *path, const char *what, const char *out, const input_file *in, int nin,
                            tw_output_role role, const char *fix, tw_error *err) {
-  struct stat ls, st;
+  struct stat ls;
   if (lstat(path, &ls) != 0) return TW_OK; /* absent: a new file */
   const char *of = strcmp(path, out) ? " of output '" : "";
   char buf[1100], then[300] = "";
@@ -148,12 +179,8 @@ static tw_status check_one(const char *path, const char *what, const char *out, 
                         "or new names%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", kind, then);
   }
   if (fix) snprintf(then, sizeof then, "; %s", fix);
-  for (int i = 0; i < nin; i++)
-    if (in[i].name && stat(in[i].name, &st) == 0 && st.st_dev == ls.st_dev && st.st_ino == ls.st_ino)
-      return tw_error_set(err, TW_EINVAL, "%s '%s'%s%s%s is %s ('%s'%s%s): refusing to overwrite an input of the "
-                          "job%s", what, path, of, of[0] ? out : "", of[0] ? "'" : "", in[i].what, in[i].name,
-                          in[i].key[0] ? ", " : "", in[i].key, then);
-  return TW_OK;
+  const input_file *f = input_is(&ls, in, nin);
+  return f ? refuse_input(what, path, out, f, then, err) : TW_OK;
 }
 
 /* A lock file torrewave wrote holds its run's pid as text ("<pid>\n"), or nothing yet (a run between
@@ -305,7 +332,8 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
   if (st) return st;
   char *dir = tw_dir_of(path), *side = input ? tw_xdmf_path(input) : NULL; /* the input's sidecar is its too */
   st = dir ? check_folder(path, what, dir, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
-  const input_file in[2] = {{input, input_what, ""}, {side, "that file's XDMF sidecar", ""}};
+  input_file in[2] = {{.name = input, .what = input_what}, {.name = side, .what = "that file's XDMF sidecar"}};
+  inputs_stat(in, 2);
   char fix[160];
   snprintf(fix, sizeof fix, "choose another name (%s)", how);
   if (!st) st = check_one(path, what, path, in, input ? (side ? 2 : 1) : 0, TW_OUTPUT_RUN, fix, err);
@@ -322,14 +350,16 @@ static input_file *job_inputs(const tw_job *job, int *nin) {
   input_file *in = calloc((size_t)cap, sizeof *in);
   *nin = 0;
   if (!in) return NULL;
-  if (job && job->path) in[(*nin)++] = (input_file){job->path, "the job file", ""};
-  if (job && job->model.file) in[(*nin)++] = (input_file){job->model.file, "the velocity model", "model.file"};
+  if (job && job->path) in[(*nin)++] = (input_file){.name = job->path, .what = "the job file"};
+  if (job && job->model.file)
+    in[(*nin)++] = (input_file){.name = job->model.file, .what = "the velocity model", .key = "model.file"};
   for (int s = 0; job && s < job->nsources; s++)
     if (job->sources[s].wavelet.file) {
-      in[*nin] = (input_file){job->sources[s].wavelet.file, "a wavelet file", ""};
+      in[*nin] = (input_file){.name = job->sources[s].wavelet.file, .what = "a wavelet file"};
       snprintf(in[*nin].key, sizeof in[*nin].key, "sources[%d].wavelet.file", s);
       (*nin)++;
     }
+  inputs_stat(in, *nin);
   return in;
 }
 
@@ -374,6 +404,9 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
   if (!st && (st = check_one(xdmf, "XDMF sidecar", path, in, nin, role, fix, err))) at = xdmf;
   char *lock = st || publish ? NULL : lock_name(path);
   if (!st && !publish) st = lock ? check_lock(path, lock, role, err) : tw_error_set(err, TW_ENOMEM, "out of memory");
+  /* a lock file holds a pid, and so may an input (a one-sample wavelet file): the run would truncate
+   * it, write its pid and remove it */
+  if (!st && lock) st = check_one(lock, "lock file", path, in, nin, role, fix, err);
   free(lock);
   char other[512];
   const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0);
@@ -411,6 +444,31 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
       free(p);
     }
   }
+  return st;
+}
+
+tw_status tw_output_check_inputs_in(const char *dir, const tw_job *job, tw_output_role role, tw_output_owner owner,
+                                    void *user, tw_error *err) {
+  int nin, any = 0;
+  input_file *in = job_inputs(job, &nin);
+  const size_t n = strlen(dir) + 512; /* (a name in dir: up to NAME_MAX) */
+  char *path = malloc(n), *out = malloc(n);
+  tw_status st = in && path && out ? TW_OK : tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int i = 0; !st && i < nin; i++) any |= in[i].there;
+  DIR *d = !st && any ? opendir(dir) : NULL; /* (no folder yet: nothing in it is an input) */
+  char then[300];
+  snprintf(then, sizeof then, "; %s", other_name(role));
+  for (struct dirent *e; !st && d && (e = readdir(d));) {
+    const char *what = NULL;
+    if (!owner(user, e->d_name, out, n, &what)) continue;
+    snprintf(path, n, "%s/%s", dir, e->d_name);
+    struct stat ls;
+    /* (a link or a folder is no input: the run refuses it when it writes that output, as any run) */
+    const input_file *f = lstat(path, &ls) == 0 && S_ISREG(ls.st_mode) ? input_is(&ls, in, nin) : NULL;
+    if (f) st = refuse_input(what, path, out, f, then, err);
+  }
+  if (d) closedir(d);
+  free(in), free(path), free(out);
   return st;
 }
 

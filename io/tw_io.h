@@ -334,14 +334,25 @@ const char *tw_output_temp_path(const tw_output *o);
 
 /* Refused: an empty name, a name ending in '/', a folder that does not exist; an output or XDMF
  * sidecar (or, with output.segy, SEG-Y file) that exists and is a symbolic link, a folder, a
- * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files: same device and inode);
- * (tw_output_check_ckpt: a checkpoint file, checkpoint.file with its .journal and .tmp, that would be
- * one of the run's own files, the output, its sidecar, SEG-Y file or lock — the checkpoint files are
- * removed when the run completes, and the output would go with them); a lock file "<path>.lock"
- * that is not a regular file holding a pid (or nothing), i.e. not one torrewave wrote (a link, a
- * folder, a FIFO, a job file of that name). probe: also create and remove "<path>.check-PID" (the
- * folder accepts new files). Never call it in the process that holds path's lock. */
+ * device, a FIFO or a socket, or is one of the job's inputs (job file, model.file, wavelet files:
+ * same device and inode); (tw_output_check_ckpt: a checkpoint file, checkpoint.file with its .journal and .tmp, that
+ * would be one of the run's own files, the output, its sidecar, SEG-Y file or lock — the checkpoint files are removed
+ * when the run completes, and the output would go with them); a lock file "<path>.lock" that is not a regular file
+ * holding a pid (or nothing), i.e. not one torrewave wrote (a link, a folder, a FIFO, a job file of that name), or that
+ * is an input. probe: also create and remove "<path>.check-PID" (the folder accepts new files). Never call it in the
+ * process that holds path's lock. */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err);
+/* The files in folder dir that runs onto outputs there would replace, truncate or remove, none of
+ * the job's inputs (compared as tw_output_check_path compares them: same device and inode): for
+ * outputs whose every name cannot be listed beforehand (a survey's shots, their killed runs'
+ * temporaries). owner says whose file an entry's name is: 1, the output's path in out[n] and what
+ * the file is of it ("output", "XDMF sidecar", "SEG-Y file", "lock file", "temporary file"), or 0.
+ * TW_EINVAL naming the file, its output and the input (role's advice), at the first such file:
+ * owner's last call was for it. A folder that is not there holds none. One pass over the folder and
+ * an lstat per file owner claims. */
+typedef int (*tw_output_owner)(void *user, const char *name, char *out, size_t n, const char **what);
+tw_status tw_output_check_inputs_in(const char *dir, const tw_job *job, tw_output_role role, tw_output_owner owner,
+                                    void *user, tw_error *err);
 /* The same rules for the names a run publishes (output, XDMF sidecar, SEG-Y file), again just
  * before it publishes them, in the process that holds the lock (whose file is not looked at): the
  * refusal without the start's advice (the caller says what to do with the complete result), and

@@ -164,6 +164,50 @@ static long stale_index(const char *name, int *kind) {
   return *end == '.' ? i : -1;
 }
 
+/* Whose file a name in the output directory is, for tw_output_check_inputs_in: of a shot of the job,
+ * its file, its sidecar, with output.segy its SEG-Y file and its lock file, as the run names them, or
+ * a temporary the plan removes (stale_index: any extension, clean_stale). */
+typedef struct {
+  const tw_job *job;
+  const char *dir;
+  long index; /* the last name's shot */
+} shot_names;
+
+static int shot_owner(void *user, const char *name, char *out, size_t n, const char **what) {
+  static const char *const ext[][2] = {
+      {".h5", "output"}, {".xdmf", "XDMF sidecar"}, {".sgy", "SEG-Y file"}, {".h5.lock", "lock file"}};
+  shot_names *sn = user;
+  if (strncmp(name, "shot-", 5) != 0) return 0;
+  int kind = -1;
+  long i = stale_index(name, &kind);
+  *what = "temporary file";
+  if (i < 0 || kind != LEFT_TEMP) {
+    char own[40];
+    i = isdigit((unsigned char)name[5]) ? strtol(name + 5, NULL, 10) : -1; /* (stale_index saw "shot-") */
+    snprintf(own, sizeof own, "shot-%05ld", i);
+    const size_t l = strlen(own);
+    *what = NULL;
+    for (size_t e = 0; i >= 0 && !*what && e < sizeof ext / sizeof ext[0]; e++)
+      if (strncmp(name, own, l) == 0 && strcmp(name + l, ext[e][0]) == 0 && (e != 2 || sn->job->output_segy))
+        *what = ext[e][1];
+    if (!*what) return 0;
+  }
+  if (i >= sn->job->nshots) return 0;
+  sn->index = i;
+  tw_survey_shot_path(sn->dir, i, out, n);
+  return 1;
+}
+
+tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *err) {
+  shot_names sn = {job, dir, -1};
+  const tw_status st = tw_output_check_inputs_in(dir, job, TW_OUTPUT_SHOT, shot_owner, &sn, err);
+  if (st && sn.index >= 0) {
+    const double *p = job->shots[sn.index];
+    tw_error_prefix(err, "shot %ld [%g, %g, %g]", sn.index, p[0], p[1], p[2]);
+  }
+  return st;
+}
+
 /* Remove what killed runs left: temporary files and lock files of shots (a probe's file stays: no
  * survey writes one). A shot's leftovers go only while this process holds that shot's lock (as a
  * single run does), so that a survey running now in the same directory (other shots, or the same
@@ -204,7 +248,8 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
                       tw_error *err) {
   const long n = job->nshots;
   *todo = NULL;
-  tw_status st = make_dirs(rep->directory, err);
+  tw_status st = tw_survey_check_inputs(job, rep->directory, err);
+  if (!st) st = make_dirs(rep->directory, err);
   if (st && job->output_dir && strcmp(rep->directory, job->output_dir) == 0) /* (not -o): where it is given */
     tw_error_prefix(err, "%s", tw_job_where(job, job->output_dir_where));
   if (st) return st;

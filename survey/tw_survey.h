@@ -140,6 +140,13 @@ void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);
  * run refuses a longer one alike, TW_ECONFIG), and every component of dir that exists is a
  * directory (the run creates the missing ones). */
 tw_status tw_survey_check_dir(const char *dir, tw_error *err);
+/* No file in dir that the survey's runs replace, truncate or remove — a shot's file, its XDMF sidecar,
+ * with output.segy its SEG-Y file, its lock file, a killed run's temporary of it — is one of the job's
+ * inputs (the job file, the model, a wavelet file: tw_output_check_path's rule, applied to every shot
+ * at once): TW_EINVAL naming the shot, the file and the input. Every shot of the job, not only those
+ * --shots selects: the plan removes the temporaries of any. `check`, and `run` before its plan makes
+ * the directory (a shot failed on it, exit 3, and the plan removed an input named like a temporary). */
+tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *err);
 /* The CPU threads of this process's workers in all (--workers N, 0 for the default; CPU kernels:
  * solver.threads each, else their share of the CPUs) within 4 per CPU (tw_check_threads): `run`
  * refuses the job (TW_ECONFIG) before its first shot, `check` alike. */

@@ -150,6 +150,15 @@ expect 0 "^ok$" -- "$T" check job.cfg -o odd/st.h5
 expect 0 "Gcell/s" -- "$T" run job.cfg -o odd/st.h5 -q
 test -s odd/st.h5 && test ! -e odd/st.h5.lock || { echo "FAIL: a killed run's lock was not taken over"; fail=1; }
 rm -rf odd jf.h5.lock
+# ... and one of the job's inputs under the lock's name, that holds a number as a lock does (a wavelet
+# of one sample): a run truncated it, wrote its pid there and removed it
+echo 5 > one.h5.lock
+for c in check run; do
+  expect 1 "lock file 'one\.h5\.lock' of output 'one\.h5' is a wavelet file \('one\.h5\.lock', sources\[0\]\.wavelet\.file\): refusing to overwrite an input of the job" \
+    -- "$T" $c job.cfg -o one.h5 --set 'sources=({position=[120.0,120.0,80.0];wavelet={type="file";file="one.h5.lock";};})'
+done
+[ "$(cat one.h5.lock 2>/dev/null)" = 5 ] && test ! -e one.h5 || { echo "FAIL: the wavelet file one.h5.lock changed"; fail=1; }
+rm -f one.h5.lock
 # 2c. A refused run removes nothing: killed runs' temporaries that are files, beside one that is not
 #     (a folder), all stay (they were removed one by one, unreported, before the folder stopped the
 #     run); with the folder gone, the next run removes every one and names each.

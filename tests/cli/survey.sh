@@ -15,7 +15,12 @@
 #      status 3; fixed, a rerun runs those shots alone;
 #   4. the job validation's warnings (a source of amplitude 0, few points per wavelength, cpu-diamond's
 #      tower lowered for solver.device_memory): run says those `check` gives, in its words and order,
-#      each once (not per shot, worker or rank), with --workers 2, with -q and under mpirun -np 2.
+#      each once (not per shot, worker or rank), with --workers 2, with -q and under mpirun -np 2;
+#   5. a file of a shot that is one of the job's inputs (the model, a wavelet file; under the shot's
+#      own name, its sidecar's, its SEG-Y file's or a killed run's temporary's, or a hard link of
+#      it): `check` and `run` refuse the job before any shot runs, naming the shot, the file and the
+#      input, and the input stays whole (check said ok; run failed that shot, exit 3, and removed a
+#      wavelet file named like a temporary, exit 0).
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -176,6 +181,52 @@ warned() { # warned DIR COMMAND...: the survey into DIR runs its 7 shots, and sa
 warned warn-workers "$T" run warn.cfg -o warn-workers --workers 2 "${dm[@]}"
 warned warn-quiet "$T" run warn.cfg -q -o warn-quiet "${dm[@]}"
 if [ $mpi = 1 ]; then warned warn-mpi mpirun -np 2 "$T" run warn.cfg -o warn-mpi "${dm[@]}"; fi
+
+# ---------------------------------------------------------------- 5. a shot's file is an input
+job survey.cfg cpu fixed 80
+awk 'BEGIN { for (i = 0; i < 21; i++) printf "%.6f\n", (i == 10) - 0.3 * (i == 9 || i == 11) }' > wavelet.txt
+python3 -c "import struct, sys; sys.stdout.buffer.write(struct.pack('<f', 2000.0) * (30 * 28 * 20))" > vp.bin
+raw=(--set 'model={type="raw";file="vp.bin";}')
+wav() { echo "sources=({wavelet={type=\"file\";file=\"$1\";};})"; }
+cp vp.bin vp.keep && cp wavelet.txt wavelet.keep
+# refused DIR SHOT PATTERN ARGS...: check and run of survey.cfg into DIR refuse shot SHOT's file as an
+# input (PATTERN: the file, its output and the input), exit 1, nothing written or removed in DIR, the
+# inputs whole
+refused() {
+  local dir=$1 shot=$2 pat=$3 pos before; shift 3
+  pos=${shots[$shot]//.0/} before=$(ls "$dir")
+  local want="shot $shot \[${pos// /, }\]: $pat.*: refusing to overwrite an input of the job; choose another output directory"
+  expect 1 "$want" -- "$T" check survey.cfg -o "$dir" "$@"
+  expect 1 "$want" -- "$T" run survey.cfg -q -o "$dir" "$@"
+  if [ $mpi = 1 ]; then
+    expect 1 "$want" -- mpirun -np 2 "$T" run survey.cfg -q -o "$dir" "$@"
+    [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] || { echo "FAIL: mpirun -np 2: the refusal is not said once"; fail=1; }
+  fi
+  [ "$(ls "$dir")" = "$before" ] || { echo "FAIL: $dir: a refused survey wrote or removed files: $(ls "$dir")"; fail=1; }
+  cmp -s vp.bin vp.keep && cmp -s wavelet.txt wavelet.keep || { echo "FAIL: $dir: an input changed"; fail=1; }
+}
+mkdir in-model in-link in-side in-temp
+ln vp.bin in-link/shot-00004.h5 # (a hard link: another name of the model)
+cp vp.bin in-model/shot-00004.h5 && cp vp.bin vp.keep
+refused in-model 4 "output 'in-model/shot-00004\.h5' is the velocity model \('in-model/shot-00004\.h5', model\.file\)" \
+  --set 'model={type="raw";file="in-model/shot-00004.h5";}'
+cp vp.bin vp.keep
+refused in-link 4 "output 'in-link/shot-00004\.h5' is the velocity model \('vp\.bin', model\.file\)" "${raw[@]}"
+cp wavelet.txt in-side/shot-00002.xdmf && cp wavelet.txt in-temp/shot-00006.h5.part-999999
+refused in-side 2 "XDMF sidecar 'in-side/shot-00002\.xdmf' of output 'in-side/shot-00002\.h5' is a wavelet file \('in-side/shot-00002\.xdmf', sources\[0\]\.wavelet\.file\)" \
+  --set "$(wav in-side/shot-00002.xdmf)"
+refused in-temp 6 "temporary file 'in-temp/shot-00006\.h5\.part-999999' of output 'in-temp/shot-00006\.h5' is a wavelet file" \
+  --set "$(wav in-temp/shot-00006.h5.part-999999)" --shots 0-1
+cmp -s in-side/shot-00002.xdmf wavelet.txt && cmp -s in-temp/shot-00006.h5.part-999999 wavelet.txt ||
+  { echo "FAIL: a wavelet file under a shot's name changed or went: $(ls in-side in-temp)"; fail=1; }
+if "$T" info | grep -q '^SEG-Y: built'; then
+  ln wavelet.txt in-link/shot-00001.sgy
+  refused in-link 1 "SEG-Y file 'in-link/shot-00001\.sgy' of output 'in-link/shot-00001\.h5' is a wavelet file \('wavelet\.txt'" \
+    --set "$(wav wavelet.txt)" --set output.segy=true --set time.dt=0.0017
+fi
+# ... and beside them, the same names that are no input: the survey runs
+expect 0 "7 of 7 shots run.*7 done, 0 failed" -- "$T" run survey.cfg -o in-model
+echo "part 5 done (fail=$fail)"
 
 # Each worker holds its own session's fields: 4 workers of a survey whose one session takes ~0.4 of
 # this machine's available memory do not fit (check said the one session's need for any --workers;
