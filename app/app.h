@@ -76,6 +76,10 @@ int tw_app_next(tw_app_args *it, const char **value);
 int tw_app_long(const char *s, long lo, long hi, long *out);
 int tw_app_double(const char *s, double *out); /* finite */
 
+/* The ranks of this launch on this host (main.c: a solo command's, MPI_COMM_TYPE_SHARED), this one
+ * included; 1 without a launcher: `check` counts them as `run` does, each holding its own memory. */
+int tw_app_host_ranks(void);
+
 /* Options shared by run, check and reference: JOB [--set k=v]... [-o FILE]; run and check also take
  * the survey's --shots LIST, --workers N and -v; run and reference -q; run alone --force and --resume. */
 typedef struct tw_job_args {

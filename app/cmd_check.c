@@ -216,7 +216,7 @@ static int run_check(int argc, char **argv) {
   /* A survey's files are checked per shot when they are written (its directory below). */
   const char *out = job->nshots ? NULL : a.output ? a.output : job->output;
   if (tw_job_validate(job, out, TW_VALIDATE_CHECK, &val, NULL, &err) ||
-      (job->nshots && tw_survey_check_workers(job, val.kernel, a.workers, &err))) {
+      (job->nshots && tw_survey_check_workers(job, val.kernel, a.workers, tw_app_host_ranks(), &err))) {
     rc = tw_app_fail(&err);
   } else {
     rc = report(job, &val, out, &a);

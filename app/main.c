@@ -102,6 +102,8 @@ static void solo_end(void) {
   if (tw_survey_solo_end(&solo, &err)) tw_app_fail(&err);
 }
 
+int tw_app_host_ranks(void) { return solo.host_ranks > 0 ? solo.host_ranks : 1; }
+
 static int run_solo(const tw_command *c, int argc, char **argv) {
   tw_error err = {0};
   tw_status st = tw_survey_solo_begin(&solo, &err);

@@ -105,6 +105,12 @@ tw_status comm_gather(survey_comm *c, const void *mine, int bytes, void *all, tw
   return TW_OK;
 }
 
+tw_status comm_local_allgather(survey_comm *c, const void *mine, int bytes, void *all, tw_error *err) {
+  if (!c) return comm_gather(c, mine, bytes, all, err);
+  MPI_TRY(err, MPI_Allgather(mine, bytes, MPI_BYTE, all, bytes, MPI_BYTE, c->local));
+  return TW_OK;
+}
+
 tw_status comm_request(survey_comm *c, const survey_req *req, long *reply, tw_error *err) {
   MPI_TRY(err, MPI_Send(req, (int)sizeof *req, MPI_BYTE, 0, TAG_REQ, c->world));
   MPI_TRY(err, MPI_Recv(reply, 1, MPI_LONG, 0, TAG_REPLY, c->world, MPI_STATUS_IGNORE));
@@ -183,6 +189,10 @@ tw_status comm_gather(survey_comm *c, const void *mine, int bytes, void *all, tw
   (void)c, (void)err;
   memcpy(all, mine, (size_t)bytes);
   return TW_OK;
+}
+
+tw_status comm_local_allgather(survey_comm *c, const void *mine, int bytes, void *all, tw_error *err) {
+  return comm_gather(c, mine, bytes, all, err);
 }
 
 tw_status comm_request(survey_comm *c, const survey_req *req, long *reply, tw_error *err) {

@@ -322,17 +322,28 @@ static int threads_share(int nw, int lsize) {
   return cpus / share > 0 ? cpus / share : 1;
 }
 
+/* One rank's workers, as the memory check counts them (gathered from the ranks of a host). */
+typedef struct {
+  int nw;               /* its sessions; 0: its threads were refused (nothing to count) */
+  int workers;          /* --workers as given (0: the default) */
+  double host, session; /* the job's host need (one session) and each further session's */
+  double avail;         /* MemAvailable as this rank saw it, before any rank built its medium */
+} workers_mem;
+
 /* As --workers asks (an HDF5 that is not thread-safe makes it one worker, but the same job and
- * options are refused on every machine of as many CPUs). Memory: each worker holds its session's
- * fields (tw_estimate.session_bytes) beside the one medium, so N workers need the job's host
- * memory and N − 1 sessions more (1, 2, 4 workers of one CPU survey peaked at 132, 225, 410 MB
- * where the validation, one session, said 128 MiB for all). A cpu-diamond ring under a cap is a
- * session's too (1, 2, 3 workers under a 40 MiB cap peaked at 214, 379, 543 MB: 40 MB of ring
- * each, where one ring was counted). GPU workers by default: one per GPU of the host, but under a
- * launcher of several ranks the host's GPUs are shared, so one. */
-tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err) {
+ * options are refused on every machine of as many CPUs): the CPU threads, and what the memory check
+ * counts. Memory: each worker holds its session's fields (tw_estimate.session_bytes) beside the one
+ * medium, so N workers need the job's host memory and N − 1 sessions more (1, 2, 4 workers of one
+ * CPU survey peaked at 132, 225, 410 MB where the validation, one session, said 128 MiB for all). A
+ * cpu-diamond ring under a cap is a session's too (1, 2, 3 workers under a 40 MiB cap peaked at 214,
+ * 379, 543 MB: 40 MB of ring each, where one ring was counted). GPU workers by default: one per GPU
+ * of the host, but under a launcher of several ranks the host's GPUs are shared, so one. */
+static tw_status workers_need(const tw_job *job, const char *kernel, int workers, workers_mem *m, tw_error *err) {
   const int gpu = tw_kernel_is_gpu(kernel);
   int nw = workers > 0 ? workers : 1, rank = 0, size = 1;
+  memset(m, 0, sizeof *m);
+  m->workers = workers;
+  m->avail = (double)tw_host_memory_available();
   if (gpu && workers <= 0 && !(tw_survey_launched(&rank, &size) && size > 1))
     nw = tw_gpu_count() > 1 ? tw_gpu_count() : 1;
   if (nw > SURVEY_MAX_WORKERS) nw = SURVEY_MAX_WORKERS;
@@ -343,23 +354,89 @@ tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int wor
   tw_estimate est;
   tw_status st = tw_estimate_job(job, kernel, &est, err);
   const double ring = st ? 0 : tw_estimate_cpu_ring(job, kernel); /* (the validation's plan adds it so) */
-  est.host_bytes += ring, est.session_bytes += ring;
-  const double host = (double)tw_host_memory_available(), need = est.host_bytes + (nw - 1) * est.session_bytes;
-  if (st || nw < 2 || host <= 0 || need <= host) return st;
-  char b[4][32], who[48];
-  long most = est.session_bytes > 0 ? 1 + (long)((host - est.host_bytes) / est.session_bytes) : nw;
-  if (most < 1) most = 1;
-  if (workers > 0) snprintf(who, sizeof who, "--workers %d", workers);
-  else snprintf(who, sizeof who, "%d workers (one per GPU)", nw);
+  if (!st) m->nw = nw, m->host = est.host_bytes + ring, m->session = est.session_bytes + ring;
+  return st;
+}
+
+/* The sessions of the n ranks of one host (all[n]: every rank holds its own medium, so each counts
+ * the job's host need and its further sessions) against the host's available memory: the least
+ * that any of them saw. One session in all is the validation's to check (tw_estimate_fits). The
+ * same refusal on every rank of the host: they decide from the same figures. */
+static tw_status workers_fit(const tw_job *job, const workers_mem *all, int n, tw_error *err) {
+  double need = 0, host = all[0].avail;
+  int sessions = 0, ranks = 0;
+  const workers_mem *m = NULL; /* (a rank whose threads were refused counts none: it says why itself) */
+  for (int r = 0; r < n; r++) {
+    if (all[r].avail < host) host = all[r].avail;
+    if (!all[r].nw) continue;
+    if (!m) m = &all[r];
+    need += all[r].host + (all[r].nw - 1) * all[r].session, sessions += all[r].nw, ranks++;
+  }
+  if (!m || sessions < 2 || host <= 0 || need <= host) return TW_OK;
+  char b[4][32], who[160], allowed[200];
+  const int nw = m->nw;
+  long most = m->session > 0 ? 1 + (long)((host / ranks - m->host) / m->session) : nw;
+  if (m->workers > 0)
+    snprintf(who, sizeof who, "--workers %d", m->workers);
+  else if (nw > 1)
+    snprintf(who, sizeof who, "%d workers (one per GPU)", nw);
+  else
+    snprintf(who, sizeof who, "1 worker");
+  if (ranks > 1) {
+    /* each rank holds its medium and sessions: fewer workers each, or fewer ranks on the host */
+    char host_name[64] = "";
+    gethostname(host_name, sizeof host_name - 1);
+    long fit = (long)(host / (m->host + (nw - 1) * m->session));
+    if (fit < 1) fit = 1;
+    snprintf(who + strlen(who), sizeof who - strlen(who), " on each of the %d ranks on host %s", ranks, host_name);
+    if (most >= 1 && m->session > 0 && most < nw)
+      snprintf(allowed, sizeof allowed,
+               "allowed --workers at most %ld with %d ranks on this host, or at most %ld "
+               "ranks on it with %d workers each",
+               most, ranks, fit, nw);
+    else
+      snprintf(allowed, sizeof allowed, "allowed at most %ld ranks on this host with %d worker%s each", fit, nw,
+               nw > 1 ? "s" : "");
+  } else {
+    snprintf(allowed, sizeof allowed, "allowed --workers at most %ld", most < 1 ? 1 : most);
+  }
   /* TW_ECONFIG, as the threads' refusal: the job and its --workers refused on this host before any
    * shot (a survey's memory failure, TW_ENOMEM, retires a rank's workers and leaves its shots to a
    * rerun, which the same command would repeat) */
-  return tw_error_set(err, TW_ECONFIG, "%s: %s: %d sessions need about %s of host memory (the job %s and %s for each "
-                      "further session's fields) and %s is available; allowed --workers at most %ld, or a machine "
-                      "with more memory", job->path, who, nw, tw_format_bytes(need, b[0], sizeof b[0]),
-                      tw_format_bytes(est.host_bytes, b[1], sizeof b[1]),
-                      tw_format_bytes(est.session_bytes, b[2], sizeof b[2]), tw_format_bytes(host, b[3], sizeof b[3]),
-                      most);
+  return tw_error_set(err, TW_ECONFIG,
+                      "%s: %s: %d sessions need about %s of host memory (%s %s and %s for each "
+                      "further session's fields) and %s is available; %s, or a machine with more memory",
+                      job->path, who, sessions, tw_format_bytes(need, b[0], sizeof b[0]),
+                      ranks > 1 ? "each rank holds its own medium: the job" : "the job",
+                      tw_format_bytes(m->host, b[1], sizeof b[1]), tw_format_bytes(m->session, b[2], sizeof b[2]),
+                      tw_format_bytes(host, b[3], sizeof b[3]), allowed);
+}
+
+tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, int ranks, tw_error *err) {
+  workers_mem m;
+  tw_status st = workers_need(job, kernel, workers, &m, err);
+  if (st) return st;
+  if (ranks < 1) ranks = 1;
+  workers_mem *all = malloc((size_t)ranks * sizeof *all);
+  if (!all) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  for (int r = 0; r < ranks; r++) all[r] = m; /* (the same command on every rank of the host) */
+  st = workers_fit(job, all, ranks, err);
+  free(all);
+  return st;
+}
+
+/* run: this rank's workers against the host's memory together with those of the other ranks on the
+ * host (each rank checked alone passed, and together they could take more than the host has). Every
+ * rank of the host takes part in the gather, its own threads refused or not. The refusal of the job
+ * in *refused and why (every rank of the host finds the same); returned: a failure of the gather. */
+static tw_status host_workers(survey *sv, tw_status *refused, tw_error *why, tw_error *err) {
+  workers_mem mine, *all = calloc((size_t)sv->lsize, sizeof *all);
+  if (!all) return tw_error_set(err, TW_ENOMEM, "out of memory");
+  *refused = workers_need(sv->job, sv->rep->kernel, sv->opts->workers, &mine, why);
+  const tw_status st = comm_local_allgather(sv->comm, &mine, (int)sizeof mine, all, err);
+  if (!st && !*refused) *refused = workers_fit(sv->job, all, sv->lsize, why);
+  free(all);
+  return st;
 }
 
 /* This rank's workers and their devices: the GPUs of the host split among its ranks by their rank
@@ -568,7 +645,9 @@ static tw_status run_workers(survey *sv, const survey_hello *me, tw_error *err) 
   }
   if (!st) {
     tw_error e = {0};
-    tw_status ms = tw_survey_check_workers(sv->job, sv->rep->kernel, sv->opts->workers, &e);
+    tw_status ms = TW_OK;
+    st = host_workers(sv, &ms, &e, err);
+    if (st) ms = tw_error_set(&e, st, "%s", err->msg); /* (the workers retire; the rank ends below) */
     if (!ms) ms = tw_medium_create(sv->job, &sv->medium, &sv->rep->setup, &e);
     pthread_mutex_lock(&sv->mu);
     sv->medium_state = ms ? -1 : 1;
@@ -805,9 +884,12 @@ void tw_survey_launch_end(tw_survey_launch *l) {
 tw_status tw_survey_solo_begin(tw_survey_solo *s, tw_error *err) {
   int size, lrank, lsize;
   memset(s, 0, sizeof *s);
+  s->host_ranks = 1;
   if (!tw_survey_launched(&s->rank, &size) || size == 1) return TW_OK;
   if (!tw_survey_mpi_built()) return TW_OK; /* (comm_init refuses a launch without MPI: a survey's) */
-  return comm_init(&s->comm, &s->rank, &size, &lrank, &lsize, err);
+  const tw_status st = comm_init(&s->comm, &s->rank, &size, &lrank, &lsize, err);
+  if (!st) s->host_ranks = lsize; /* (check counts them: each would hold its own medium) */
+  return st;
 }
 
 tw_status tw_survey_solo_end(tw_survey_solo *s, tw_error *err) {

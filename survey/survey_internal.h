@@ -36,6 +36,9 @@ tw_status comm_init(survey_comm **c, int *rank, int *size, int *local_rank, int 
 tw_status comm_bcast(survey_comm *c, void *buf, int bytes, tw_error *err);
 /* Rank 0 gets every rank's `mine` (bytes each) in all[rank]; others pass all = NULL. */
 tw_status comm_gather(survey_comm *c, const void *mine, int bytes, void *all, tw_error *err);
+/* Every rank of this host (MPI_COMM_TYPE_SHARED) gets the `mine` (bytes each) of every rank of the
+ * host in all[local rank]; without MPI, its own in all[0]. */
+tw_status comm_local_allgather(survey_comm *c, const void *mine, int bytes, void *all, tw_error *err);
 /* Not rank 0: send a request, wait for the reply (a shot index, or −1: no more). */
 tw_status comm_request(survey_comm *c, const survey_req *req, long *reply, tw_error *err);
 /* Rank 0: a waiting request, if any (*got = 0: none): from rank *src. */

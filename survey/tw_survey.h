@@ -148,9 +148,12 @@ tw_status tw_survey_check_dir(const char *dir, tw_error *err);
  * the directory (a shot failed on it, exit 3, and the plan removed an input named like a temporary). */
 tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *err);
 /* The CPU threads of this process's workers in all (--workers N, 0 for the default; CPU kernels:
- * solver.threads each, else their share of the CPUs) within 4 per CPU (tw_check_threads): `run`
- * refuses the job (TW_ECONFIG) before its first shot, `check` alike. */
-tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, tw_error *err);
+ * solver.threads each, else their share of the CPUs) within 4 per CPU (tw_check_threads), and their
+ * memory with that of the other ranks on this host (ranks of them in all, this one included, each
+ * with the same job and --workers: every rank holds its own medium and sessions) within the host's
+ * available memory: `run` refuses the job (TW_ECONFIG) before its first shot, counting the ranks
+ * that share the host (MPI_COMM_TYPE_SHARED), `check` alike (ranks: those of its launch here). */
+tw_status tw_survey_check_workers(const tw_job *job, const char *kernel, int workers, int ranks, tw_error *err);
 /* The job hash the shot files carry, 16 hex digits: tw_job.hash (the job's settings that change a
  * shot's numbers), the update's arithmetic (TW_UPDATE_FORM) and the version. Not the kernel: every
  * kernel, CPU or GPU, computes the same bits, so a survey restarted on another kernel keeps the
@@ -196,6 +199,7 @@ void tw_survey_launch_end(tw_survey_launch *l);
  * CPU from rank 0's command on the same host: check's calibration). */
 typedef struct tw_survey_solo {
   int rank;
+  int host_ranks;           /* the launch's ranks on this host, this one included (1 without a launcher) */
   struct survey_comm *comm; /* internal */
 } tw_survey_solo;
 tw_status tw_survey_solo_begin(tw_survey_solo *s, tw_error *err);

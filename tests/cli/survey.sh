@@ -258,5 +258,29 @@ if [ -n "$avail" ]; then
     "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${ring[@]}" --workers 1
   expect 1 '--workers 4: 4 sessions need about .* allowed --workers at most [123],' -- \
     "$T" check "$TW_SOURCE_DIR/configs/realistic-survey.cfg" "${ring[@]}" --workers 4
+  # ... and each rank on a host holds its own medium and sessions: two ranks of one worker each, each
+  # needing about 0.7 of the available memory (1/sqrt(2): as far below it as the two are above), passed
+  # (each rank was checked against the host's memory alone) and together would take 1.4 of it. Sized as
+  # above: one rank alone passes, two on this host do not; check under the launch counts them as run
+  # does; run refuses them once (rank 0 says it), every rank with exit status 1, before any medium.
+  if [ $mpi = 1 ]; then
+    k=$(awk -v a="$avail" 'BEGIN { printf "%d", (2 * 0.65 * a / 20) ^ (1 / 3) }')
+    d=$(awk -v k="$k" 'BEGIN { printf "%.6f", 9990.001 / (k - 1) }')
+    two=("$TW_SOURCE_DIR/configs/realistic-survey.cfg" --set "grid.n=[$k,$k,$((k / 2 + 1))]" --set "grid.d=[$d,$d,$d]"
+         --set 'solver.kernel="cpu"')
+    ranks_want='1 worker on each of the 2 ranks on host [^:]+: 2 sessions need about .* of host memory \(each rank holds its own medium: the job .*\) and .* is available; allowed at most 1 ranks on this host with 1 worker each'
+    expect 0 '^ok$' -- "$T" check "${two[@]}"
+    expect 1 "$ranks_want" -- mpirun -np 2 "$T" check "${two[@]}"
+    # (run only once check refuses: a build that checks each rank alone would build both media, beyond
+    # the host's memory)
+    if grep -Eq "$ranks_want" "$tmp/out"; then
+      rm -f st-0 st-1
+      expect 1 "$ranks_want" -- mpirun -np 2 bash -c '"$0" "$@"; r=$?; echo $r > st-$OMPI_COMM_WORLD_RANK; exit $r' \
+        "$T" run "${two[@]}" -q -o two-ranks
+      [ "$(grep -c 'error: ' "$tmp/out")" = 1 ] && [ "$(cat st-0 st-1 2>/dev/null | tr '\n' ' ')" = "1 1 " ] ||
+        { echo "FAIL: two ranks' memory: not said once, or the ranks' statuses ($(cat st-0 st-1 2>/dev/null)) not 1 1"; fail=1; }
+      [ ! -e two-ranks ] || { echo "FAIL: the refused survey left two-ranks/"; fail=1; }
+    fi
+  fi
 fi
 exit $fail
