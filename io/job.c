@@ -1491,9 +1491,24 @@ static tw_status parse_shots(const ctx *c, const config_setting_t *root, tw_job 
   recbuf rb = {&j->shots, &j->nshots, 0, MAX_SHOTS, "shots", 1, &j->shot_groups, &j->nshot_groups};
   TRY(parse_points(c, g, "positions", j, &rb));
   TRY(parse_each(c, g, "lines", "( { from = [x, y, z]; to = [x, y, z]; count = n; }, ... )", j, &rb, parse_line));
-  if (j->nshots == 0)
-    return bad(c, g, "must hold at least one shot",
-               "expected positions = ( [x, y, z], ... ) and/or lines = ( { from = [x, y, z]; to = [x, y, z]; count = n; } )");
+  if (j->nshots == 0) {
+    /* Blamed on the list that left the survey empty, where it is given: an override of positions or
+     * lines first (`--set shots.positions=()` was located at the shots group's line in the file, as
+     * if the file were wrong), else an empty list of the file; the group only when it has neither. */
+    const config_setting_t *pos = member(g, "positions"), *lines = member(g, "lines");
+    const config_setting_t *s = pos && override_of(pos) ? pos : lines && override_of(lines) ? lines : pos ? pos : lines;
+    if (!s)
+      return bad(c, g, "must hold at least one shot",
+                 "expected positions = ( [x, y, z], ... ) and/or lines = ( { from = [x, y, z]; to = [x, y, z]; count = "
+                 "n; } )");
+    char what[96];
+    const config_setting_t *other = s == pos ? lines : pos;
+    snprintf(what, sizeof what, "leaves the survey without a shot (shots.%s %s)", s == pos ? "lines" : "positions",
+             other ? "gives none" : "is not given");
+    return bad(c, s, what,
+               "allowed at least one position, positions = ( [x, y, z], ... ), or one shot line, lines = ( { from = "
+               "[x, y, z]; to = [x, y, z]; count = n; } )");
+  }
   return TW_OK;
 }
 

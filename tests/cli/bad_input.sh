@@ -142,6 +142,13 @@ expect 1 "shots_line_count_zero\.cfg:5: shots\.lines\[0\]\.count: must be a posi
   -- "$TORREWAVE" check "$TW_SOURCE_DIR/tests/bad_jobs/shots_line_count_zero.cfg"
 expect 1 "survey\.cfg: --set shots\.lines=.*: shots\.lines\[0\]\.count: must be a positive integer: got 20000000; allowed 1\.\.10000000\$" \
   -- "$TORREWAVE" check "$tmp/survey.cfg" --set 'shots.lines=({from=[0.0,0.0,10.0];to=[90.0,0.0,10.0];count=20000000;})'
+# an override that leaves the survey without shots is named, with its key and value (it was located at
+# the shots group's line in the file: tests/bad_jobs/shots_*_empty_override.cfg)
+for cmd in check run; do
+  expect 1 "survey\.cfg: --set shots\.positions=\(\): shots\.positions: leaves the survey without a shot \(shots\.lines is not given\): got \(\); allowed at least one position" \
+    -- "$TORREWAVE" $cmd "$tmp/survey.cfg" --set 'shots.positions=()' -o "$tmp/noshots"
+done
+test ! -e "$tmp/noshots" || { echo "FAIL: a survey without shots left its folder"; fail=1; }
 if [ $((4 * ncpu)) -lt 64 ]; then # solver.threads not given: at least one thread a worker
   expect 1 "survey\.cfg: --workers 64: 64 workers x 1 CPU thread each .* over 4 per CPU .*; allowed --workers at most $((4 * ncpu))" -- "$TORREWAVE" check "$tmp/survey.cfg" --workers 64 --set solver.threads=0
 fi
