@@ -304,8 +304,9 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   // 208 / 224 ran 385 / 396 / 400 / 404 / 405 with the ring holding 20 / 15 / 9 / 7 / 4 stages a
   // launch (copies overlapping both ways; at 224 with 3 planes to spare), but 227 (4 stages, none to
   // spare) 357 and 232 (3 stages) 328, the kernels waiting 15–56 % of the time for their in-copies;
-  // under 1.6 GB 128 / 176 / 184 (4 stages, none to spare) / 205 ran 413 / 433 / 436 / 436 — why the
-  // square grid's planes (2.5× larger) fall off the cliff is not known. So each height up to the
+  // under 1.6 GB 128 / 176 / 184 (4 stages, none to spare) / 205 ran 413 / 433 / 436 / 436. The loss
+  // is at block boundaries (one block of 227 alone ran 405 with 2 stages a launch): why the square
+  // grid's (2.5× larger planes) and not the small grid's is not known. So each height up to the
   // default, or up to twice the default for a fast tower while the ring holds 4 stages a launch and
   // 2R planes more, is predicted at min(I, P(h)) · e with e = 0.88 where the ring holds the next
   // launch's planes and 2R more, 0.76 where it holds them, else 0.56 (I: the tower's predicted
