@@ -111,7 +111,8 @@ static int survey_report(const tw_job *job, const tw_validation *val, const tw_j
   }
   char probe[1200];
   struct stat sb;
-  if (tw_survey_check_dir(dir, &err) || tw_survey_check_inputs(job, dir, &err)) {
+  if (tw_survey_check_dir(dir, &err) || tw_survey_check_inputs(job, dir, &err) ||
+      tw_survey_check_theirs(job, dir, a->shots, &err)) {
     if (!a->output) tw_error_prefix(&err, "%s", tw_job_where(job, job->output_dir_where));
     return tw_app_fail(&err);
   }

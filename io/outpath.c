@@ -386,6 +386,12 @@ static tw_status not_ours(const char *path, const char *what, const char *out, c
                       what, path, out, fix ? "; move it away, or " : "", fix ? fix : "");
 }
 
+/* not_ours unless the file at side is one of ours (ours: tw_xdmf_ours, tw_segy_ours). */
+static tw_status refuse_theirs(const char *side, const char *what, int (*ours)(const char *), const char *out,
+                               const char *fix, tw_error *err) {
+  return ours(side) ? TW_OK : not_ours(side, what, out, fix, err);
+}
+
 /* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, at the
  * start, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
  * before it publishes (tw_output_check_publish: without the lock, which the run holds, and without
@@ -410,13 +416,13 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
   free(lock);
   char other[512];
   const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0);
-  if (!st && snapshots && !tw_xdmf_ours(xdmf) && (st = not_ours(xdmf, "XDMF sidecar", path, fix, err))) at = xdmf;
+  if (!st && snapshots && (st = refuse_theirs(xdmf, "XDMF sidecar", tw_xdmf_ours, path, fix, err))) at = xdmf;
   if (!st && snapshots && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
                       "file, which is there): a run would replace it and leave '%s' without its sidecar%s%s", xdmf,
                       path, other, other, fix ? "; " : "", fix ? fix : ""), at = xdmf;
   if (!st && sgy && (st = check_one(sgy, "SEG-Y file", path, in, nin, role, fix, err))) at = sgy;
-  if (!st && sgy && tw_segy_available() && !tw_segy_ours(sgy) && (st = not_ours(sgy, "SEG-Y file", path, fix, err)))
+  if (!st && sgy && tw_segy_available() && (st = refuse_theirs(sgy, "SEG-Y file", tw_segy_ours, path, fix, err)))
     at = sgy;
   if (!st && sgy && tw_segy_describes_other(sgy, path, other, sizeof other)) /* as the sidecar above */
     st = tw_error_set(err, TW_EINVAL, "SEG-Y file '%s' of output '%s' is that of output '%s' (written from that file, "
@@ -444,6 +450,18 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
       free(p);
     }
   }
+  return st;
+}
+
+tw_status tw_output_check_theirs(const char *path, const tw_job *job, tw_output_role role, tw_error *err) {
+  const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0), segy = job && job->output_segy;
+  char *xdmf = snapshots ? tw_xdmf_path(path) : NULL, *sgy = segy && tw_segy_available() ? tw_segy_path(path) : NULL;
+  tw_status st = (snapshots && !xdmf) || (segy && tw_segy_available() && !sgy)
+                     ? tw_error_set(err, TW_ENOMEM, "out of memory")
+                     : TW_OK;
+  if (!st && xdmf) st = refuse_theirs(xdmf, "XDMF sidecar", tw_xdmf_ours, path, other_name(role), err);
+  if (!st && sgy) st = refuse_theirs(sgy, "SEG-Y file", tw_segy_ours, path, other_name(role), err);
+  free(xdmf), free(sgy);
   return st;
 }
 

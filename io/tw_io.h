@@ -342,6 +342,11 @@ const char *tw_output_temp_path(const tw_output *o);
  * is an input. probe: also create and remove "<path>.check-PID" (the folder accepts new files). Never call it in the
  * process that holds path's lock. */
 tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, tw_output_role role, tw_error *err);
+/* Of tw_output_check_path's rules, those of the names derived from path's, its XDMF sidecar (a job
+ * with snapshots) and with output.segy its SEG-Y file: TW_EINVAL (role's advice) when a regular file
+ * torrewave did not write is there. For a survey, whose shots' names are checked as each shot
+ * starts: the shots it will run are checked so before any runs, the job refused (tw_survey_check_theirs). */
+tw_status tw_output_check_theirs(const char *path, const tw_job *job, tw_output_role role, tw_error *err);
 /* The files in folder dir that runs onto outputs there would replace, truncate or remove, none of
  * the job's inputs (compared as tw_output_check_path compares them: same device and inode): for
  * outputs whose every name cannot be listed beforehand (a survey's shots, their killed runs'

@@ -208,6 +208,32 @@ tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *e
   return st;
 }
 
+/* Shot i's sidecar or SEG-Y file is there and torrewave did not write it (tw_output_check_theirs):
+ * the error, named by the shot. */
+static tw_status shot_theirs(const tw_job *job, const char *dir, long i, tw_error *err) {
+  char path[1200];
+  tw_survey_shot_path(dir, i, path, sizeof path);
+  const tw_status st = tw_output_check_theirs(path, job, TW_OUTPUT_SHOT, err);
+  if (st) tw_error_prefix(err, "shot %ld [%g, %g, %g]", i, job->shots[i][0], job->shots[i][1], job->shots[i][2]);
+  return st;
+}
+
+tw_status tw_survey_check_theirs(const tw_job *job, const char *dir, const char *shots, tw_error *err) {
+  const long n = job->nshots;
+  unsigned char *sel = malloc((size_t)(n ? n : 1));
+  tw_status st = sel ? TW_OK : tw_error_set(err, TW_ENOMEM, "out of memory for %ld shots", n);
+  if (!st && shots) st = tw_survey_select(shots, n, sel, err);
+  if (!st && !shots) memset(sel, 1, (size_t)n);
+  char hash[24];
+  tw_survey_hash(job, NULL, hash);
+  for (long i = 0; !st && i < n; i++) {
+    if (!sel[i] || !(st = shot_theirs(job, dir, i, err))) continue;
+    if (shot_complete(job, dir, hash, i) > 0) st = TW_OK, err->msg[0] = '\0'; /* no run rewrites it */
+  }
+  free(sel);
+  return st;
+}
+
 /* Remove what killed runs left: temporary files and lock files of shots (a probe's file stays: no
  * survey writes one). A shot's leftovers go only while this process holds that shot's lock (as a
  * single run does), so that a survey running now in the same directory (other shots, or the same
@@ -271,6 +297,13 @@ tw_status survey_plan(const tw_job *job, const tw_survey_opts *opts, tw_survey_r
     t[rep->to_run++] = i;
   }
   free(sel);
+  /* the shots to run, before any does: a file torrewave did not write under a name of one's refuses
+   * the job, as check does (each shot failed alone, and a rerun failed it again) */
+  tw_status theirs = TW_OK;
+  for (long k = 0; !st && !theirs && k < rep->to_run; k++) theirs = shot_theirs(job, rep->directory, t[k], err);
+  if (theirs && job->output_dir && strcmp(rep->directory, job->output_dir) == 0)
+    tw_error_prefix(err, "%s", tw_job_where(job, job->output_dir_where));
+  if (!st) st = theirs;
   if (st) {
     free(t);
     return st;

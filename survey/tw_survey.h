@@ -147,6 +147,11 @@ tw_status tw_survey_check_dir(const char *dir, tw_error *err);
  * --shots selects: the plan removes the temporaries of any. `check`, and `run` before its plan makes
  * the directory (a shot failed on it, exit 3, and the plan removed an input named like a temporary). */
 tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *err);
+/* No shot of the selection (shots: --shots LIST, NULL: all) that a run would run, its file not
+ * complete, has a file under its XDMF sidecar's or SEG-Y file's name that torrewave did not write
+ * (tw_output_check_theirs): TW_EINVAL naming the shot and the file. `check`; `run` checks the shots
+ * its plan runs (a shot failed on it, exit 3, and the rerun that the survey advised failed it again). */
+tw_status tw_survey_check_theirs(const tw_job *job, const char *dir, const char *shots, tw_error *err);
 /* The CPU threads of this process's workers in all (--workers N, 0 for the default; CPU kernels:
  * solver.threads each, else their share of the CPUs) within 4 per CPU (tw_check_threads), and their
  * memory with that of the other ranks on this host (ranks of them in all, this one included, each

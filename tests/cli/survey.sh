@@ -20,7 +20,10 @@
 #      own name, its sidecar's, its SEG-Y file's or a killed run's temporary's, or a hard link of
 #      it): `check` and `run` refuse the job before any shot runs, naming the shot, the file and the
 #      input, and the input stays whole (check said ok; run failed that shot, exit 3, and removed a
-#      wavelet file named like a temporary, exit 0).
+#      wavelet file named like a temporary, exit 0);
+#   6. a file torrewave did not write under a shot's XDMF sidecar or SEG-Y name: `check` and `run`
+#      refuse the job before any shot runs, naming the shot and the file (check said ok; run failed
+#      the shot, exit 3, and the rerun it advised failed it again); a complete shot's stays unrefused.
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -227,6 +230,36 @@ fi
 # ... and beside them, the same names that are no input: the survey runs
 expect 0 "7 of 7 shots run.*7 done, 0 failed" -- "$T" run survey.cfg -o in-model
 echo "part 5 done (fail=$fail)"
+
+# ---------------------------------------------------------------- 6. a shot's sidecar torrewave did not write
+# Under a shot's XDMF sidecar or SEG-Y name, a file torrewave did not write (a hand-made .xdmf, a field
+# record shot-00002.sgy): `check` and `run` refuse the job before any shot runs, naming the shot and
+# the file, and it stays (check said ok; run failed those shots, exit 3, advising to run the same
+# command again, which failed them again); a complete shot's, which no run rewrites, is left alone.
+theirs() { # theirs DIR SHOT FILE ARGS...: check and run into DIR refused at shot SHOT's FILE, DIR unchanged
+  local dir=$1 shot=$2 file=$3 pos before; shift 3
+  pos=${shots[$shot]//.0/} before=$(ls "$dir")
+  local want="shot $shot \\[${pos// /, }\\]: .* '$dir/$file' of output '$dir/shot-0000$shot\\.h5' is there and torrewave did not write it: refusing to replace it; move it away, or choose another output directory"
+  expect 1 "$want" -- "$T" check survey.cfg -o "$dir" "$@"
+  expect 1 "$want" -- "$T" run survey.cfg -q -o "$dir" "$@"
+  if [ $mpi = 1 ]; then expect 1 "$want" -- mpirun -np 2 "$T" run survey.cfg -q -o "$dir" "$@"; fi
+  [ "$(ls "$dir")" = "$before" ] || { echo "FAIL: $dir: a refused survey wrote or removed files: $(ls "$dir")"; fail=1; }
+}
+mkdir own-side && echo '<Xdmf Version="3.0"/>' > own-side/shot-00003.xdmf && cp own-side/shot-00003.xdmf side.keep
+theirs own-side 3 'shot-00003\.xdmf'
+cmp -s own-side/shot-00003.xdmf side.keep || { echo "FAIL: a sidecar torrewave did not write changed"; fail=1; }
+expect 0 "7 of 7 shots run.*7 done, 0 failed" -- "$T" run survey.cfg -o own-done
+cp side.keep own-done/shot-00002.xdmf
+expect 0 '^ok$' -- "$T" check survey.cfg -o own-done
+expect 0 "all 7 selected shots are complete" -- "$T" run survey.cfg -o own-done
+expect 1 "shot 2 .*own-done/shot-00002\\.xdmf' of output .* torrewave did not write it" -- \
+  "$T" run survey.cfg -q -o own-done --shots 2 --force
+cmp -s own-done/shot-00002.xdmf side.keep || { echo "FAIL: a complete shot's sidecar of another changed"; fail=1; }
+if "$T" info | grep -q '^SEG-Y: built'; then
+  mkdir own-sgy && cp survey.cfg own-sgy/shot-00001.sgy
+  theirs own-sgy 1 'shot-00001\.sgy' --set output.segy=true --set time.dt=0.0017
+fi
+echo "part 6 done (fail=$fail)"
 
 # Each worker holds its own session's fields: 4 workers of a survey whose one session takes ~0.4 of
 # this machine's available memory do not fit (check said the one session's need for any --workers;
