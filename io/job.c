@@ -1611,7 +1611,11 @@ static tw_status parse_region(const ctx *c, const config_setting_t *g, tw_job *j
              f, a, t, xyz[a], lo, hi);
     snprintf(allowed, sizeof allowed, "allowed from[%d] <= %s or to[%d] >= %s (a region holds a cell on every axis)", a,
              lo, a, hi);
-    return bad(c, r, what, allowed);
+    /* where it is given: a --set of from or to alone that left it none, else the region (it was
+     * located at the file's region, which holds a cell) */
+    const config_setting_t *from = member(r, "from"), *to = member(r, "to");
+    const config_setting_t *s = override_of(r) ? r : override_of(to) ? to : override_of(from) ? from : r;
+    return bad(c, s, what, allowed);
   }
   return TW_OK;
 }
