@@ -221,8 +221,18 @@ void tw_reference_destroy(tw_reference *ref) {
 
 /* ---------------------------------------------------------------- writing */
 
-static tw_status open_reference_output(const tw_reference *ref, const char *path, tw_output **o, tw_error *err) {
-  const tw_job *job = ref->job;
+/* The job as the reference's output is checked and written: its traces alone. It writes no snapshot,
+ * so no sidecar, and the rules of the sidecar's name are none of its (a file of another there was
+ * refused as one it would replace; it stays). */
+static tw_job traces_only(const tw_job *job) {
+  tw_job v = *job;
+  v.nsnap = 0, v.snap_every = 0;
+  return v;
+}
+
+/* job: traces_only(ref->job), which the output keeps until it is closed. */
+static tw_status open_reference_output(const tw_reference *ref, const tw_job *job, const char *path, tw_output **o,
+                                       tw_error *err) {
   double(*src)[3] = malloc((size_t)(ref->nsrc ? ref->nsrc : 1) * sizeof *src);
   if (!src) return tw_error_set(err, TW_ENOMEM, "out of memory");
   for (int s = 0; s < ref->nsrc; s++) memcpy(src[s], job->sources[s].pos, sizeof src[s]);
@@ -270,10 +280,12 @@ tw_status tw_reference_write(tw_job *job, const char *path, tw_error *err) {
   tw_output_lock *lock = NULL;
   const double wall0 = tw_wall_seconds();
   /* the output's name and lock, as for a run (outpath.c) */
-  tw_status st = tw_output_check_path(path, job, 0, TW_OUTPUT_RUN, err);
+  tw_job view = traces_only(job);
+  tw_status st = tw_output_check_path(path, &view, 0, TW_OUTPUT_RUN, err);
   if (!st) st = tw_output_lock_take(path, TW_OUTPUT_RUN, &lock, err);
   if (!st) st = tw_reference_create(job, &ref, err);
-  if (!st) st = open_reference_output(ref, path, &o, err);
+  if (!st) view = traces_only(job); /* (finalized: its dt and steps) */
+  if (!st) st = open_reference_output(ref, &view, path, &o, err);
   if (!st) st = write_traces(ref, o, err);
   if (!st) st = tw_output_set_attr_double(o, "wall_time", tw_wall_seconds() - wall0, err);
   if (!st) st = tw_output_set_attr_string(o, "reference", "free-space solution p = s(t - r/c) / (4 pi r)", err);

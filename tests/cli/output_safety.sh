@@ -81,6 +81,12 @@ test ! -e ck.h5 && test ! -e res.journal && test ! -e ck.xdmf && test ! -e q.loc
   { echo "FAIL: a refused run wrote a file"; fail=1; }
 expect 1 "the checkpoint '$PWD/ck\.h5' would be the run's output 'ck\.h5'" -- "$T" check ck.cfg --set "checkpoint.file=\"$PWD/ck.h5\""
 expect 0 "analytic reference" -- "$T" reference ck.cfg -o ref.h5  # writes no checkpoint: nothing to refuse
+# ... nor snapshots, so no sidecar: a file of another under its name stays, and is no reason to refuse
+# (a job with snapshots: 'XDMF sidecar 'theirs.xdmf' ... torrewave did not write it: refusing to replace it')
+echo '<Xdmf Version="3.0"/>' > theirs.xdmf && cp theirs.xdmf theirs.keep
+expect 0 "analytic reference" -- "$T" reference ck.cfg -o theirs.h5 --set 'snapshots={every=10;}'
+cmp -s theirs.xdmf theirs.keep || { echo "FAIL: reference changed a file under its sidecar's name"; fail=1; }
+rm -f theirs.xdmf theirs.keep theirs.h5
 expect 1 "the checkpoint 'vp\.bin' would be the velocity model \('vp\.bin', model\.file\), which a checkpoint would overwrite" \
   -- "$T" check job.cfg --set 'checkpoint={every=10;file="vp.bin";}'
 md5sum -c --quiet before.md5 || { echo "FAIL: an input changed"; fail=1; }
