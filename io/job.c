@@ -84,13 +84,24 @@ static void fmt_double(char *buf, size_t n, double v) {
   if (isfinite(v) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < n) strcat(buf, ".0");
 }
 
+/* A value the job gave, as fmt_double but with the digits that tell it from its neighbours (up to
+ * 17, the fewest that read back as v): 10 digits showed 5000010.0000001, a region's from between two
+ * cells of a UTM grid, as the cell 5000010.0, and 500190.00001, past the model's edge, as the edge. */
+static void fmt_given(char *buf, size_t n, double v) {
+  for (int digits = 10; digits <= 17; digits++) {
+    snprintf(buf, n, "%.*g", digits, v);
+    if (!isfinite(v) || strtod(buf, NULL) == v) break;
+  }
+  if (isfinite(v) && !strpbrk(buf, ".eE") && strlen(buf) + 2 < n) strcat(buf, ".0");
+}
+
 static void render(sbuf *b, const config_setting_t *s, int depth) {
   char num[64];
   switch (config_setting_type(s)) {
     case CONFIG_TYPE_INT: sb_put(b, "%d", config_setting_get_int(s)); break;
     case CONFIG_TYPE_INT64: sb_put(b, "%lld", config_setting_get_int64(s)); break;
     case CONFIG_TYPE_FLOAT:
-      fmt_double(num, sizeof num, config_setting_get_float(s));
+      fmt_given(num, sizeof num, config_setting_get_float(s));
       sb_put(b, "%s", num);
       break;
     case CONFIG_TYPE_STRING: sb_put(b, "\"%s\"", config_setting_get_string(s)); break;
@@ -1590,7 +1601,7 @@ static tw_status parse_region(const ctx *c, const config_setting_t *g, tw_job *j
   for (int a = 0; a < 3; a++)
     if (j->snap_to[a] < j->snap_from[a]) {
       char allowed[160], v[64];
-      fmt_double(v, sizeof v, j->snap_from[a]);
+      fmt_given(v, sizeof v, j->snap_from[a]);
       snprintf(allowed, sizeof allowed, "allowed to[%d] >= from[%d] = %s (from <= to on every axis)", a, a, v);
       return bad(c, member(r, "to"), "the region is inverted", allowed);
     }
@@ -1602,8 +1613,8 @@ static tw_status parse_region(const ctx *c, const config_setting_t *g, tw_job *j
     if (tw_axis_span(j->origin[a], j->d[a], j->n[a], j->snap_from[a], j->snap_to[a], &above, &below)) continue;
     static const char xyz[] = "xyz";
     char f[64], t[64], lo[64], hi[64], what[400], allowed[200];
-    fmt_double(f, sizeof f, j->snap_from[a]);
-    fmt_double(t, sizeof t, j->snap_to[a]);
+    fmt_given(f, sizeof f, j->snap_from[a]);
+    fmt_given(t, sizeof t, j->snap_to[a]);
     fmt_double(lo, sizeof lo, j->origin[a] + below * j->d[a]);
     fmt_double(hi, sizeof hi, j->origin[a] + above * j->d[a]);
     snprintf(what, sizeof what,
