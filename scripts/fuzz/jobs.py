@@ -39,14 +39,22 @@ and resumed on another kernel, thread count or window (the reference's bits, not
 (fixed and moving receivers, shots on the edges and on a line, snapshots, output.model and
 output.segy, two workers, both kernels, the window) against single-shot runs, then run again (nothing
 rerun, no file touched; a shot whose sidecar is gone alone rerun), --force --shots and --shots into
-a new folder; SIGTERM with checkpoints resumed on the other kernel (the uninterrupted run's bits),
+a new folder, and with a wavelet file under a shot's names (its file, sidecar, SEG-Y file, lock,
+temporaries; a hard link) refused by check and run naming the shot, the file and the input, nothing
+touched; snapshot regions with corners on, near (1e-13 and 1e-5 cells) and between nodes, decimated,
+at UTM coordinates: a region with no node on an axis refused by check, run and --set, naming the
+axis and from and to as given, else the snapshot is the whole model's at exactly the nodes inside;
+files torrewave did not write as OUT.xdmf and (output.segy) OUT.sgy refused by check and run and
+left, a copy of ours beside another output refused, our own replaced; SIGTERM with checkpoints
+resumed on the other kernel (the uninterrupted run's bits),
 SIGINT and kill -9 (an older output kept, temporaries cleared by the next run); and invalid jobs
 (bad types, negative and huge sizes, 1e999, misspelled keys, empty lists, mixed arrays, grids beyond
 memory, by the file and by --set): exit status 1 or 2, a message with file:line, key, value and what
 is allowed, no output, an older output untouched.
 
 Usage: scripts/fuzz/jobs.py [--build build] [--asan build-asan] [--work /tmp/twfuzz] [--cores 2]
-                            [--random 200] [--seed 1] [--only SUBSTRING] [--refusals] [--keep]
+                            [--random 200] [--regions 40] [--seed 1] [--only SUBSTRING] [--refusals]
+                            [--keep]
 The default corpus (about 430 valid and 85 invalid jobs, 17000 runs) takes about 6 minutes on 2
 cores with --asan. Exit status 0 when every check held; each failure is listed, its folder kept in
 the work folder with the job and the command lines (cmd.txt). Needs python3 and hdf5-tools (h5ls,
@@ -434,6 +442,45 @@ def random_cases(count, seed):
     return cases
 
 
+# Offsets from a node, in cells, for region corners: on it, within rounding (2 ulps: on it), just
+# off it either way (1e-5 cells: well past the rounding, even at UTM coordinates), between nodes.
+REGION_DELTAS = (0.0, 0.0, 1e-13, -1e-13, 1e-5, -1e-5, 0.5, 0.3, -0.3, 0.999)
+
+
+def region_cases(count, seed):
+    """Snapshot regions whose corners lie on, near and between nodes, decimated, on grids near the
+    origin and at UTM coordinates: (name, job, first, last) with first and last the nodes the region
+    holds on each axis (x, y, z) — last < first on an axis: the region holds no cell there, refused."""
+    rnd = random.Random(f"regions-{seed}")
+    cases = []
+    for i in range(count):
+        n = [rnd.choice((1, 2, 3, 5, 8, 13)) for _ in range(3)]
+        d = [rnd.choice((10.0, 0.1, 12.5, 3.0)) for _ in range(3)]
+        o = [rnd.choice((0.0, -40.0, 5e5, 5e6, 1234.5)) for _ in range(3)]
+        job = base(n, d=d, order=rnd.choice((2, 4, 8)), steps=rnd.choice((3, 7)), absorbing=rnd.choice((0, 2)),
+                   origin=o, model={"type": "constant", "vp": 300.0 * min(d) / 0.1 if min(d) < 1 else 2000.0})
+        job["sources"][0]["wavelet"] = ricker(2000.0 / (10 * max(d)) if min(d) >= 1 else 150.0)
+        frm, to, first, last = [], [], [], []
+        for a in range(3):
+            while True:
+                i0, i1 = sorted(rnd.randrange(n[a]) for _ in range(2))
+                df, dt = rnd.choice(REGION_DELTAS), rnd.choice(REGION_DELTAS)
+                if rnd.random() < 0.3:
+                    i1 = i0  # one node, or a slab between two
+                if (i0 == 0 and df < -1e-12) or (i1 == n[a] - 1 and dt > 1e-12) or i0 + df > i1 + dt:
+                    continue  # outside the model, or inverted: other refusals
+                break
+            frm.append(o[a] + (i0 + df) * d[a])
+            to.append(o[a] + (i1 + dt) * d[a])
+            first.append(i0 if df <= 1e-12 else i0 + 1)
+            last.append(i1 if dt >= -1e-12 else i1 - 1)
+        steps = job["time"]["steps"]
+        job["snapshots"] = {"steps": sorted({1, steps}), "decimate": rnd.choice((1, 1, 2, 3, 7)),
+                            "region": {"from": frm, "to": to}}
+        cases.append((f"region-{seed}-{i:03d}", job, first, last))
+    return cases
+
+
 def invalid_cases():
     """(name, text, pattern, overrides): jobs that must be refused, the message matching pattern."""
     good = render(base([10, 9, 8], steps=5))
@@ -607,7 +654,8 @@ class Runner:
         self.failures = []
         self.refusals = []  # (job, message): valid-looking jobs that every kernel refuses
         self.stats = {"cases": 0, "runs": 0, "compares": 0, "refused": 0, "windowed": 0, "asan_runs": 0,
-                      "mirrors": 0, "invalid": 0, "resumes": 0}
+                      "mirrors": 0, "invalid": 0, "resumes": 0,
+                      "regions": 0, "regions_refused": 0, "beside": 0, "survey_inputs": 0}
 
     def count(self, key, n=1):
         with self.lock:
@@ -848,7 +896,9 @@ def check_case(R, name, job, extra):
     if not refused and zlib.crc32(name.encode()) % 7 == 0:
         output_safety(d, bad, tw)
     if not refused and expected_receivers(job) and zlib.crc32(name.encode()) % 5 == 0:
-        segy_check(d, bad, tw)
+        segy_check(R, d, bad, tw)
+    if not refused and zlib.crc32(name.encode()) % 4 == 1:
+        beside_check(R, d, bad, tw, "snapshots" in job)
 
     with open(os.path.join(d, "cmd.txt"), "w") as f:
         f.write("\n".join(log) + "\n")
@@ -994,7 +1044,7 @@ def model_roundtrip(R, job, d, bad, tw):
         same_numbers(R, f"model-{mt}", os.path.join(d, "ref.h5"), os.path.join(d, f"model-{mt}.h5"), d, bad)
 
 
-def segy_check(d, bad, tw):
+def segy_check(R, d, bad, tw):
     """output.segy at the reference's dt rounded down to whole microseconds, and export of that
     result: both write their SEG-Y file (segyio; a build without it says so)."""
     attr = subprocess.run(["h5dump", "-a", "/dt", os.path.join(d, "ref.h5")], capture_output=True, text=True).stdout
@@ -1012,6 +1062,8 @@ def segy_check(d, bad, tw):
     rc, out = tw(["export", "segy.h5", "--segy", "again.sgy"])
     if rc or os.path.getsize(os.path.join(d, "again.sgy")) != os.path.getsize(os.path.join(d, "segy.sgy")):
         bad(f"export: exit {rc}, or a SEG-Y file of another size than output.segy's", out)
+    beside_check(R, d, bad, tw, False, ["--set", f"time.dt={dt_us}e-6", "--set", "output.segy=true"] +
+                 solver_sets("cpu", 1))
 
 
 PADDED = re.compile(r"padded grid\s+(\d+) x (\d+) x (\d+) ")
@@ -1096,6 +1148,160 @@ def output_safety(d, bad, tw):
     left = leftovers(d)
     if left:
         bad("temporaries after refused runs", " ".join(left))
+
+
+def check_region(R, name, job, first, last):
+    """A snapshot region near and between nodes: with no node on an axis, check, run (the region in
+    the file or by --set) and the other kernel refuse it, naming snapshots.region, the axis and its
+    from and to as given (float(text) == the value), and leave no output; else the snapshot holds
+    exactly the nodes inside it, decimated from the first (first_cell, shape), the values of the
+    whole model's snapshot at those cells, on both kernels and through the window."""
+    d = os.path.join(R.args.work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    whole = dict(job, snapshots={"steps": job["snapshots"]["steps"]})
+    with open(os.path.join(d, "job.cfg"), "w") as f:
+        f.write(render(job))
+    with open(os.path.join(d, "whole.cfg"), "w") as f:
+        f.write(render(whole))
+    R.count("cases")
+    R.count("regions")
+    ok = True
+    log = []
+
+    def bad(what, detail=""):
+        nonlocal ok
+        ok = False
+        R.fail(name, what, detail)
+
+    def tw(args, threads=1):
+        rc, out = R.run([R.tw] + args, d, threads, log)
+        if rc == 124 or rc < 0 or rc > 3:
+            bad(f"exit status {rc}", " ".join(args) + "\n" + out)
+        return rc, out
+
+    reg = job["snapshots"]["region"]
+    dec = job["snapshots"]["decimate"]
+    empty = [a for a in range(3) if last[a] < first[a]]
+    over = ["--set", "snapshots=" + fmt(job["snapshots"]).replace(" ", "")]
+    runs = [(["check", "job.cfg", "-o", "a.h5"], "job.cfg:7"), (["run", "job.cfg", "-q", "-o", "a.h5"], "job.cfg:7"),
+            (["run", "job.cfg", "-q", "-o", "b.h5"] + solver_sets("cpu-diamond", 2), "job.cfg:7"),
+            (["run", "whole.cfg", "-q", "-o", "c.h5"] + over, "whole.cfg: --set snapshots=")]
+    if empty:
+        R.count("regions_refused")
+        a = empty[0]
+        want = re.compile(r"snapshots\.region: holds no cell on %s: from\[%d\] = (\S+) and to\[%d\] = (\S+) "
+                          r"lie between the cells at %s = \S+ and \S+ m" % ("xyz"[a], a, a, "xyz"[a]))
+        for args, where in runs:
+            rc, out = tw(args, 2 if "solver.threads=2" in args else 1)
+            err = [ln for ln in out.splitlines() if ln.startswith("torrewave: error")]
+            m = want.search(err[0]) if err else None
+            if rc != 1 or not m or not err[0].startswith("torrewave: error: " + where):
+                bad(f"{args[0]} {args[-1]}: a region with no node on {'xyz'[a]} (nodes {first[a]}..{last[a]}): "
+                    f"exit {rc}, not refused at {where} naming the axis", out)
+            elif float(m.group(1)) != reg["from"][a] or float(m.group(2)) != reg["to"][a]:
+                bad(f"the refusal states from[{a}] = {m.group(1)}, to[{a}] = {m.group(2)}: given {reg['from'][a]!r}, "
+                    f"{reg['to'][a]!r}", err[0])
+        if any(os.path.exists(os.path.join(d, f)) for f in ("a.h5", "b.h5", "c.h5")) or leftovers(d):
+            bad("a refused region left an output or temporaries", " ".join(os.listdir(d)))
+    else:
+        rc, out = tw(["run", "job.cfg", "-q", "-o", "a.h5"])
+        rc2, out2 = tw(["run", "whole.cfg", "-q", "-o", "w.h5"])
+        rc3, out3 = tw(["check", "job.cfg", "-o", "a.h5"])
+        if rc or rc2 or rc3:
+            bad(f"a region holding nodes {first}..{last}: run exit {rc}, check exit {rc3}", out + out2 + out3)
+        else:
+            A, W = os.path.join(d, "a.h5"), os.path.join(d, "w.h5")
+            attr = subprocess.run(["h5dump", "-a", "/snapshots/first_cell", A], capture_output=True, text=True).stdout
+            m = re.search(r"\(0\): (-?\d+), (-?\d+), (-?\d+)", attr)
+            shp, wshp = h5_datasets(A).get("/snapshots/p"), h5_datasets(W).get("/snapshots/p")
+            cnt = [(last[a] - first[a]) // dec + 1 for a in range(3)]
+            got = [int(x) for x in m.groups()] if m else None
+            if got != first or not shp or shp[1:] != cnt[::-1]:
+                bad(f"region from {reg['from']} to {reg['to']}, decimate {dec}: first cell {got} and shape {shp}; "
+                    f"expected first cell {first}, shape {cnt[::-1]} (nodes {first}..{last})")
+            else:
+                pa, pw = h5_read(A, "/snapshots/p", "f", d), h5_read(W, "/snapshots/p", "f", d)
+                ns, (wz, wy, wx) = shp[0], wshp[1:]
+                for s_ in range(ns):
+                    for k in range(cnt[2]):
+                        for j in range(cnt[1]):
+                            for i in range(cnt[0]):
+                                x, y, z = first[0] + i * dec, first[1] + j * dec, first[2] + k * dec
+                                at = ((s_ * wz + z) * wy + y) * wx + x
+                                if pa[((s_ * cnt[2] + k) * cnt[1] + j) * cnt[0] + i] != pw[at]:
+                                    bad("the region's snapshot is not the whole model's at its cells",
+                                        f"snapshot {s_} cell [{x}, {y}, {z}]")
+                                    break
+            for vname, sets, threads in [("cd-t2", solver_sets("cpu-diamond", 2), 2)] + \
+                    window_variants(d, random.Random(name), False, bad, lambda args: tw(args))[:1]:
+                rc, out = tw(["run", "job.cfg", "-q", "-o", "v.h5"] + sets, threads)
+                if rc:
+                    bad(f"{vname} refuses the region", out)
+                    continue
+                same_numbers(R, vname, A, os.path.join(d, "v.h5"), d, bad)
+                os.unlink(os.path.join(d, "v.h5"))
+    with open(os.path.join(d, "cmd.txt"), "w") as f:
+        f.write("\n".join(log) + "\n")
+    if ok and not R.args.keep:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+THEIRS = re.compile(r"(XDMF sidecar|SEG-Y file) '([^']+)' of output '([^']+)' is there and torrewave did not write "
+                    r"it: refusing to replace it")
+
+
+def beside_check(R, d, bad, tw, snapshots, segy_sets=None):
+    """Files under the names derived from the output's (OUT.xdmf; with output.segy, OUT.sgy): one
+    torrewave did not write is refused by check and run, named, and stays, with no output; one of
+    ours describing another output that is there is refused too; our own, from an earlier run onto
+    the same output, is replaced. Without snapshots (output.segy) a foreign one is no business of
+    the run's: it runs and the file stays. segy_sets: the --set arguments of a SEG-Y run, else the
+    sidecar is tried."""
+    R.count("beside")
+    ext, sets, what = (".sgy", segy_sets, "SEG-Y file") if segy_sets else (".xdmf", [], "XDMF sidecar")
+    rnd = random.Random(d + ext)
+    for stem, o in (("their", "their.h5"), ("bare", "bare")):  # (-o bare: its sidecar bare.xdmf too)
+        side = os.path.join(d, stem + ext)
+        with open(side, "wb") as f:
+            f.write(rnd.choice((b'<?xml version="1.0"?>\n<Xdmf Version="3.0"><!-- mine --></Xdmf>\n',
+                                b"a field record\n" * 300, b"")))
+        before = file_state(side)
+        for cmd in (["check", "job.cfg", "-o", o], ["run", "job.cfg", "-q", "-o", o]):
+            rc, out = tw(cmd + sets)
+            if snapshots or segy_sets:
+                m = THEIRS.search(out)
+                if rc != 1 or not m or m.group(1) != what or m.group(2) != stem + ext or m.group(3) != o:
+                    bad(f"{cmd[0]} -o {o} beside a {what} torrewave did not write: exit {rc}, not refused naming it",
+                        out)
+            elif rc != 0:
+                bad(f"{cmd[0]} -o {o} without snapshots beside a foreign {stem + ext}: exit {rc}", out)
+        if file_state(side) != before:
+            bad(f"a {what} torrewave did not write, {stem + ext}, changed")
+        made = os.path.exists(os.path.join(d, o))
+        if (snapshots or segy_sets) and made or leftovers(d):
+            bad(f"-o {o} refused for {stem + ext}: an output or temporaries left", " ".join(os.listdir(d)))
+        for f in (o, side):
+            if os.path.exists(os.path.join(d, f) if f == o else f):
+                os.unlink(os.path.join(d, f) if f == o else f)
+    if not (snapshots or segy_sets):
+        return
+    # ours: run twice onto one output (the second replaces the first's file); a copy of it beside
+    # another output is that output's, refused while the output it describes is there
+    for i in range(2):
+        rc, out = tw(["run", "job.cfg", "-q", "-o", "ours.h5"] + sets)
+        if rc or not os.path.exists(os.path.join(d, "ours" + ext)):
+            bad(f"run {i + 1} onto ours.h5: exit {rc}, or no {what}", out)
+            return
+    shutil.copy(os.path.join(d, "ours" + ext), os.path.join(d, "copy" + ext))
+    before = file_state(os.path.join(d, "copy" + ext))
+    rc, out = tw(["run", "job.cfg", "-q", "-o", "copy.h5"] + sets)
+    if rc != 1 or f"{what} 'copy{ext}' of output 'copy.h5' is that of output 'ours.h5'" not in out or \
+            file_state(os.path.join(d, "copy" + ext)) != before or os.path.exists(os.path.join(d, "copy.h5")):
+        bad(f"a copy of ours.h5's {what} beside copy.h5: exit {rc}, not refused as ours.h5's, or changed", out)
+    for f in ("ours.h5", "ours.xdmf", "ours.sgy", "copy" + ext, "copy.h5"):
+        if os.path.exists(os.path.join(d, f)):
+            os.unlink(os.path.join(d, f))
 
 
 def check_invalid(R, name, text, pat, sets=()):
@@ -1264,10 +1470,73 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
                 bad(f"{kernel}: shot {i}'s SEG-Y file missing or of another size than the single run's")
     if all(singles) and os.path.isdir(os.path.join(d, "shots-cpu")):
         survey_restart(R, d, shots, bad, log)
+    survey_inputs(R, d, sv, len(shots), bad, log)
     with open(os.path.join(d, "cmd.txt"), "w") as f:
         f.write("\n".join(log) + "\n")
     if ok and not R.args.keep:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def survey_inputs(R, d, sv, nshots, bad, log):
+    """A shot's file that is one of the job's inputs — a wavelet file under a shot's name, its
+    sidecar's, its SEG-Y file's, its lock's or a killed run's temporary's, or a hard link of it
+    there: check and run refuse the survey before any shot runs, naming the shot, the file and the
+    input; nothing in the folder is written or removed, the input stays whole. The same names that
+    are no input: the survey runs them over (the shot files are its own)."""
+    R.count("survey_inputs")
+    rnd = random.Random(os.path.basename(d) + "-inputs")
+    k = rnd.randrange(nshots)
+    exts = [".h5", ".h5.lock", ".h5.part-999999", ".xdmf.part-4242"]
+    if "snapshots" in sv:
+        exts.append(".xdmf")
+    if sv.get("output", {}).get("segy"):
+        exts.append(".sgy")
+    ext = rnd.choice(exts)
+    link = rnd.random() < 0.4
+    folder = os.path.join(d, "in-shots")
+    os.makedirs(folder, exist_ok=True)
+    name = f"shot-{k:05d}{ext}"
+    with open(os.path.join(d, "w.txt"), "w") as f:
+        f.write("0.0\n1.0\n-0.5\n0.0\n")
+    if link:
+        os.link(os.path.join(d, "w.txt"), os.path.join(folder, name))
+        given = "w.txt"
+    else:
+        shutil.copy(os.path.join(d, "w.txt"), os.path.join(folder, name))
+        given = f"in-shots/{name}"
+    wav = ["--set", f'sources=({{wavelet={{type="file";file="{given}";}};}})']
+    before = {f: file_state(os.path.join(folder, f)) for f in os.listdir(folder)}
+    keep = file_state(os.path.join(d, "w.txt"))
+    what = {".h5": "output", ".xdmf": "XDMF sidecar", ".sgy": "SEG-Y file", ".h5.lock": "lock file"}.get(ext,
+                                                                                                "temporary file")
+    of = "" if ext == ".h5" else f" of output 'in-shots/shot-{k:05d}.h5'"
+    want = re.compile(r"shot %d \[[^]]*\]: %s 'in-shots/%s'%s is a wavelet file \('%s', "
+                      r"sources\[0\]\.wavelet\.file\): refusing to overwrite an input of the job" %
+                      (k, re.escape(what), re.escape(name), re.escape(of), re.escape(given)))
+    for cmd in (["check", "survey.cfg", "-o", "in-shots"], ["run", "survey.cfg", "-q", "-o", "in-shots"]):
+        rc, out = R.run([R.tw] + cmd + wav + solver_sets("cpu", 1), d, 1, log)
+        if rc != 1 or not want.search(out):
+            bad(f"{cmd[0]}: shot {k}'s {name} is the wavelet file ({'a hard link' if link else 'itself'}): exit {rc}, "
+                f"not refused naming shot {k}, the file and the input", out)
+    after = {f: file_state(os.path.join(folder, f)) for f in os.listdir(folder)}
+    if after != before or file_state(os.path.join(d, "w.txt")) != keep:
+        bad(f"a survey refused for shot {k}'s input {name} wrote or removed files, or changed the input",
+            " ".join(sorted(after)))
+    # the wavelet file elsewhere: the name is no input, and the survey runs (exit 0) over it
+    rc, out = R.run([R.tw, "run", "survey.cfg", "-q", "-o", "in-shots", "--shots", str(k), "--set",
+                     'sources=({wavelet={type="file";file="w2.txt";};})'] + solver_sets("cpu", 1), d, 1,
+                    log) if shutil.copy(os.path.join(d, "w.txt"), os.path.join(d, "w2.txt")) else (None, "")
+    if ext in (".h5.lock",) and rc != 0:
+        return  # (a lock file holding what a wavelet holds is none of ours: its own refusal)
+    if ext in (".xdmf", ".sgy"):  # not ours under the sidecar's or SEG-Y file's name: that shot fails, it stays
+        if rc != 3 or not THEIRS.search(out) or file_state(os.path.join(folder, name)) != before[name]:
+            bad(f"shot {k} beside a {name} torrewave did not write: exit {rc}, not failed naming it, or it changed",
+                out)
+        return
+    if rc != 0 or not os.path.exists(os.path.join(folder, f"shot-{k:05d}.h5")) or leftovers(folder):
+        bad(f"shot {k} beside a {name} that is no input: exit {rc}", out + " ".join(os.listdir(folder)))
+    if file_state(os.path.join(d, "w.txt")) != keep:
+        bad(f"the survey over {name} (a hard link of w.txt) changed w.txt")
 
 
 def survey_restart(R, d, shots, bad, log):
@@ -1414,6 +1683,7 @@ def main():
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--random", type=int, default=200, help="random jobs besides the hand-made ones")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--regions", type=int, default=40, help="snapshot regions near and between nodes")
     ap.add_argument("--only", default=None, help="only the jobs whose name holds this")
     ap.add_argument("--no-roundtrip", dest="roundtrip", action="store_false")
     ap.add_argument("--refusals", action="store_true", help="list the generated jobs every kernel refused, and why")
@@ -1432,6 +1702,8 @@ def main():
     with ThreadPoolExecutor(max_workers=args.cores) as ex:
         futs = [ex.submit(check_case, R, *c) for c in valid] + [ex.submit(check_invalid, R, *c) for c in invalid]
         futs += [ex.submit(check_survey, R, *c) for c in survey_cases(args.seed) if not args.only or args.only in c[0]]
+        futs += [ex.submit(check_region, R, *c) for c in region_cases(args.regions, args.seed)
+                 if not args.only or args.only in c[0]]
         if not args.only or args.only in "signals":
             futs.append(ex.submit(signal_checks, R))
         for i, f in enumerate(futs):
@@ -1446,6 +1718,9 @@ def main():
     print(f"{s['cases']} valid jobs ({s['refused']} refused by every kernel), {s['invalid']} invalid; "
           f"{s['runs']} runs, {s['asan_runs']} under ASan, {s['compares']} bitwise comparisons, "
           f"{s['windowed']} windowed runs, {s['mirrors']} mirror images, {s['resumes']} killed and resumed; "
+          f"{s['regions']} snapshot regions near nodes ({s['regions_refused']} holding none, refused), "
+          f"{s['beside']} foreign sidecars and SEG-Y files, {s['survey_inputs']} surveys with an input as a "
+          f"shot's file; "
           f"{time.time() - t0:.0f} s")
     if args.refusals:
         for case, msg in sorted(R.refusals):
