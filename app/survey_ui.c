@@ -54,10 +54,10 @@ static void print_shot(const tw_survey_shot *s) {
   char dev[16] = "cpu";
   if (s->device >= 0) snprintf(dev, sizeof dev, "gpu%d", s->device);
   if (s->status == TW_OK)
-    fprintf(stderr, "shot %ld [%g, %g, %g]: done on rank %d %s in %.2f s (%.2f s computing)\n", s->index, s->pos[0],
-            s->pos[1], s->pos[2], s->rank, dev, s->wall_s, s->compute_s);
+    fprintf(stderr, "shot %ld [%.10g, %.10g, %.10g]: done on rank %d %s in %.2f s (%.2f s computing)\n", s->index,
+            s->pos[0], s->pos[1], s->pos[2], s->rank, dev, s->wall_s, s->compute_s);
   else
-    fprintf(stderr, "shot %ld [%g, %g, %g]: %s on rank %d %s: %s\n", s->index, s->pos[0], s->pos[1], s->pos[2],
+    fprintf(stderr, "shot %ld [%.10g, %.10g, %.10g]: %s on rank %d %s: %s\n", s->index, s->pos[0], s->pos[1], s->pos[2],
             s->status == TW_EINTR ? "stopped" : "FAILED", s->rank, dev, s->msg);
 }
 

@@ -203,7 +203,7 @@ tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *e
   const tw_status st = tw_output_check_inputs_in(dir, job, TW_OUTPUT_SHOT, shot_owner, &sn, err);
   if (st && sn.index >= 0) {
     const double *p = job->shots[sn.index];
-    tw_error_prefix(err, "shot %ld [%g, %g, %g]", sn.index, p[0], p[1], p[2]);
+    tw_error_prefix(err, "shot %ld [%.10g, %.10g, %.10g]", sn.index, p[0], p[1], p[2]);
   }
   return st;
 }

@@ -19,7 +19,10 @@
 #      single-shot job are refused (the survey's rank would wait in MPI for the other);
 #   5. what every rank would say alike (check, reference, compare, info, bench, export, the help, the
 #      version) said once, by rank 0; those commands run on rank 0 alone (all but run), the other ranks
-#      wait for it and exit 0.
+#      wait for it and exit 0;
+#   6. a shot is named by its position as given, at UTM coordinates too: a shot at [500020.5, 5000020.5,
+#      20.0] whose file is an input (the plan's refusal) or whose place holds a sidecar torrewave did not
+#      write (that shot failed) was "shot 1 [500020, 5.00002e+06, 20]" (%g: 6 digits).
 set -uo pipefail
 source "$(dirname "$0")/../cli_lib.sh"
 T=$TORREWAVE
@@ -205,4 +208,25 @@ if [ $mpi = 1 ]; then
   solo 0 '^torrewave [0-9]+\.[0-9]+\.[0-9]+$' -- --version
   [ ! -e solo.h5 ] && [ ! -e solo ] || { echo "FAIL: check wrote an output"; fail=1; }
 fi
+
+# ---------------------------------------------------------------- 6. shot positions as given
+mkdir utm
+cat > utm.cfg <<'JOB'
+grid = { n = [9, 9, 9]; d = [10.0, 10.0, 10.0]; origin = [500000.0, 5000000.0, 0.0]; };
+time = { steps = 5; };
+model = { type = "constant"; vp = 2000.0; };
+scheme = { order = 4; };  boundary = { absorbing = 2; };
+solver = { kernel = "cpu"; threads = 1; };
+sources = ( { wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { points = ( [500000.0, 5000000.0, 0.0] ); };
+snapshots = { every = 5; };
+shots = { positions = ( [500010.0, 5000010.0, 10.0], [500020.5, 5000020.5, 20.0] ); receivers = "fixed"; };
+JOB
+printf '0.0\n1.0\n0.0\n' > utm/shot-00001.h5.part-999999
+at='shot 1 \[500020\.5, 5000020\.5, 20\]: '
+expect 1 "^torrewave: error: ${at}temporary file 'utm/shot-00001\.h5\.part-999999' of output 'utm/shot-00001\.h5' is a wavelet file" \
+  -- "$T" check utm.cfg -o utm --set 'sources=({wavelet={type="file";file="utm/shot-00001.h5.part-999999";};})'
+rm utm/shot-00001.h5.part-999999 && echo '<Xdmf/>' > utm/shot-00001.xdmf
+expect 3 "^${at}FAILED on rank 0 cpu: XDMF sidecar 'utm/shot-00001\.xdmf' of output 'utm/shot-00001\.h5' is there and torrewave did not write it" \
+  -- "$T" run utm.cfg -q -o utm
 exit $fail
