@@ -415,7 +415,9 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
   if (!st && lock) st = check_one(lock, "lock file", path, in, nin, role, fix, err);
   free(lock);
   char other[512];
-  const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0);
+  /* the run writes a sidecar only with a snapshot: none when snapshots.every is beyond the last step */
+  const int snapshots =
+      job && (job->nsnap > 0 || (job->snap_every > 0 && (job->steps <= 0 || job->snap_every <= job->steps)));
   if (!st && snapshots && (st = refuse_theirs(xdmf, "XDMF sidecar", tw_xdmf_ours, path, fix, err))) at = xdmf;
   if (!st && snapshots && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "

@@ -126,4 +126,14 @@ done
 test ! -e own/r && test ! -e own/mine.h5
 "$TORREWAVE" run nosnap.cfg -o own/r -q 2>/dev/null
 cmp own/r.xdmf own.keep && cmp own/mine.xdmf mine.keep
+# ... but an output that holds no snapshot writes no sidecar, so such a file is none of its business:
+# `reference` (its file has no snapshots) and a run whose snapshots.every is beyond the last step run
+# and leave it (both refused it: "refusing to replace it", a file they would not have replaced)
+const=(--set 'model={type="constant";vp=2000.0;}')
+"$TORREWAVE" reference snap.cfg -o own/mine.h5 -q "${const[@]}" 2> own.txt ||
+  { cat own.txt; echo "FAIL: reference refused a foreign own/mine.xdmf it writes no sidecar over"; exit 1; }
+"$TORREWAVE" run snap.cfg -o own/late.h5 -q --set snapshots.every=61 2> own.txt && rm own/late.h5 &&
+  cp own/mine.xdmf own/late.xdmf && "$TORREWAVE" run snap.cfg -o own/late.h5 -q --set snapshots.every=61 2> own.txt ||
+  { cat own.txt; echo "FAIL: a run writing no snapshot refused a foreign own/late.xdmf"; exit 1; }
+cmp own/mine.xdmf mine.keep && cmp own/late.xdmf mine.keep && test -e own/mine.h5 && test -e own/late.h5
 echo "xdmf: ok"
