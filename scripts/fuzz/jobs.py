@@ -1247,6 +1247,13 @@ def check_region(R, name, job, first, last):
         shutil.rmtree(d, ignore_errors=True)
 
 
+def job_steps(d):
+    """The reference run's number of steps (its /steps attribute), 0 when unknown."""
+    attr = subprocess.run(["h5dump", "-a", "/steps", os.path.join(d, "ref.h5")], capture_output=True, text=True).stdout
+    m = re.search(r"\(0\): (\d+)", attr)
+    return int(m.group(1)) if m else 0
+
+
 THEIRS = re.compile(r"(XDMF sidecar|SEG-Y file) '([^']+)' of output '([^']+)' is there and torrewave did not write "
                     r"it: refusing to replace it")
 
@@ -1276,6 +1283,15 @@ def beside_check(R, d, bad, tw, snapshots, segy_sets=None):
                         out)
             elif rc != 0:
                 bad(f"{cmd[0]} -o {o} without snapshots beside a foreign {stem + ext}: exit {rc}", out)
+        if snapshots and not segy_sets:  # outputs without a snapshot have no sidecar: none of their business
+            steps = job_steps(d)
+            for cmd in (["reference", "job.cfg", "-q", "-o", o], ["run", "job.cfg", "-q", "-o", o, "--set",
+                                                                   f"snapshots={{every={steps + 1};}}"]):
+                rc, out = tw(cmd)
+                if THEIRS.search(out) or (cmd[0] == "run" and rc != 0):
+                    bad(f"{cmd[0]} -o {o}, writing no snapshot, beside a foreign {stem + ext}: exit {rc}", out)
+                if os.path.exists(os.path.join(d, o)):
+                    os.unlink(os.path.join(d, o))
         if file_state(side) != before:
             bad(f"a {what} torrewave did not write, {stem + ext}, changed")
         made = os.path.exists(os.path.join(d, o))
