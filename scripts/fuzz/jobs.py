@@ -1164,6 +1164,12 @@ def check_region(R, name, job, first, last):
         f.write(render(job))
     with open(os.path.join(d, "whole.cfg"), "w") as f:
         f.write(render(whole))
+    # the region's to given by --set over a file whose region, from it to the model's end, holds cells
+    g = job["grid"]
+    end = [g["origin"][a] + (g["n"][a] - 1) * g["d"][a] for a in range(3)]
+    part = dict(job, snapshots=dict(job["snapshots"], region={"from": job["snapshots"]["region"]["from"], "to": end}))
+    with open(os.path.join(d, "part.cfg"), "w") as f:
+        f.write(render(part))
     R.count("cases")
     R.count("regions")
     ok = True
@@ -1186,11 +1192,13 @@ def check_region(R, name, job, first, last):
     over = ["--set", "snapshots=" + fmt(job["snapshots"]).replace(" ", "")]
     runs = [(["check", "job.cfg", "-o", "a.h5"], "job.cfg:7"), (["run", "job.cfg", "-q", "-o", "a.h5"], "job.cfg:7"),
             (["run", "job.cfg", "-q", "-o", "b.h5"] + solver_sets("cpu-diamond", 2), "job.cfg:7"),
-            (["run", "whole.cfg", "-q", "-o", "c.h5"] + over, "whole.cfg: --set snapshots=")]
+            (["run", "whole.cfg", "-q", "-o", "c.h5"] + over, "whole.cfg: --set snapshots="),
+            (["run", "part.cfg", "-q", "-o", "c.h5", "--set", "snapshots.region.to=" + fmt(reg["to"]).replace(" ", "")],
+             "part.cfg: --set snapshots.region.to=")]
     if empty:
         R.count("regions_refused")
         a = empty[0]
-        want = re.compile(r"snapshots\.region: holds no cell on %s: from\[%d\] = (\S+) and to\[%d\] = (\S+) "
+        want = re.compile(r"snapshots\.region(?:\.to)?: holds no cell on %s: from\[%d\] = (\S+) and to\[%d\] = (\S+) "
                           r"lie between the cells at %s = \S+ and \S+ m" % ("xyz"[a], a, a, "xyz"[a]))
         for args, where in runs:
             rc, out = tw(args, 2 if "solver.threads=2" in args else 1)
