@@ -188,7 +188,7 @@ static void print_unmatched(FILE *o, const char *tag, const tw_result *r, const 
   fprintf(o, "  %ld receiver%s of %s without a partner:", n, n == 1 ? "" : "s", tag);
   for (long k = 0; k < n && k < MAX_LISTED; k++) {
     const double *p = r->rec + 3 * idx[k];
-    fprintf(o, " %ld (%g, %g, %g)", idx[k], p[0], p[1], p[2]);
+    fprintf(o, " %ld (%.10g, %.10g, %.10g)", idx[k], p[0], p[1], p[2]);
   }
   fprintf(o, "%s\n", n > MAX_LISTED ? " ..." : "");
 }
@@ -201,7 +201,8 @@ static void print_where(FILE *o, const tw_compare_report *rep, const tw_compare_
   if (t->kind == TW_COMPARE_TRACES) {
     fprintf(o, "receiver %ld", t->rec_a);
     if (t->rec_b != t->rec_a) fprintf(o, " (B: %ld)", t->rec_b);
-    fprintf(o, " at (%g, %g, %g) m, t = %.6g s (sample %ld)", t->pos[0], t->pos[1], t->pos[2], t->at_time, t->sample);
+    fprintf(o, " at (%.10g, %.10g, %.10g) m, t = %.6g s (sample %ld)", t->pos[0], t->pos[1], t->pos[2], t->at_time,
+            t->sample);
   } else if (!t->pos_known) {
     fprintf(o, "snapshot cell [%d, %d, %d] (the files do not say which model cell it is)", t->snap_cell[0],
             t->snap_cell[1], t->snap_cell[2]);
@@ -209,8 +210,8 @@ static void print_where(FILE *o, const tw_compare_report *rep, const tw_compare_
     /* the model's cell; the stored snapshot's own cell beside it when a region or a decimation makes
      * them differ (alone, it was read as a model cell) */
     const int *f = rep->snap_first_cell, dec = rep->snap_decimate, moved = f[0] || f[1] || f[2];
-    fprintf(o, "model cell [%d, %d, %d] at (%g, %g, %g) m", t->model_cell[0], t->model_cell[1], t->model_cell[2],
-            t->pos[0], t->pos[1], t->pos[2]);
+    fprintf(o, "model cell [%d, %d, %d] at (%.10g, %.10g, %.10g) m", t->model_cell[0], t->model_cell[1],
+            t->model_cell[2], t->pos[0], t->pos[1], t->pos[2]);
     if (moved || dec != 1)
       fprintf(o, " (snapshot cell [%d, %d, %d]:", t->snap_cell[0], t->snap_cell[1], t->snap_cell[2]);
     if (moved) fprintf(o, " first_cell [%d, %d, %d]%s", f[0], f[1], f[2], dec != 1 ? "," : ")");

@@ -149,6 +149,24 @@ expect 1 '^torrewave: error: hom\.cfg: --set receivers\.points=\(\[113\.0,120\.0
   -- "$T" reference hom.cfg -o s.h5 --set 'receivers.points=([113.0,120.0,120.0])'
 expect 1 '^torrewave: error: hom\.cfg:8: receivers\.lines\[0\]: receiver 1 of it: receiver 3 at \(150, 100, 60\) m .*singular' \
   -- "$T" reference hom.cfg -o s.h5 --set 'sources=({position=[150.0,100.0,60.0]; wavelet={type="ricker"; frequency=20.0;};})'
+# Positions at UTM coordinates with 10 digits, as the job gives them (%g's 6 made the receiver at
+# [500020.5, 5000020.5, 20.0] "(500020, 5.00002e+06, 20)", and the unpartnered receivers of A and B,
+# 0.5 m apart, alike)
+cat > utm.cfg <<'CFG'
+grid = { n = [9, 9, 9]; d = [10.0, 10.0, 10.0]; origin = [500000.0, 5000000.0, 0.0]; };
+time = { steps = 20; };
+model = { type = "constant"; vp = 2000.0; };
+scheme = { order = 4; };
+boundary = { absorbing = 2; };
+sources = ( { position = [500040.0, 5000040.0, 40.0]; wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { interpolation = "trilinear"; points = ( [500020.5, 5000020.5, 20.0], [500060.0, 5000060.0, 60.0] ); };
+CFG
+"$T" run utm.cfg -q -o u1.h5 2> /dev/null
+"$T" run utm.cfg -q -o u2.h5 --set 'receivers.points=([500020.0,5000020.0,20.0],[500060.0,5000060.0,60.0])' 2> /dev/null
+"$T" run utm.cfg -q -o u3.h5 --set 'sources=({position=[500040.0,5000040.0,40.0];wavelet={type="ricker";frequency=10.0;amplitude=2.0;};})' 2> /dev/null
+expect 0 'receiver of A without a partner: 0 \(500020\.5, 5000020\.5, 20\)$' -- "$T" compare u1.h5 u2.h5
+expect 0 'receiver of B without a partner: 0 \(500020, 5000020, 20\)$' -- "$T" compare u1.h5 u2.h5
+expect 1 'receiver 0 at \(500020\.5, 5000020\.5, 20\) m, t = ' -- "$T" compare u1.h5 u3.h5
 expect 0 'usage: torrewave compare' -- "$T" compare --help
 expect 0 'usage: torrewave reference' -- "$T" help reference
 exit $fail
