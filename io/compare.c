@@ -52,13 +52,13 @@ static void check_grid(const tw_result *a, const tw_result *b, reasons *why) {
     reason(why, "grid n differs: A [%d, %d, %d], B [%d, %d, %d]", a->n[0], a->n[1], a->n[2], b->n[0], b->n[1],
            b->n[2]);
   if (!close_rel(a->d[0], b->d[0]) || !close_rel(a->d[1], b->d[1]) || !close_rel(a->d[2], b->d[2]))
-    reason(why, "grid d differs: A [%g, %g, %g] m, B [%g, %g, %g] m", a->d[0], a->d[1], a->d[2], b->d[0], b->d[1],
-           b->d[2]);
+    reason(why, "grid d differs: A [%.10g, %.10g, %.10g] m, B [%.10g, %.10g, %.10g] m", a->d[0], a->d[1], a->d[2],
+           b->d[0], b->d[1], b->d[2]);
   const double otol = DEFAULT_COORD_TOL * fmin(min_d(a), min_d(b));
   for (int x = 0; x < 3; x++)
     if (fabs(a->origin[x] - b->origin[x]) > otol) {
-      reason(why, "grid origin differs: A [%g, %g, %g] m, B [%g, %g, %g] m", a->origin[0], a->origin[1],
-             a->origin[2], b->origin[0], b->origin[1], b->origin[2]);
+      reason(why, "grid origin differs: A [%.10g, %.10g, %.10g] m, B [%.10g, %.10g, %.10g] m", a->origin[0],
+             a->origin[1], a->origin[2], b->origin[0], b->origin[1], b->origin[2]);
       break;
     }
   if (!close_rel(a->dt, b->dt)) reason(why, "dt differs: A %.9g s, B %.9g s", a->dt, b->dt);

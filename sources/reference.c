@@ -104,14 +104,15 @@ static tw_status check_distances(const tw_reference *ref, tw_error *err) {
       char loc[TW_WHERE_MAX + 120];
       if (dist < rmin) tw_job_point_where(job, job->rec_groups, job->nrec_groups, r, "receiver", loc, sizeof loc);
       if (dist < rmin)
-        return tw_error_set(err, TW_EUNSUPPORTED,
-                            "%s: receiver %ld at (%g, %g, %g) m and sources[%d] at (%g, %g, %g) m are %g m apart "
-                            "where the run places them (at (%g, %g, %g) and (%g, %g, %g) m: nearest interpolation "
-                            "puts a point at its cell): the analytic solution 1/(4 pi r) is singular there (needs "
-                            "r >= d/2 = %g m)",
-                            loc, r, job->rec[r][0], job->rec[r][1], job->rec[r][2], s, job->sources[s].pos[0],
-                            job->sources[s].pos[1], job->sources[s].pos[2], dist, ref->rpos[r][0], ref->rpos[r][1],
-                            ref->rpos[r][2], ref->spos[s][0], ref->spos[s][1], ref->spos[s][2], rmin);
+        return tw_error_set(
+            err, TW_EUNSUPPORTED,
+            "%s: receiver %ld at (%.10g, %.10g, %.10g) m and sources[%d] at (%.10g, %.10g, %.10g) m are %g m apart "
+            "where the run places them (at (%.10g, %.10g, %.10g) and (%.10g, %.10g, %.10g) m: nearest interpolation "
+            "puts a point at its cell): the analytic solution 1/(4 pi r) is singular there (needs "
+            "r >= d/2 = %g m)",
+            loc, r, job->rec[r][0], job->rec[r][1], job->rec[r][2], s, job->sources[s].pos[0], job->sources[s].pos[1],
+            job->sources[s].pos[2], dist, ref->rpos[r][0], ref->rpos[r][1], ref->rpos[r][2], ref->spos[s][0],
+            ref->spos[s][1], ref->spos[s][2], rmin);
     }
   return TW_OK;
 }

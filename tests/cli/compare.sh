@@ -167,6 +167,11 @@ CFG
 expect 0 'receiver of A without a partner: 0 \(500020\.5, 5000020\.5, 20\)$' -- "$T" compare u1.h5 u2.h5
 expect 0 'receiver of B without a partner: 0 \(500020, 5000020, 20\)$' -- "$T" compare u1.h5 u2.h5
 expect 1 'receiver 0 at \(500020\.5, 5000020\.5, 20\) m, t = ' -- "$T" compare u1.h5 u3.h5
+"$T" run utm.cfg -q -o u4.h5 --set 'grid.origin=[500000.5,5000000.0,0.0]' 2> /dev/null
+expect 2 'grid origin differs: A \[500000, 5000000, 0\] m, B \[500000\.5, 5000000, 0\] m' -- "$T" compare u1.h5 u4.h5
+expect 1 'receiver 1 at \(500040\.3, 5000040, 40\) m and sources\[0\] at \(500040, 5000040, 40\) m are 0 m apart' \
+  -- "$T" reference utm.cfg -o u5.h5 --set 'receivers.points=([500020.5,5000020.5,20.0],[500040.3,5000040.0,40.0])' \
+  --set receivers.interpolation=nearest
 expect 0 'usage: torrewave compare' -- "$T" compare --help
 expect 0 'usage: torrewave reference' -- "$T" help reference
 exit $fail
