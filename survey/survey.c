@@ -780,11 +780,14 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
   /* A failure the other ranks cannot know of (a lost message): end the whole job after app/ has
    * said why (tw_survey_report_free). An error every rank learnt from one broadcast (rank 0's plan,
    * the job's refusal, no worker anywhere): every rank is here, past its last collective call and
-   * with nothing in flight, so they end together (MPI_Finalize), and rank 0 alone need say it. */
+   * with nothing in flight, so they end together (MPI_Finalize), and rank 0 alone need say it.
+   * Either way, and after a survey whose shots failed (exit 3) too, MPI ends once rank 0 has said it,
+   * the error or the summary: a rank that leaves first with a status other than 0 makes mpirun end
+   * the job, rank 0 before it printed (fuzzing; tests/cli/survey.sh lost '2 shots failed: 1, 4'). */
   rep->agreed = st && sv.agreed;
   if (st && rep->nranks > 1 && !sv.agreed) rep->abort = sv.comm;
-  else if (st && rep->nranks > 1) rep->finalize = sv.comm; /* once rank 0 has said it: a rank that
-      leaves with an error first makes mpirun end the job, rank 0 before it printed (fuzzing) */
+  else if (rep->nranks > 1)
+    rep->finalize = sv.comm;
   else comm_finalize(sv.comm);
   return st;
 }
