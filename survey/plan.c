@@ -198,13 +198,17 @@ static int shot_owner(void *user, const char *name, char *out, size_t n, const c
   return 1;
 }
 
+/* An error about shot i, named by its index and its position with the digits the job's messages
+ * give coordinates (%g's 6 would make [500020.5, 5000020.5, 20] read [500020, 5.00002e+06, 20]). */
+static void shot_prefix(const tw_job *job, long i, tw_error *err) {
+  const double *p = job->shots[i];
+  tw_error_prefix(err, "shot %ld [%.10g, %.10g, %.10g]", i, p[0], p[1], p[2]);
+}
+
 tw_status tw_survey_check_inputs(const tw_job *job, const char *dir, tw_error *err) {
   shot_names sn = {job, dir, -1};
   const tw_status st = tw_output_check_inputs_in(dir, job, TW_OUTPUT_SHOT, shot_owner, &sn, err);
-  if (st && sn.index >= 0) {
-    const double *p = job->shots[sn.index];
-    tw_error_prefix(err, "shot %ld [%.10g, %.10g, %.10g]", sn.index, p[0], p[1], p[2]);
-  }
+  if (st && sn.index >= 0) shot_prefix(job, sn.index, err);
   return st;
 }
 
@@ -214,7 +218,7 @@ static tw_status shot_theirs(const tw_job *job, const char *dir, long i, tw_erro
   char path[1200];
   tw_survey_shot_path(dir, i, path, sizeof path);
   const tw_status st = tw_output_check_theirs(path, job, TW_OUTPUT_SHOT, err);
-  if (st) tw_error_prefix(err, "shot %ld [%g, %g, %g]", i, job->shots[i][0], job->shots[i][1], job->shots[i][2]);
+  if (st) shot_prefix(job, i, err);
   return st;
 }
 
