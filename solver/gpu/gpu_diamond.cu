@@ -299,19 +299,15 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   // planes) heights 72–94, whose ring holds the next launch's planes and 5–27 more, ran 0.83–0.88
   // P(h) (h = 94: 359); h = 98 with 1 to spare 0.76 P (323); h = 102, whose ring does not hold the
   // next planes, 0.56 P (249, the tallest that fits, which this rule replaced); under 1.6 GB (224
-  // planes) 144 / 176 / 208 ran 420 / 430 / 435. Above the default, a cliff the model does not have
-  // (session 24, 2048² × 640 at 8× over the cap, 254 planes, in core ~410): heights 128 / 160 / 192 /
-  // 208 / 224 ran 385 / 396 / 400 / 404 / 405 with the ring holding 20 / 15 / 9 / 7 / 4 stages a
-  // launch (copies overlapping both ways; at 224 with 3 planes to spare), but 227 (4 stages, none to
-  // spare) 357 and 232 (3 stages) 328, the kernels waiting 15–56 % of the time for their in-copies;
-  // under 1.6 GB 128 / 176 / 184 (4 stages, none to spare) / 205 ran 413 / 433 / 436 / 436. The loss
-  // is at block boundaries (one block of 227 alone ran 405 with 2 stages a launch): why the square
-  // grid's (2.5× larger planes) and not the small grid's is not known. So each height up to the
-  // default, or up to twice the default for a fast tower while the ring holds 4 stages a launch and
-  // 2R planes more, is predicted at min(I, P(h)) · e with e = 0.88 where the ring holds the next
-  // launch's planes and 2R more, 0.76 where it holds them, else 0.56 (I: the tower's predicted
-  // in-core rate, tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in 16 B), and the tallest within
-  // 2 % of the best is taken.
+  // planes) 144 / 176 / 208 ran 420 / 430 / 435; on 2048² × 640 at 8× over the cap (240 planes, in
+  // core ~410; session 24) 128 / 192 / 208 / 224 ran 385 / 400 / 404 / 405 (192 / 208 / 224: 7 / 4 /
+  // 2 stages a launch) and 232, whose ring does not hold the next launch's planes, 328. So each
+  // height up to the default, or up to twice the default for a fast tower while the ring holds 4
+  // stages a launch and 2R planes more (conservative: 224 with 2 ran as well as 208 with 4), is
+  // predicted at min(I, P(h)) · e with e = 0.88 where the ring holds the next launch's planes and 2R
+  // more, 0.76 where it holds them, else 0.56 (I: the tower's predicted in-core rate,
+  // tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in 16 B), and the tallest within 2 % of the
+  // best is taken.
   const int nt0 = s->nt;
   int nt_default = 0;  // the default height, where a lower one was taken (the report says so)
   if (!pb->tower_height && s->mode == MODE_PERSISTENT) {
