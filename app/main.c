@@ -246,7 +246,12 @@ static int parse_job_args(const char *cmd, int argc, char **argv, tw_job_args *a
       case JOB_OUTPUT: a->output = v; break;
       case JOB_QUIET: a->quiet = 1; break;
       case JOB_VERBOSE: a->verbose = 1; break;
-      case JOB_SHOTS: a->shots = v; break;
+      case JOB_SHOTS: {
+        tw_error e = {0};  /* the list's form is the command line's (exit 2); whether its shots exist, the job's */
+        if (tw_survey_select(v, 0, NULL, &e)) return tw_app_usage(cmd, "%s", e.msg);
+        a->shots = v;
+        break;
+      }
       case JOB_FORCE: a->force = 1; break;
       case JOB_WORKERS:
         if (!tw_app_long(v, 1, 64, &n)) return tw_app_usage(cmd, "--workers takes a number 1..64, got \"%s\"", v);

@@ -41,7 +41,7 @@ static int parse_index(const char **p, long *v) {
 }
 
 tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err) {
-  memset(mask, 0, (size_t)nshots);
+  if (mask) memset(mask, 0, (size_t)nshots);
   const char *p = text;
   for (;;) {
     const char *item = p;
@@ -55,10 +55,10 @@ tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, t
     if (b < a)
       return tw_error_set(err, TW_EINVAL, "--shots \"%s\": the range %ld-%ld is reversed; write %ld-%ld", text, a, b, b,
                           a);
-    if (b >= nshots)
+    if (mask && b >= nshots)
       return tw_error_set(err, TW_ERANGE, "--shots \"%s\": shot %ld does not exist: the job has %ld shots (0..%ld)", text,
                           b, nshots, nshots - 1);
-    for (long i = a; i <= b; i++) mask[i] = 1;
+    for (long i = a; mask && i <= b; i++) mask[i] = 1;
     if (!*p) return TW_OK;
     if (*p != ',') goto bad;
     p++;

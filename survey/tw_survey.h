@@ -132,7 +132,9 @@ tw_status tw_survey_run(tw_job *job, const tw_survey_opts *opts, const tw_survey
                         tw_error *err);
 void tw_survey_report_free(tw_survey_report *rep);
 
-/* --shots text → mask[nshots] (1: selected): indices and ranges, "3-7,12"; shots count from 0. */
+/* --shots text → mask[nshots] (1: selected): indices and ranges, "3-7,12"; shots count from 0.
+ * mask NULL: the text's form alone (no job needed; the command line's usage check, exit 2), not
+ * whether its shots exist. */
 tw_status tw_survey_select(const char *text, long nshots, unsigned char *mask, tw_error *err);
 /* "<dir>/shot-00042.h5" (five digits at least, job order from 0). */
 void tw_survey_shot_path(const char *dir, long index, char *buf, size_t len);

@@ -98,6 +98,10 @@ static void test_select(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     const tw_status st = tw_survey_select(bad[i].text, 20, m, &err);
     CHECK(st == bad[i].st && strstr(err.msg, bad[i].want), "--shots \"%s\": %d: %s", bad[i].text, (int)st, err.msg);
+    /* without a mask, the form alone (the command line's check): the same refusal, but no shot count */
+    const tw_status form = tw_survey_select(bad[i].text, 0, NULL, &err);
+    CHECK(bad[i].st == TW_ERANGE ? form == TW_OK : form == bad[i].st && strstr(err.msg, bad[i].want),
+          "--shots \"%s\" without a mask: %d: %s", bad[i].text, (int)form, err.msg);
   }
 }
 

@@ -166,6 +166,10 @@ if [ $mpi = 1 ]; then
 fi
 expect 2 'takes a number 1..64' -- "$T" run survey.cfg --workers 0
 expect 1 'shot 9 does not exist: the job has 7 shots' -- "$T" run survey.cfg --shots 9
+# a list of the wrong form is the command line's error (usage, 2), whatever the job; a shot past the
+# job's, the job's (1)
+expect 2 '"a" is not a shot index or range' -- "$T" run survey.cfg --shots a
+expect 2 'the range 3-1 is reversed' -- "$T" check survey.cfg --shots 3-1
 echo "part 3 done (fail=$fail)"
 
 # ---------------------------------------------------------------- 4. the validation's warnings, once
