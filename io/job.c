@@ -1225,7 +1225,7 @@ static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job 
   static const char *const *const keys[] = {k_const, k_layer, k_grad, k_hdf5, k_raw, k_segy};
   config_setting_t *m;
   int t = 0;
-  char scope[64];
+  char scope[200];
   static const char *const k_all[] = {"type", "vp", "layers", "vp0", "gradient", "file", "dataset", "inline_byte",
                                       "crossline_byte", "vp_range", NULL};
   TRY(key_group(c, root, "model", 1, &m));
@@ -1233,7 +1233,13 @@ static tw_status parse_model(const ctx *c, const config_setting_t *root, tw_job 
   TRY(check_keys(c, m, k_all, "model"));
   TRY(key_choice(c, m, "type", 1, types, "model type", &t));
   j->model.type = (tw_model_type)t;
-  snprintf(scope, sizeof scope, "a model of type \"%s\"", types[t]);
+  /* a --set of model.type alone keeps the file's keys of the old type: say how to replace the group */
+  const int type_alone = override_of(member(m, "type")) && !override_of(m);
+  static const char *const hint[2] = {
+      " (model.type alone was changed by --set: give the whole group instead, --set 'model = { type = \"",
+      "\"; ... }')"};
+  snprintf(scope, sizeof scope, "a model of type \"%s\"%s%s%s", types[t], type_alone ? hint[0] : "",
+           type_alone ? types[t] : "", type_alone ? hint[1] : "");
   TRY(check_keys(c, m, keys[t], scope));
   TRY(parse_vp_range(c, m, j));
   return parse_model_body(c, m, j);

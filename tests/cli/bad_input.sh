@@ -27,6 +27,8 @@ expect 1 'solver\.kernel' -- "$TORREWAVE" run "$tmp/bad.cfg" --set solver.kernel
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for a bad kernel"; fail=1; }
 expect 1 'time\.dt|stab' -- "$TORREWAVE" run "$tmp/bad.cfg" --set time.dt=0.01
 test ! -e "$tmp/bad.h5" || { echo "FAIL: output created for an unstable dt"; fail=1; }
+# a --set of model.type alone leaves the file's keys of the old type: the message says to give the group
+expect 1 "bad\.cfg:[0-9]+: model\.vp: unknown key: .*keys allowed in a model of type \"gradient\" \(model\.type alone was changed by --set: give the whole group instead, --set 'model = \{ type = \"gradient\"; \.\.\. \}'\)" -- "$TORREWAVE" check "$tmp/bad.cfg" --set 'model.type="gradient"'
 expect 1 'does not exist' -- "$TORREWAVE" check "$tmp/bad.cfg" -o /nonexistent/dir/x.h5
 expect 1 'No such file|cannot open|cannot read' -- "$TORREWAVE" run "$tmp/missing.cfg"
 # A memory need beyond the machine is refused before anything is allocated, for check and run.
