@@ -392,6 +392,12 @@ static tw_status refuse_theirs(const char *side, const char *what, int (*ours)(c
   return ours(side) ? TW_OK : not_ours(side, what, out, fix, err);
 }
 
+/* Whether a run of job writes a snapshot, and so a sidecar: not when snapshots.every is beyond the
+ * last step (the job as parsed gives snapshots.every, the validated one the steps too). */
+static int writes_sidecar(const tw_job *job) {
+  return job && (job->nsnap > 0 || (job->snap_every > 0 && (job->steps <= 0 || job->snap_every <= job->steps)));
+}
+
 /* The names a run publishes (the output, its sidecar, with output.segy its SEG-Y file) and, at the
  * start, its lock file, under the rules of tw_output_check_path: the start of a run, and again just
  * before it publishes (tw_output_check_publish: without the lock, which the run holds, and without
@@ -415,9 +421,7 @@ static tw_status check_names(const char *path, const tw_job *job, tw_output_role
   if (!st && lock) st = check_one(lock, "lock file", path, in, nin, role, fix, err);
   free(lock);
   char other[512];
-  /* the run writes a sidecar only with a snapshot: none when snapshots.every is beyond the last step */
-  const int snapshots =
-      job && (job->nsnap > 0 || (job->snap_every > 0 && (job->steps <= 0 || job->snap_every <= job->steps)));
+  const int snapshots = writes_sidecar(job);
   if (!st && snapshots && (st = refuse_theirs(xdmf, "XDMF sidecar", tw_xdmf_ours, path, fix, err))) at = xdmf;
   if (!st && snapshots && tw_xdmf_describes_other(xdmf, path, other, sizeof other))
     st = tw_error_set(err, TW_EINVAL, "XDMF sidecar '%s' of output '%s' is that of output '%s' (it describes that "
@@ -456,7 +460,7 @@ tw_status tw_output_check_path(const char *path, const tw_job *job, int probe, t
 }
 
 tw_status tw_output_check_theirs(const char *path, const tw_job *job, tw_output_role role, tw_error *err) {
-  const int snapshots = job && (job->nsnap > 0 || job->snap_every > 0), segy = job && job->output_segy;
+  const int snapshots = writes_sidecar(job), segy = job && job->output_segy;
   char *xdmf = snapshots ? tw_xdmf_path(path) : NULL, *sgy = segy && tw_segy_available() ? tw_segy_path(path) : NULL;
   tw_status st = (snapshots && !xdmf) || (segy && tw_segy_available() && !sgy)
                      ? tw_error_set(err, TW_ENOMEM, "out of memory")
@@ -513,10 +517,11 @@ static int beside_one(char *path, const char *h5path, int writes, const char *wh
   return 1;
 }
 
-int tw_output_beside_files(const char *h5path, const tw_job *job, int snapshots, tw_output_beside out[2]) {
+int tw_output_beside_files(const char *h5path, const tw_job *job, tw_output_beside out[2]) {
   int n = 0;
   char *xdmf = tw_xdmf_path(h5path), *sgy = tw_segy_path(h5path);
-  if (xdmf) n += beside_one(xdmf, h5path, snapshots, "XDMF sidecar", tw_xdmf_ours, tw_xdmf_describes_other, out + n);
+  if (xdmf)
+    n += beside_one(xdmf, h5path, writes_sidecar(job), "XDMF sidecar", tw_xdmf_ours, tw_xdmf_describes_other, out + n);
   if (sgy)
     n += beside_one(sgy, h5path, job && job->output_segy, "SEG-Y file", tw_segy_ours, tw_segy_describes_other, out + n);
   return n;

@@ -377,8 +377,8 @@ tw_status tw_output_check_file(const char *path, const char *what, const char *h
                                const char *replaceable_what, tw_error *err);
 int tw_output_exists(const char *path);          /* a regular file is there (it will be replaced) */
 /* The files beside output h5path that a run of job replaces or removes, as they are now (`check` names
- * them, as it names an existing output): its XDMF sidecar where the run writes snapshots (snapshots
- * != 0) and its SEG-Y file with output.segy, replaced (tw_output_check_path refuses one torrewave did
+ * them, as it names an existing output): its XDMF sidecar where the run writes a snapshot and its
+ * SEG-Y file with output.segy, replaced (tw_output_check_path refuses one torrewave did
  * not write); where the run writes none, a sidecar or SEG-Y file of ours that describes no other
  * output there, removed as stale. Up to 2 into out (tw_output_beside_free frees them); returns how
  * many. */
@@ -387,7 +387,7 @@ typedef struct {
   const char *what;          /* "XDMF sidecar", "SEG-Y file" */
   int removed;               /* 1: removed as stale; 0: replaced */
 } tw_output_beside;
-int tw_output_beside_files(const char *h5path, const tw_job *job, int snapshots, tw_output_beside out[2]);
+int tw_output_beside_files(const char *h5path, const tw_job *job, tw_output_beside out[2]);
 void tw_output_beside_free(tw_output_beside *b, int n);
 double tw_output_free_bytes(const char *path);   /* free bytes on its file system, −1 unknown */
 

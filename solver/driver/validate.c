@@ -382,7 +382,7 @@ static tw_status check_output(const tw_job *job, const char *output, tw_validati
   val->snapshot_bytes = 4.0 * (double)d.nsnap * cnt[0] * (double)cnt[1] * cnt[2];
   val->output_bytes = tw_output_expected_bytes(&d);
   if (!output) return TW_OK;
-  val->nbeside = tw_output_beside_files(output, job, job->nsnap > 0, val->beside); /* check names them */
+  val->nbeside = tw_output_beside_files(output, job, val->beside); /* check names them */
   val->free_bytes = tw_output_free_bytes(output);
   /* the earlier runs' temporaries a run removes once validated (val->stale) free their space first */
   double stale_bytes = 0.0;
