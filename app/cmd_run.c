@@ -143,9 +143,10 @@ static int run_run(int argc, char **argv) {
   } else {
     char in[32], outb[32];
     fprintf(stderr,
-            "torrewave: %s: %ld steps of %.3g s on %s in %.2f s (set-up %.2f s, %.2f s computing, %.3f Gcell/s) -> %s\n",
+            "torrewave: %s: %ld steps of %.3g s on %s in %.2f s (set-up %.2f s, %.2f s computing, %.3f Gcell/s, "
+            "output %.2f s) -> %s\n",
             a.job, rep.steps, rep.dt, rep.kernel, rep.wall_s, tw_app_setup_seconds(&rep.phases), rep.compute_s,
-            rep.gcells_per_s, out);
+            rep.gcells_per_s, rep.output_s, out);
     if (rep.window_planes) {
       char reused[96] = "";
       if (rep.c2_planes_reused)

@@ -80,12 +80,20 @@ static inline int tw_h5_path_exists(hid_t loc, const char *path) {
  * depth on ParaView's X, Y and Z. The solver hands over, and the readers return, [nx][ny][nz] with
  * z fastest (the model's order); tw_zyx_slab copies the z-slab [k0, k0 + kc) between the two:
  * to_xyz = 0: slab[k - k0][j][i] = xyz[i][j][k]; to_xyz = 1: the reverse. Cost: one read and one
- * write per value, in 32 x 32 tiles so that the strided side stays in cache. */
+ * write per value through a 64 x 64 tile (64 rows of xyz, 64 z cells each), OpenMP over y. What
+ * makes it fast is the slab's depth, not the tile: a row of xyz is read kc cells at a time, and rows
+ * are n[1]·n[2] cells apart, so a slab of one z-plane read one float per cache line and per page:
+ * 13 s for a 1000 x 1000 x 500 snapshot (2 GB) on 1 core, against ~1 s with slabs of 32 planes
+ * (docs/performance.md, session 25). tw_zyx_slab_planes sizes the slabs: as many whole planes as
+ * TW_ZYX_SLAB_BYTES holds (at least one), a multiple of `multiple` (the chunks' z extent: a slab
+ * writes whole chunks, never part of one). */
+#define TW_ZYX_SLAB_BYTES ((size_t)128 << 20)
+int tw_zyx_slab_planes(const int n[3], int multiple);
 #define TW_SNAPSHOT_AXES "snapshot z y x" /* attribute "axes" of /snapshots/p */
 #define TW_MODEL_AXES "z y x"             /* attribute "axes" of /model/vp */
 void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz);
 /* Read the [nz][ny][nx] array of dataset ds (rank 3, or rank 4 at index lead of the first axis)
- * into xyz [nx][ny][nz], in z-slabs of about 16 MiB. 0, −1 when an HDF5 call failed (its reason
+ * into xyz [nx][ny][nz], in z-slabs of tw_zyx_slab_planes. 0, −1 when an HDF5 call failed (its reason
  * on HDF5's error stack: tw_h5_reason), −2 out of memory. */
 int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz);
 

@@ -414,7 +414,9 @@ static tw_status write_zyx(tw_output *o, hid_t ds, const char *name, int rank, h
 /* o->slab holds at least `floats` values. */
 static tw_status ensure_slab(tw_output *o, size_t floats, tw_error *err) {
   if (floats <= o->slab_cap) return TW_OK;
-  float *b = realloc(o->slab, floats * sizeof(float));
+  free(o->slab); /* nothing to keep: every slab is filled before it is written */
+  o->slab = NULL, o->slab_cap = 0;
+  float *b = tw_alloc_large(floats * sizeof(float));
   if (!b) return tw_error_set(err, TW_ENOMEM, "output '%s': out of memory for a z-slab of %zu values", o->path, floats);
   o->slab = b;
   o->slab_cap = floats;
@@ -449,8 +451,8 @@ static tw_status write_snapshot_layout(tw_output *o, const tw_output_desc *d, tw
   if (o->snap_p < 0) return TW_EIO;
   st = dataset_units(o, o->snap_p, "/snapshots/p", "Pa", p_meaning, err);
   if (!st) st = attr_string(o, o->snap_p, "/snapshots/p", "axes", TW_SNAPSHOT_AXES, err);
-  o->snap_slab_k = (int)ch[1];
-  if (!st) st = ensure_slab(o, ch[1] * (size_t)d->snap_n[0] * (size_t)d->snap_n[1], err);
+  o->snap_slab_k = tw_zyx_slab_planes(d->snap_n, (int)ch[1]);
+  if (!st) st = ensure_slab(o, (size_t)o->snap_slab_k * (size_t)d->snap_n[0] * (size_t)d->snap_n[1], err);
   if (st) return st;
   hsize_t nd = (hsize_t)d->nsnap;
   long long unset = -1;
@@ -485,8 +487,9 @@ static tw_status write_model(tw_output *o, const tw_output_desc *d, tw_error *er
   if (!st) st = attr_string(o, ds, name, "axes", TW_MODEL_AXES, err);
   if (!st) st = attr_doubles(o, ds, name, "origin", 3, j->origin, err);
   if (!st) st = attr_doubles(o, ds, name, "spacing", 3, j->d, err);
-  if (!st) st = ensure_slab(o, ch[0] * (size_t)j->n[0] * (size_t)j->n[1], err);
-  if (!st) st = write_zyx(o, ds, name, 3, 0, d->vp, j->n, (int)ch[0], err);
+  const int kslab = tw_zyx_slab_planes(j->n, (int)ch[0]);
+  if (!st) st = ensure_slab(o, (size_t)kslab * (size_t)j->n[0] * (size_t)j->n[1], err);
+  if (!st) st = write_zyx(o, ds, name, 3, 0, d->vp, j->n, kslab, err);
   if (H5Dclose(ds) < 0 && !st) st = h5fail(o, err, "dataset %s: close failed", name);
   if (!st) memcpy(o->model_n, j->n, sizeof o->model_n);
   return st;
@@ -714,6 +717,8 @@ static tw_status write_one(tw_output *o, hid_t ds, const char *name, int isnap, 
 
 tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const float *data, tw_error *err) {
   if (!o || !data) return tw_error_set(err, TW_EINVAL, "tw_output_write_snapshot: NULL argument");
+  tw_h5_quiet(); /* this thread's too: the run stores snapshots from a thread of its own (HDF5's
+                    thread-safe build keeps the setting per thread) */
   if (isnap < 0 || isnap >= o->nsnap)
     return tw_error_set(err, TW_ERANGE, "output '%s': snapshot index %d outside [0, %d)", o->path, isnap, o->nsnap);
   if (step < 0 || step > o->steps)
@@ -1184,8 +1189,8 @@ const char *tw_output_temp_path(const tw_output *o) { return o ? o->temp : NULL;
 
 int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz) {
   const size_t plane = (size_t)n[0] * (size_t)n[1];
-  const int kc = plane >= ((size_t)4 << 20) ? 1 : (int)(((size_t)4 << 20) / plane);
-  float *slab = malloc((size_t)(kc < n[2] ? kc : n[2]) * plane * sizeof(float));
+  const int kc = tw_zyx_slab_planes(n, 1);
+  float *slab = malloc((size_t)kc * plane * sizeof(float));
   if (!slab) return -2;
   hid_t fs = H5Dget_space(ds), es = H5I_INVALID_HID;
   int rc = fs < 0 ? -1 : 0;
@@ -1209,24 +1214,35 @@ int tw_h5_read_zyx(hid_t ds, int rank, hsize_t lead, const int n[3], float *xyz)
 }
 
 void tw_zyx_slab(float *xyz, const int n[3], int k0, int kc, float *slab, int to_xyz) {
-  enum { T = 32 };
-  const size_t nx = (size_t)n[0], ny = (size_t)n[1], nz = (size_t)n[2];
-  for (size_t j = 0; j < ny; j++)
-    for (size_t i0 = 0; i0 < nx; i0 += T)
-      for (int q0 = 0; q0 < kc; q0 += T) {
-        const size_t i1 = i0 + T < nx ? i0 + T : nx;
-        const int q1 = q0 + T < kc ? q0 + T : kc;
-        for (size_t i = i0; i < i1; i++) {
-          float *a = xyz + (i * ny + j) * nz + (size_t)k0;
-          float *b = slab + j * nx + i;
-          for (int q = q0; q < q1; q++) {
-            if (to_xyz)
-              a[q] = b[(size_t)q * ny * nx];
-            else
-              b[(size_t)q * ny * nx] = a[q];
-          }
+  enum { TI = 64, TQ = 64 };
+  const long nx = n[0], ny = n[1], nz = n[2], plane = nx * ny;
+#pragma omp parallel for schedule(static) if (plane * kc >= (1L << 20))
+  for (long j = 0; j < ny; j++) {
+    float tmp[TI][TQ];
+    for (long i0 = 0; i0 < nx; i0 += TI)
+      for (int q0 = 0; q0 < kc; q0 += TQ) {
+        const int ni = nx - i0 < TI ? (int)(nx - i0) : TI, nq = kc - q0 < TQ ? kc - q0 : TQ;
+        float *a = xyz + (i0 * ny + j) * nz + k0 + q0, *b = slab + q0 * plane + j * nx + i0;
+        if (to_xyz) {
+          for (int q = 0; q < nq; q++)
+            for (int ii = 0; ii < ni; ii++) tmp[ii][q] = b[q * plane + ii];
+          for (int ii = 0; ii < ni; ii++) memcpy(a + ii * ny * nz, tmp[ii], (size_t)nq * sizeof(float));
+        } else {
+          for (int ii = 0; ii < ni; ii++) memcpy(tmp[ii], a + ii * ny * nz, (size_t)nq * sizeof(float));
+          for (int q = 0; q < nq; q++)
+            for (int ii = 0; ii < ni; ii++) b[q * plane + ii] = tmp[ii][q];
         }
       }
+  }
+}
+
+int tw_zyx_slab_planes(const int n[3], int multiple) {
+  const size_t plane = (size_t)n[0] * (size_t)n[1] * sizeof(float);
+  size_t k = TW_ZYX_SLAB_BYTES / plane;
+  if (k > (size_t)n[2]) k = (size_t)n[2];
+  if (multiple < 1) multiple = 1;
+  k = k / (size_t)multiple * (size_t)multiple;
+  return k > (size_t)multiple ? (int)k : multiple;
 }
 
 int tw_io_threadsafe(void) {

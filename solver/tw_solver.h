@@ -82,6 +82,7 @@ typedef struct tw_run_report {
   char kernel[32];
   double wall_s;             /* whole run, set-up and output included */
   double compute_s;          /* time inside the kernel's advance calls */
+  double output_s;           /* time in the time loop's output: traces, snapshots (their extraction too) */
   double cell_updates;       /* padded cells × steps */
   double gcells_per_s;       /* cell_updates / compute_s / 1e9 */
   long steps;

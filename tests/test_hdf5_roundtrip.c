@@ -898,11 +898,49 @@ static void remove_tmpdir(void) {
   if (system(cmd) != 0) fprintf(stderr, "warning: could not remove %s\n", tmpdir);
 }
 
+/* tw_zyx_slab, both ways, against the definition slab[k - k0][j][i] = xyz[i][j][k], on shapes whose
+ * x and slab depth cross its 64 x 64 tiles (partial tiles at both ends) and slabs that start inside
+ * the column; and tw_zyx_slab_planes: whole planes within the budget, a multiple of the chunks' z
+ * extent, at least one chunk. */
+static void test_zyx_slab(void) {
+  const int shapes[][5] = {{70, 3, 200, 5, 130}, {1, 1, 1, 0, 1}, {129, 2, 65, 0, 65}, {64, 4, 64, 64 - 63, 63}};
+  for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
+    const int n[3] = {shapes[c][0], shapes[c][1], shapes[c][2]}, k0 = shapes[c][3], kc = shapes[c][4];
+    const size_t N = (size_t)n[0] * n[1] * n[2], S = (size_t)kc * n[0] * n[1];
+    float *xyz = malloc(N * sizeof(float)), *back = malloc(N * sizeof(float)), *slab = malloc(S * sizeof(float));
+    REQUIRE(xyz && back && slab, "out of memory");
+    for (size_t q = 0; q < N; q++) xyz[q] = (float)q, back[q] = -1.0f;
+    tw_zyx_slab(xyz, n, k0, kc, slab, 0);
+    long bad = 0;
+    for (int k = 0; k < kc; k++)
+      for (int j = 0; j < n[1]; j++)
+        for (int i = 0; i < n[0]; i++)
+          bad += slab[((size_t)k * n[1] + j) * n[0] + i] != xyz[((size_t)i * n[1] + j) * n[2] + k0 + k];
+    CHECK(bad == 0, "tw_zyx_slab %dx%dx%d, z [%d, %d): %ld values misplaced", n[0], n[1], n[2], k0, k0 + kc, bad);
+    tw_zyx_slab(back, n, k0, kc, slab, 1);
+    bad = 0;
+    for (size_t q = 0; q < N; q++) {
+      const int k = (int)(q % n[2]);
+      bad += back[q] != (k >= k0 && k < k0 + kc ? xyz[q] : -1.0f);
+    }
+    CHECK(bad == 0, "tw_zyx_slab back %dx%dx%d, z [%d, %d): %ld values wrong", n[0], n[1], n[2], k0, k0 + kc, bad);
+    free(xyz), free(back), free(slab);
+  }
+  const int big[3] = {1000, 1000, 500}, tiny[3] = {10, 10, 7}, wide[3] = {20000, 20000, 4};
+  CHECK(tw_zyx_slab_planes(big, 1) == (int)(TW_ZYX_SLAB_BYTES / 4000000), "1000 x 1000 planes: %d a slab",
+        tw_zyx_slab_planes(big, 1));
+  CHECK(tw_zyx_slab_planes(big, 3) % 3 == 0, "slab of whole chunks of 3 planes: %d", tw_zyx_slab_planes(big, 3));
+  CHECK(tw_zyx_slab_planes(tiny, 1) == 7, "a small array in one slab: %d", tw_zyx_slab_planes(tiny, 1));
+  CHECK(tw_zyx_slab_planes(wide, 1) == 1, "planes over the budget: one a slab, got %d", tw_zyx_slab_planes(wide, 1));
+  CHECK(tw_zyx_slab_planes(tiny, 4) == 4, "7 planes in chunks of 4: slabs of 4, got %d", tw_zyx_slab_planes(tiny, 4));
+}
+
 int main(void) {
   snprintf(tmpdir, sizeof tmpdir, "/tmp/tw_test_hdf5_XXXXXX");
   char *made = mkdtemp(tmpdir);
   REQUIRE(made, "mkdtemp");
   H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+  test_zyx_slab();
   test_roundtrips();
   test_abort_and_bad_writes();
   test_full_disk(1);

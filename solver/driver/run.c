@@ -245,14 +245,70 @@ static tw_status extract_snapshot(run_ctx *c, tw_error *err) {
   return TW_OK;
 }
 
-static tw_status write_snapshot(run_ctx *c, int isnap, long step, tw_error *err) {
-  tw_status st = extract_snapshot(c, err);
-  if (st) c->s->broken = 1;
-  if (!st) st = tw_output_write_snapshot(c->out, isnap, step, c->s->snap, err);
+/* The extracted snapshot (c->s->snap) into the output and the checkpoint journal. */
+static tw_status store_snapshot(run_ctx *c, int isnap, long step, tw_error *err) {
+  tw_status st = tw_output_write_snapshot(c->out, isnap, step, c->s->snap, err);
   if (!st && c->ck)
     st = tw_run_ckpt_snapshot(c->ck, isnap, step, (size_t)c->snap_cnt[0] * c->snap_cnt[1] * c->snap_cnt[2],
                               c->s->snap, err);
   return st;
+}
+
+/* A snapshot stored while the kernel computes the next block. With a GPU kernel the host's cores
+ * are idle during an advance, and storing can cost more than a block (a 1000 x 1000 x 500
+ * snapshot: 2 GB transposed to the file's order and written, ~1–3 s; 100 steps of that grid at
+ * order 8 on an H200: 0.26 s). One store at a time, from the session's one snapshot buffer: the
+ * time loop settles it (snap_settle) before anything else touches the output, the journal or the
+ * buffer — the next traces, the next extraction, a checkpoint, the end of the loop — so HDF5 (not
+ * thread-safe in every build) is never called from two threads at once, and a failed store stops
+ * the run at the next settle as a synchronous one would have stopped it. With a CPU kernel the
+ * store competes with the kernel's threads for the cores, and still pays: configs/realistic.cfg on
+ * 2 cores, cpu, 12 steps, 3 snapshots: 24.0 s → 14.9 s (computing 5.7 → 7.5 s, output 16.0 → 6.3
+ * s; docs/performance.md, session 25). TW_SNAPSHOT_ASYNC=0 stores in between, as before (a test
+ * switch: the tests compare both). */
+typedef struct {
+  run_ctx *c;
+  int on;                    /* stores go to the thread */
+  int running;
+  pthread_t th;
+  int isnap;
+  long step;
+  tw_status st;
+  tw_error err;
+} snap_store;
+
+static void *snap_thread(void *arg) {
+  snap_store *w = arg;
+  w->st = store_snapshot(w->c, w->isnap, w->step, &w->err);
+  return NULL;
+}
+
+/* Wait for the store in flight, if any; its failure becomes the loop's (unless it has one). */
+static tw_status snap_settle(void *arg, tw_error *err) {
+  snap_store *w = arg;
+  if (!w->running) return TW_OK;
+  pthread_join(w->th, NULL);
+  w->running = 0;
+  if (w->st) *err = w->err;
+  return w->st;
+}
+
+/* Snapshot isnap (step) out of the backend, then stored — by the thread when w->on (it returns at
+ * once), else here. The store in flight must be settled first. */
+static tw_status write_snapshot(run_ctx *c, snap_store *w, int isnap, long step, tw_error *err) {
+  tw_status st = extract_snapshot(c, err);
+  if (st) {
+    c->s->broken = 1;
+    return st;
+  }
+  if (w->on) {
+    w->isnap = isnap, w->step = step, w->st = TW_OK;
+    if (pthread_create(&w->th, NULL, snap_thread, w) == 0) {
+      w->running = 1;
+      return TW_OK;
+    }
+  }
+  return store_snapshot(c, isnap, step, err); /* (no thread to be had: here) */
 }
 
 /* Traces of samples [first, first + count) to the output (and the checkpoint journal). */
@@ -322,6 +378,8 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   tw_finite_watch fw = {c->t0, 0.0, 0.0};
   int isnap = 0;
   while (isnap < c->job->nsnap && c->job->snap_steps[isnap] <= t) isnap++; /* resumed: written before */
+  const char *as = getenv("TW_SNAPSHOT_ASYNC");
+  snap_store w = {.c = c, .on = !(as && strcmp(as, "0") == 0)};
   tw_status st = TW_OK;
   float *taps = c->s->taps, *traces = c->s->traces;
   /* Sample 0 is p⁰ = 0 (the medium is at rest). */
@@ -350,14 +408,18 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
       c->s->broken = 1;
       break;
     }
+    const double t1 = tw_wall_seconds();
     if (count && pb->nrec) {
       combine_traces(pb, taps, count, traces);
-      st = write_traces(c, first, count, err);
+      st = snap_settle(&w, err);
+      if (!st) st = write_traces(c, first, count, err);
     }
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
-      st = write_snapshot(c, isnap, end, err);
+      st = snap_settle(&w, err);
+      if (!st) st = write_snapshot(c, &w, isnap, end, err);
       isnap++;
     }
+    rep->output_s += tw_wall_seconds() - t1;
     /* Aim the next block at ~0.5 s of work, in whole multiples of the kernel's block. */
     const double rate = dtw > 0 ? (end - t) / dtw : 1e9;
     long want = (long)(0.5 * rate / bs) * bs;
@@ -368,10 +430,16 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
                          rep->compute_s > 0 ? cells * (t - c->t0) / rep->compute_s : 0.0);
     int stop = !st && c->hooks && c->hooks->should_stop ? c->hooks->should_stop(c->hooks->user) : TW_RUN_GO;
     if (stop == TW_RUN_SUSPEND && !c->ck) stop = TW_RUN_STOP; /* no checkpointing: as today */
-    if (!st && c->ck) st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, rep, err);
+    if (!st && c->ck) st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, snap_settle, &w, rep, err);
     if (!st && stop == TW_RUN_STOP)
       st = tw_error_set(err, TW_EINTR, "stopped at step %ld of %ld; no output written", t, pb->steps);
   }
+  /* the last store: the output is complete only with it (a loop that failed keeps its own error) */
+  const double t1 = tw_wall_seconds();
+  tw_error e2;
+  const tw_status st2 = snap_settle(&w, &e2);
+  if (!st && st2) st = st2, *err = e2;
+  rep->output_s += tw_wall_seconds() - t1;
   return st;
 }
 
@@ -379,7 +447,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
 static int ensure(float **p, size_t *cap, size_t n) {
   if (n <= *cap && *p) return 1;
   free(*p);
-  *p = malloc((n ? n : 1) * sizeof(float));
+  *p = tw_alloc_large((n ? n : 1) * sizeof(float)); /* a snapshot can be GBs: huge pages fault faster */
   *cap = *p ? n : 0;
   return *p != NULL;
 }

@@ -246,13 +246,18 @@ static tw_status save_planes(void *ctx, int x0, int nx, float *cur, float *prev,
   return c->be->save(c->bst, x0, nx, cur, prev, err);
 }
 
-tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_report *rep, tw_error *err) {
+tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_status (*settle)(void *ctx, tw_error *err),
+                                void *ctx, tw_run_report *rep, tw_error *err) {
   const double now = tw_wall_seconds();
   const tw_job *job = c->job;
   if (t <= 0 || t >= c->pb->steps) return TW_OK;
   const int due = suspend || (job->ckpt_every > 0 && t % job->ckpt_every == 0) ||
                   (job->ckpt_every_seconds > 0 && now - c->last >= job->ckpt_every_seconds);
   if (!due) return TW_OK;
+  if (settle) {
+    tw_status st = settle(ctx, err);
+    if (st) return st;
+  }
   tw_ckpt_info info;
   memset(&info, 0, sizeof info);
   info.id = c->id;

@@ -31,8 +31,11 @@ long tw_run_ckpt_next_step(const tw_run_ckpt *c, long t);
 tw_status tw_run_ckpt_traces(tw_run_ckpt *c, long first, long count, long nrec, const float *traces, tw_error *err);
 tw_status tw_run_ckpt_snapshot(tw_run_ckpt *c, int isnap, long step, size_t n, const float *data, tw_error *err);
 /* Block end at step t (0 < t < steps): a checkpoint when checkpoint.every or every_seconds says so;
- * suspend: one now, waited for until it is on disk, then TW_ESUSPEND. */
-tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_run_report *rep, tw_error *err);
+ * suspend: one now, waited for until it is on disk, then TW_ESUSPEND. When one is due, settle (if
+ * not NULL) runs first: the output and the journal must hold everything up to t before the
+ * checkpoint takes the journal's length (the time loop's snapshot store in flight). */
+tw_status tw_run_ckpt_block_end(tw_run_ckpt *c, long t, int suspend, tw_status (*settle)(void *ctx, tw_error *err),
+                                void *ctx, tw_run_report *rep, tw_error *err);
 /* The run ended with st: TW_OK removes the checkpoint files (the output is complete); otherwise they
  * stay, a write in progress is abandoned (the previous checkpoint stays whole), and an error
  * message says which checkpoint --resume would continue from. Frees c (NULL: nothing). */
