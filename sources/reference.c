@@ -194,6 +194,13 @@ static double wavelet_at(const tw_reference *ref, int s, double tau) {
   return wf[i] * (1.0 - f) + (i + 1 <= ref->steps ? wf[i + 1] * f : 0.0);
 }
 
+/* The value at t of a receiver whose distances to the sources are dist[nsrc]. */
+static double value_at(const tw_reference *ref, const double *dist, double t) {
+  double p = 0.0;
+  for (int s = 0; s < ref->nsrc; s++) p += wavelet_at(ref, s, t - dist[s] / ref->c) / (4.0 * PI * dist[s]);
+  return p;
+}
+
 double tw_reference_value(const tw_reference *ref, long rec, double t) {
   double p = 0.0;
   for (int s = 0; s < ref->nsrc; s++) {
@@ -203,11 +210,26 @@ double tw_reference_value(const tw_reference *ref, long rec, double t) {
   return p;
 }
 
+/* tw_reference_value for every receiver and sample, the distances once per receiver and the
+ * receivers in parallel: every value on its own, the same bits. */
 void tw_reference_traces(const tw_reference *ref, long first, long count, float *traces) {
   const double sdt = ref->interval * ref->dt;
-  for (long r = 0; r < ref->nrec; r++)
-    for (long j = 0; j < count; j++)
-      traces[(size_t)r * (size_t)count + (size_t)j] = (float)tw_reference_value(ref, r, (double)(first + j) * sdt);
+#pragma omp parallel
+  {
+    double one[8], *dist = ref->nsrc <= 8 ? one : malloc((size_t)ref->nsrc * sizeof *dist);
+#pragma omp for schedule(dynamic, 64)
+    for (long r = 0; r < ref->nrec; r++) {
+      if (!dist) { /* out of memory for the distances: each value computes its own */
+        for (long j = 0; j < count; j++)
+          traces[(size_t)r * (size_t)count + (size_t)j] = (float)tw_reference_value(ref, r, (double)(first + j) * sdt);
+        continue;
+      }
+      for (int s = 0; s < ref->nsrc; s++) dist[s] = distance(ref->rpos[r], ref->spos[s]);
+      for (long j = 0; j < count; j++)
+        traces[(size_t)r * (size_t)count + (size_t)j] = (float)value_at(ref, dist, (double)(first + j) * sdt);
+    }
+    if (dist != one) free(dist);
+  }
 }
 
 void tw_reference_destroy(tw_reference *ref) {
