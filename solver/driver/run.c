@@ -15,9 +15,11 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -254,43 +256,91 @@ static tw_status store_snapshot(run_ctx *c, int isnap, long step, tw_error *err)
   return st;
 }
 
-/* A snapshot stored while the kernel computes the next block. With a GPU kernel the host's cores
+/* Traces of samples [first, first + count), v[nrec][count], to the output (and the checkpoint
+ * journal). */
+static tw_status write_traces(run_ctx *c, long first, long count, const float *v, tw_error *err) {
+  tw_status st = tw_output_write_traces(c->out, first, count, v, err);
+  if (!st && c->ck) st = tw_run_ckpt_traces(c->ck, first, count, c->pb->nrec, v, err);
+  return st;
+}
+
+/* A snapshot stored while the kernel computes the next blocks. With a GPU kernel the host's cores
  * are idle during an advance, and storing can cost more than a block (a 1000 x 1000 x 500
- * snapshot: 2 GB transposed to the file's order and written, ~1–3 s; 100 steps of that grid at
- * order 8 on an H200: 0.26 s). One store at a time, from the session's one snapshot buffer: the
- * time loop settles it (snap_settle) before anything else touches the output, the journal or the
- * buffer — the next traces, the next extraction, a checkpoint, the end of the loop — so HDF5 (not
- * thread-safe in every build) is never called from two threads at once, and a failed store stops
- * the run at the next settle as a synchronous one would have stopped it. With a CPU kernel the
- * store competes with the kernel's threads for the cores, and still pays: configs/realistic.cfg on
- * 2 cores, cpu, 12 steps, 3 snapshots: 24.0 s → 14.9 s (computing 5.7 → 7.5 s, output 16.0 → 6.3
- * s; docs/performance.md, session 25). TW_SNAPSHOT_ASYNC=0 stores in between, as before (a test
- * switch: the tests compare both). */
+ * snapshot: 2 GB transposed to the file's order and written, ~1.5 s on an H200's host; 100 steps
+ * of that grid at order 8: 0.26 s). One store at a time, from the session's one snapshot buffer:
+ * the time loop settles it (snap_settle) before anything else touches the output, the journal or
+ * the buffer — the next snapshot, a checkpoint, the end of the loop — so HDF5 (not thread-safe in
+ * every build) is never called from two threads at once, and a failed store stops the run at the
+ * next settle as a synchronous one would have stopped it. The blocks' traces in the meantime are
+ * held (put_traces: up to the traces buffer's bound, c->max_chunk_samples) and written after the
+ * store, in order. With a CPU kernel the store competes with the kernel's threads for the cores,
+ * and still pays: configs/realistic.cfg on 2 cores, cpu, 12 steps, 3 snapshots: 24.0 s → 14.9 s
+ * (computing 5.7 → 7.5 s, output 16.0 → 6.3 s; docs/performance.md, session 25).
+ * TW_SNAPSHOT_ASYNC=0 stores in between, as before (a test switch: the tests compare both). */
 typedef struct {
   run_ctx *c;
   int on;                    /* stores go to the thread */
-  int running;
+  int running;               /* a thread was started and not yet joined */
+  atomic_int done;           /* its store has returned */
   pthread_t th;
   int isnap;
   long step;
   tw_status st;
   tw_error err;
+  float *held;               /* [nrec][c->max_chunk_samples]: traces held while it runs */
+  long held_first, held_count;
+  double pause;              /* testing: TW_SNAPSHOT_STORE_PAUSE=SECONDS before each store, so that
+                                the next blocks' traces are held (tests/cli/output_safety.sh) */
 } snap_store;
 
 static void *snap_thread(void *arg) {
   snap_store *w = arg;
+  if (w->pause > 0) {
+    struct timespec ts = {(time_t)w->pause, (long)((w->pause - (double)(time_t)w->pause) * 1e9)};
+    nanosleep(&ts, NULL);
+  }
   w->st = store_snapshot(w->c, w->isnap, w->step, &w->err);
+  atomic_store(&w->done, 1);
   return NULL;
 }
 
-/* Wait for the store in flight, if any; its failure becomes the loop's (unless it has one). */
+/* Wait for the store in flight, if any (its failure becomes the loop's), then write the traces
+ * held meanwhile. */
 static tw_status snap_settle(void *arg, tw_error *err) {
   snap_store *w = arg;
-  if (!w->running) return TW_OK;
-  pthread_join(w->th, NULL);
-  w->running = 0;
-  if (w->st) *err = w->err;
-  return w->st;
+  if (w->running) {
+    pthread_join(w->th, NULL);
+    w->running = 0;
+    if (w->st) {
+      *err = w->err;
+      w->held_count = 0;
+      return w->st;
+    }
+  }
+  if (!w->held_count) return TW_OK;
+  const long nrec = w->c->pb->nrec, M = w->c->max_chunk_samples, n = w->held_count;
+  for (long r = 1; r < nrec; r++) memmove(w->held + r * n, w->held + r * M, (size_t)n * sizeof(float));
+  w->held_count = 0;
+  return write_traces(w->c, w->held_first, n, w->held, err);
+}
+
+/* This block's traces (c->s->traces, [nrec][count]): held while a store runs and they fit the
+ * holding buffer, else written (after the store settles). */
+static tw_status put_traces(run_ctx *c, snap_store *w, long first, long count, tw_error *err) {
+  const long nrec = c->pb->nrec, M = c->max_chunk_samples;
+  if (w->running && !atomic_load(&w->done) && w->held_count + count <= M) {
+    if (!w->held) w->held = tw_alloc_large((size_t)nrec * (size_t)M * sizeof(float));
+    if (w->held) {
+      if (!w->held_count) w->held_first = first;
+      for (long r = 0; r < nrec; r++)
+        memcpy(w->held + r * M + w->held_count, c->s->traces + r * count, (size_t)count * sizeof(float));
+      w->held_count += count;
+      return TW_OK;
+    }
+  }
+  tw_status st = snap_settle(w, err);
+  if (!st) st = write_traces(c, first, count, c->s->traces, err);
+  return st;
 }
 
 /* Snapshot isnap (step) out of the backend, then stored — by the thread when w->on (it returns at
@@ -303,19 +353,13 @@ static tw_status write_snapshot(run_ctx *c, snap_store *w, int isnap, long step,
   }
   if (w->on) {
     w->isnap = isnap, w->step = step, w->st = TW_OK;
+    atomic_store(&w->done, 0);
     if (pthread_create(&w->th, NULL, snap_thread, w) == 0) {
       w->running = 1;
       return TW_OK;
     }
   }
   return store_snapshot(c, isnap, step, err); /* (no thread to be had: here) */
-}
-
-/* Traces of samples [first, first + count) to the output (and the checkpoint journal). */
-static tw_status write_traces(run_ctx *c, long first, long count, tw_error *err) {
-  tw_status st = tw_output_write_traces(c->out, first, count, c->s->traces, err);
-  if (!st && c->ck) st = tw_run_ckpt_traces(c->ck, first, count, c->pb->nrec, c->s->traces, err);
-  return st;
 }
 
 /* A survey shot's stamp (with the root attribute "shot", its index): what a rerun compares to skip
@@ -379,12 +423,13 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   int isnap = 0;
   while (isnap < c->job->nsnap && c->job->snap_steps[isnap] <= t) isnap++; /* resumed: written before */
   const char *as = getenv("TW_SNAPSHOT_ASYNC");
-  snap_store w = {.c = c, .on = !(as && strcmp(as, "0") == 0)};
+  const char *ap = getenv("TW_SNAPSHOT_STORE_PAUSE");
+  snap_store w = {.c = c, .on = !(as && strcmp(as, "0") == 0), .pause = ap ? atof(ap) : 0.0};
   tw_status st = TW_OK;
   float *taps = c->s->taps, *traces = c->s->traces;
   /* Sample 0 is p⁰ = 0 (the medium is at rest). */
   memset(traces, 0, (size_t)pb->nrec * sizeof(float));
-  if (pb->nrec && t == 0) st = write_traces(c, 0, 1, err);
+  if (pb->nrec && t == 0) st = write_traces(c, 0, 1, traces, err);
   const double t_start = tw_wall_seconds();
   if (t > 0 && c->hooks && c->hooks->progress) c->hooks->progress(c->hooks->user, t, pb->steps, 0.0, 0.0);
   while (!st && t < pb->steps) {
@@ -411,8 +456,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
     const double t1 = tw_wall_seconds();
     if (count && pb->nrec) {
       combine_traces(pb, taps, count, traces);
-      st = snap_settle(&w, err);
-      if (!st) st = write_traces(c, first, count, err);
+      st = put_traces(c, &w, first, count, err);
     }
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
       st = snap_settle(&w, err);
@@ -439,6 +483,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   tw_error e2;
   const tw_status st2 = snap_settle(&w, &e2);
   if (!st && st2) st = st2, *err = e2;
+  free(w.held);
   rep->output_s += tw_wall_seconds() - t1;
   return st;
 }
