@@ -11,6 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #include "tw_io.h"
 #include "tw_sources.h"
 #include "tw_test.h"
@@ -67,9 +71,10 @@ typedef struct {
   int nan;               /* sample 3 of the first trace: 1 → NaN, 2 → +inf, 3 → −inf */
   int tiny;              /* sample 3 of the first trace: 1 → 0, 2 → 1e-37 */
   int snap_lo[3];        /* the snapshots' first model cell (a region); decimated by 2 either way */
+  int wiggle;            /* add a small difference to every value (a different one in each) */
 } variant;
 
-static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0, 0, {0, 0, 0}};
+static const variant PLAIN = {0, {0, 0, 0}, -1, 0, 0.0f, 0, 0, 0, {0, 0, 0}, 0};
 
 static void fill_snapshot(const int n[3], long step, float *buf) {
   for (int i = 0; i < n[0]; i++)
@@ -95,6 +100,7 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
       if (src == v->bump_rec && j == v->bump_sample) x += v->bump;
       if (v->nan && src == 0 && j == 3) x = v->nan == 1 ? NAN : v->nan == 2 ? INFINITY : -INFINITY;
       if (v->tiny && src == 0 && j == 3) x = v->tiny == 1 ? 0.0f : 1e-37f;
+      if (v->wiggle) x += 1e-5f * (float)sin(0.7 * (double)j + (double)src);
       tr[r * nsamples + j] = x;
     }
   }
@@ -121,6 +127,8 @@ static const char *write_synthetic(const char *name, const char *const *sets, in
   for (int s = 0; s < job->nsnap; s++) {
     fill_snapshot(n, job->snap_steps[s], snap);
     if (v->snap_bump && s == 1) snap[((size_t)1 * n[1] + 2) * n[2] + 3] += 0.5f;
+    for (size_t c = 0; v->wiggle && c < (size_t)n[0] * n[1] * n[2]; c++)
+      snap[c] += 1e-3f * (float)sin(0.37 * (double)c);
     REQUIRE(tw_output_write_snapshot(o, s, job->snap_steps[s], snap, &err) == TW_OK, "%s", err.msg);
   }
   REQUIRE(tw_output_close(o, &err) == TW_OK, "%s", err.msg);
@@ -539,6 +547,66 @@ static void test_reference_float_velocity(void) {
   tw_job_destroy(rjob);
 }
 
+/* The statistics of datasets larger than the spans compare.c sums on separate threads: the same
+ * bits for any number of threads (the partition and the order of the additions are fixed), the
+ * norms those of one exact sum to rounding, and where the largest difference is, the peak and the
+ * count of differing values those of one scan in order. */
+static void test_threads(void) {
+  const char *sets[] = {"grid.n=[400, 240, 200]", "time.steps=20000",
+                        "receivers={interval=2; lines=({from=[0.0, 100.0, 30.0]; to=[990.0, 100.0, 30.0]; "
+                        "count=100;});}",
+                        "snapshots.steps=[20000]"};
+  variant v = PLAIN;
+  const char *pa = write_synthetic("big_a.h5", sets, 4, &v);
+  v.wiggle = 1;
+  const char *pb = write_synthetic("big_b.h5", sets, 4, &v);
+  tw_compare_report rep[3];
+  const int threads[3] = {1, 2, 3};
+  for (int k = 0; k < 3; k++) {
+#ifdef _OPENMP
+    omp_set_num_threads(threads[k]);
+#endif
+    CHECK(compare_files(pa, pb, 0, &rep[k], NULL) == TW_OK && rep[k].nstat == 2, "compare failed");
+  }
+  for (int k = 1; k < 3; k++)
+    for (int d = 0; d < 2 && rep[k].nstat == 2; d++)
+      CHECK(!memcmp(&rep[0].stat[d], &rep[k].stat[d], sizeof rep[0].stat[d]),
+            "dataset %d: %d threads gave other statistics than one: norms %.17g %.17g, rel L2 %.17g %.17g", d,
+            threads[k], rep[0].stat[d].norm_a, rep[k].stat[d].norm_a, rep[0].stat[d].rel_l2, rep[k].stat[d].rel_l2);
+  /* The snapshot against one scan in order. */
+  tw_result *a = open_result(pa), *b = open_result(pb);
+  const long n = (long)a->snap_shape[0] * a->snap_shape[1] * a->snap_shape[2];
+  float *x = malloc((size_t)n * sizeof(float)), *y = malloc((size_t)n * sizeof(float));
+  REQUIRE(x && y, "out of memory");
+  tw_error err = {0};
+  REQUIRE(tw_result_read_snapshot(a, 0, x, &err) == TW_OK && tw_result_read_snapshot(b, 0, y, &err) == TW_OK, "%s",
+          err.msg);
+  CHECK(n > 2 * (1L << 20), "the snapshot (%ld values) must span several threads' parts", n);
+  long double saa = 0, sbb = 0, sdd = 0;
+  double max_abs = 0;
+  long argmax = 0, ndiff = 0;
+  for (long c = 0; c < n; c++) {
+    const double d = (double)x[c] - (double)y[c];
+    saa += (long double)x[c] * x[c], sbb += (long double)y[c] * y[c], sdd += (long double)d * d;
+    if (fabs(d) > max_abs) max_abs = fabs(d), argmax = c;
+    ndiff += x[c] != y[c];
+  }
+  const tw_compare_stat *t = &rep[0].stat[1];
+  const int *sh = a->snap_shape;
+  const long cell = ((long)t->snap_cell[0] * sh[1] + t->snap_cell[1]) * sh[2] + t->snap_cell[2];
+  CHECK(t->max_abs == max_abs && cell == argmax && t->ndiff == ndiff && t->count == n,
+        "max |A-B| %g at %ld, %ld differ; one scan: %g at %ld, %ld", t->max_abs, cell, t->ndiff, max_abs, argmax,
+        ndiff);
+  CHECK(fabsl(t->norm_a - sqrtl(saa)) <= 1e-13L * sqrtl(saa) &&
+            fabsl(t->rel_l2 - sqrtl(sdd / fmaxl(saa, sbb))) <= 1e-12L * t->rel_l2,
+        "norm %.17g, exact %.17Lg; rel L2 %.17g, exact %.17Lg", t->norm_a, sqrtl(saa), t->rel_l2,
+        sqrtl(sdd / fmaxl(saa, sbb)));
+  free(x), free(y);
+  tw_result_close(a), tw_result_close(b);
+  for (int k = 0; k < 3; k++) tw_compare_report_free(&rep[k]);
+  drop(pa), drop(pb);
+}
+
 int main(void) {
   const char *plain = write_synthetic("plain.h5", NULL, 0, &PLAIN);
   test_identical(plain);
@@ -548,6 +616,7 @@ int main(void) {
   test_samples_and_snapshots(plain);
   test_nan(plain);
   test_exact();
+  test_threads();
   drop(plain);
   test_reference_refusals();
   test_reference_values();
