@@ -87,7 +87,7 @@ static inline int tw_h5_path_exists(hid_t loc, const char *path) {
  * (docs/performance.md, session 25). tw_zyx_slab_planes sizes the slabs: as many whole planes as
  * TW_ZYX_SLAB_BYTES holds (at least one), a multiple of `multiple` (the chunks' z extent: a slab
  * writes whole chunks, never part of one). */
-#define TW_ZYX_SLAB_BYTES ((size_t)128 << 20)
+#define TW_ZYX_SLAB_BYTES TW_OUTPUT_SLAB_BYTES
 int tw_zyx_slab_planes(const int n[3], int multiple);
 #define TW_SNAPSHOT_AXES "snapshot z y x" /* attribute "axes" of /snapshots/p */
 #define TW_MODEL_AXES "z y x"             /* attribute "axes" of /model/vp */

@@ -302,8 +302,10 @@ double tw_output_expected_bytes(const tw_output_desc *d);
 tw_status tw_output_create(const tw_output_desc *desc, tw_output **out, tw_error *err);
 /* Samples [first, first + count) of every receiver: traces[rec][count] (row stride count). */
 tw_status tw_output_write_traces(tw_output *o, long first, long count, const float *traces, tw_error *err);
-/* Snapshot number isnap at step: data [snap_n[0]][snap_n[1]][snap_n[2]]. */
+/* Snapshot number isnap at step: data [snap_n[0]][snap_n[1]][snap_n[2]]. Converted to the file's
+ * order through a buffer of at most TW_OUTPUT_SLAB_BYTES (or the snapshot's size, if smaller). */
 tw_status tw_output_write_snapshot(tw_output *o, int isnap, long step, const float *data, tw_error *err);
+#define TW_OUTPUT_SLAB_BYTES ((size_t)128 << 20)
 /* Root attributes written at the end: wall time, rate, and any key/value the run adds. */
 tw_status tw_output_set_attr_double(tw_output *o, const char *name, double v, tw_error *err);
 tw_status tw_output_set_attr_string(tw_output *o, const char *name, const char *v, tw_error *err);

@@ -281,6 +281,35 @@ grep_all check.txt '^ok$' 'dt / stable limit = 0\.900 \(<= 1 is stable' 'c dt / 
 expect 0 'torrewave: warning: snapshots\.every = 100 is beyond' -- "$T" run job.cfg -o warn.h5 --set snapshots.every=100
 expect 0 'Gcell/s' -- "$T" run job.cfg -q
 expect 0 'out\.h5 exists: a run will replace it' -- "$T" check job.cfg
+# check's host memory covers the run's peak (its resident set), snapshots included: a box of the
+# whole model, the kernels sweeping y (a second copy in their axes), the writer's slab (session 25:
+# 998 MiB peak against 733 MiB said).
+cat > mem.cfg <<'CFG'
+grid = { n = [300, 360, 300]; d = [10.0, 10.0, 10.0]; };
+time = { steps = 2; };
+model = { type = "constant"; vp = 2000.0; };
+boundary = { absorbing = 10; free_surface = true; };
+sources = ( { position = [1500.0, 1500.0, 100.0]; wavelet = { type = "ricker"; frequency = 10.0; }; } );
+receivers = { points = ( [600.0, 600.0, 40.0] ); };
+snapshots = { steps = [2]; };
+output = { file = "mem.h5"; };
+solver = { kernel = "cpu"; };
+CFG
+python3 - "$T" <<'PY' || fail=1
+import re, resource, subprocess, sys
+said = subprocess.run([sys.argv[1], "check", "mem.cfg"], capture_output=True, text=True).stdout
+m = re.search(r"^memory +host ([0-9.]+) (KiB|MiB|GiB)", said, re.M)
+if not m:
+    print("FAIL: no host memory in check's report:\n" + said); sys.exit(1)
+need = float(m.group(1)) * {"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m.group(2)]
+run = subprocess.run([sys.argv[1], "run", "mem.cfg", "-q"], capture_output=True, text=True)
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024.0
+ok = run.returncode == 0 and peak <= need
+print("%s: check says %.0f MiB of host memory, the run peaked at %.0f MiB (status %d)"
+      % ("ok" if ok else "FAIL", need / 2**20, peak / 2**20, run.returncode))
+sys.exit(0 if ok else 1)
+PY
+rm -f mem.h5 mem.xdmf
 
 # 4. Two runs onto one output: the second fails at once, naming the first's process; check warns;
 #    the first completes and the pair is its own (the sidecar lists the .h5's snapshots).
