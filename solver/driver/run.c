@@ -15,6 +15,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -354,7 +355,14 @@ static tw_status write_snapshot(run_ctx *c, snap_store *w, int isnap, long step,
   if (w->on) {
     w->isnap = isnap, w->step = step, w->st = TW_OK;
     atomic_store(&w->done, 0);
-    if (pthread_create(&w->th, NULL, snap_thread, w) == 0) {
+    /* The thread is born with every signal blocked: a stop request (SIGINT, SIGTERM, ...) goes to
+     * the threads that handle it, never interrupts the store's writes. */
+    sigset_t all, old;
+    sigfillset(&all);
+    const int masked = pthread_sigmask(SIG_BLOCK, &all, &old) == 0;
+    const int made = pthread_create(&w->th, NULL, snap_thread, w) == 0;
+    if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (made) {
       w->running = 1;
       return TW_OK;
     }
