@@ -346,13 +346,25 @@ void tw_cpu_ring_sync_row(tw_cpu_fields *f, int i, int y0, int y1, int parity) {
 #endif
 }
 
+void tw_gather_box(const float *p, size_t sx, size_t sy, const int lo[3], const int cnt[3], int dec, float *out) {
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int a = 0; a < cnt[0]; a++)
+    for (int b = 0; b < cnt[1]; b++) {
+      const float *col = p + (size_t)(lo[0] + a * dec) * sx + (size_t)(lo[1] + b * dec) * sy + (size_t)lo[2];
+      float *o = out + ((size_t)a * cnt[1] + b) * cnt[2];
+      for (int c = 0; c < cnt[2]; c++) o[c] = col[(size_t)c * dec];
+    }
+}
+
 void tw_cpu_extract(const tw_cpu_fields *f, int parity, const int lo[3], const int cnt[3], int dec, float *out) {
   const float *p = f->p[parity];
-  size_t o = 0;
+  /* all threads: a snapshot can be gigabytes, and the time loop waits for its extraction */
+#pragma omp parallel for collapse(2) schedule(static)
   for (int a = 0; a < cnt[0]; a++)
     for (int b = 0; b < cnt[1]; b++) {
       const float *col = p + tw_cpu_off(f, lo[0] + a * dec, lo[1] + b * dec, lo[2]);
-      for (int c = 0; c < cnt[2]; c++) out[o++] = col[(size_t)c * dec];
+      float *o = out + ((size_t)a * cnt[1] + b) * cnt[2];
+      for (int c = 0; c < cnt[2]; c++) o[c] = col[(size_t)c * dec];
     }
 }
 

@@ -156,6 +156,9 @@ const tw_backend_ops *tw_backend_find(const char *name);
 
 /* Zero n floats with all threads (a reset of large host fields; first touch of fresh ones). */
 void tw_zero_floats(float *p, size_t n);
+/* out[a][b][c] = p[(lo0 + a·dec)·sx + (lo1 + b·dec)·sy + lo2 + c·dec] for a < cnt[0], b < cnt[1], c < cnt[2],
+ * with all threads (a snapshot of a field in host memory: gigabytes, and the time loop waits). */
+void tw_gather_box(const float *p, size_t sx, size_t sy, const int lo[3], const int cnt[3], int dec, float *out);
 
 /* Stencil weights for an order and spacing; returns r, 0 for an unsupported order. */
 int tw_stencil_setup(int order, const double d[3], tw_stencil *st);

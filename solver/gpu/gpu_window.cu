@@ -764,13 +764,8 @@ float *tw_gpu_window_level(tw_gpu_window *w, int a) { return w->host[a & 1]; }
 tw_gpu_window_stats tw_gpu_window_get_stats(const tw_gpu_window *w) { return w->st; }
 
 void tw_gpu_window_extract(const tw_gpu_window *w, long level, const int lo[3], const int cnt[3], int dec, float *out) {
-  const float *p = w->host[level % 2];
   const size_t N1 = (size_t)w->L.N1, N2 = (size_t)w->L.N2;
-  size_t e = 0;
-  for (int a = 0; a < cnt[0]; a++)
-    for (int b = 0; b < cnt[1]; b++)
-      for (int c = 0; c < cnt[2]; c++)
-        out[e++] = p[((size_t)(lo[0] + a * dec) * N1 + (size_t)(lo[1] + b * dec)) * N2 + (size_t)(lo[2] + c * dec)];
+  tw_gather_box(w->host[level % 2], N1 * N2, N2, lo, cnt, dec, out);
 }
 
 void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep) {
