@@ -296,6 +296,12 @@ typedef struct {
 
 static void *snap_thread(void *arg) {
   snap_store *w = arg;
+#ifdef _OPENMP
+  /* A new thread starts from OpenMP's defaults (every core), not from the session's setting: the
+   * store's parallel regions (the transposition into the file's order) took all cores on top of
+   * the kernel's solver.threads, and in a survey each worker's store took them all again. */
+  if (w->c->pb->threads > 0) omp_set_num_threads(w->c->pb->threads);
+#endif
   if (w->pause > 0) {
     struct timespec ts = {(time_t)w->pause, (long)((w->pause - (double)(time_t)w->pause) * 1e9)};
     nanosleep(&ts, NULL);
