@@ -72,7 +72,10 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
     tw_grid kg;
     tw_snapshot_box(job, lo, cnt);
     const double box = 4.0 * cnt[0] * (double)cnt[1] * cnt[2];
-    const double slab = (double)TW_OUTPUT_SLAB_BYTES, held = 64.0 * 1024 * 1024;
+    /* (the slab holds at least one z-plane of the box, beyond TW_OUTPUT_SLAB_BYTES where a plane is larger) */
+    const double plane = 4.0 * cnt[0] * (double)cnt[1];
+    const double slab = plane > (double)TW_OUTPUT_SLAB_BYTES ? plane : (double)TW_OUTPUT_SLAB_BYTES;
+    const double held = 64.0 * 1024 * 1024;
     est->host_bytes += box * (tw_grid_oriented(job, &kg) ? 2 : 1) + (box < slab ? box : slab) +
                        (traces < held ? traces : held);
   }
