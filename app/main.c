@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -299,6 +300,11 @@ int tw_app_load_job(const char *cmd, int argc, char **argv, tw_job_args *a, tw_j
 }
 
 int main(int argc, char **argv) {
+  /* A file grown past the size limit (ulimit -f, RLIMIT_FSIZE) kills the process by default, which
+   * leaves a half-written temporary beside the output and no message. Ignored, the write fails with
+   * EFBIG and every command's own failure path runs: one line with the file and the reason, the
+   * earlier output whole, the temporary removed (tests/cli/output_safety.sh). */
+  signal(SIGXFSZ, SIG_IGN);
   const int quiet = quiet_rank();
   if (argc < 2) {
     if (!quiet) usage(stderr);
