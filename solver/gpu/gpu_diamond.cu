@@ -300,10 +300,12 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   // P(h) (h = 94: 359); h = 98 with 1 to spare 0.76 P (323); h = 102, whose ring does not hold the
   // next planes, 0.56 P (249, the tallest that fits, which this rule replaced); under 1.6 GB (224
   // planes) 144 / 176 / 208 ran 420 / 430 / 435; on 2048² × 640 at 8× over the cap (240 planes, in
-  // core ~410; session 24) 128 / 192 / 208 / 224 ran 385 / 400 / 404 / 405 (192 / 208 / 224: 7 / 4 /
-  // 2 stages a launch) and 232, whose ring does not hold the next launch's planes, 328. So each
-  // height up to the default, or up to twice the default for a fast tower while the ring holds 4
-  // stages a launch and 2R planes more (conservative: 224 with 2 ran as well as 208 with 4), is
+  // core ~410; session 24; the dts-2 tower, which Nz = 640 takes) 128 / 192 / 208 / 224 ran 385 /
+  // 400 / 404 / 405 (192 / 208 / 224: 7 / 4 / 2 stages a launch) and 232, whose ring does not hold
+  // the next launch's planes, 328. So each height up to the default, or up to twice the default
+  // (any tower: until session 26 only one of < 8 B per update, which left the dts-2 tower at 128)
+  // while the ring holds 4 stages a launch and 2R planes more (conservative: 224 with 2 ran as well
+  // as 208 with 4), is
   // predicted at min(I, P(h)) · e with e = 0.88 where the ring holds the next launch's planes and 2R
   // more, 0.76 where it holds them, else 0.56 (I: the tower's predicted in-core rate,
   // tw_gpu_tower_gain over 0.65 of the DRAM bandwidth in 16 B), and the tallest within 2 % of the
@@ -315,7 +317,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
     schedule();
     tw_gpu_plane_layout L2 = L;
     if ((st = tw_gpu_window_fit(&L2, cap, planes(1, 0), s->N0 + 2 * s->M, &W, &q, &smallest, &sp, err))) return st;
-    const int hmax = s->bpu < 0.5 * STEPWISE_BPU ? 2 * nt0 : nt0;
+    const int hmax = 2 * nt0;
     int dev = 0;
     tw_gpu_props gp;
     tw_error perr = {};  // a GPU that does not say its bandwidth: the link's pace alone
