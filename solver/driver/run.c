@@ -427,6 +427,13 @@ static tw_status open_output(run_ctx *c, const char *path, const tw_shot *shot, 
   return st;
 }
 
+/* The user's request after a block (TW_RUN_GO, _STOP or _SUSPEND; a suspend without checkpointing
+ * stops). */
+static int poll_stop(const run_ctx *c) {
+  const int stop = c->hooks && c->hooks->should_stop ? c->hooks->should_stop(c->hooks->user) : TW_RUN_GO;
+  return stop == TW_RUN_SUSPEND && !c->ck ? TW_RUN_STOP : stop;
+}
+
 /* Advance to the end, block by block. */
 static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   const tw_problem *pb = c->pb;
@@ -472,9 +479,14 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
       combine_traces(pb, taps, count, traces);
       st = put_traces(c, &w, first, count, err);
     }
+    int stop = TW_RUN_GO;
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
       st = snap_settle(&w, err);
-      if (!st) st = write_snapshot(c, &w, isnap, end, err);
+      /* A stop asked while the last store was waited for (seconds for a large box) discards the
+       * output: start no new store, which the stop would then wait for too. A suspend keeps it
+       * (a resumed run takes the snapshots up to its checkpoint's step as written). */
+      if (!st) stop = poll_stop(c);
+      if (!st && stop != TW_RUN_STOP) st = write_snapshot(c, &w, isnap, end, err);
       isnap++;
     }
     rep->output_s += tw_wall_seconds() - t1;
@@ -486,8 +498,7 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
     if (c->hooks && c->hooks->progress)
       c->hooks->progress(c->hooks->user, t, pb->steps, tw_wall_seconds() - t_start,
                          rep->compute_s > 0 ? cells * (t - c->t0) / rep->compute_s : 0.0);
-    int stop = !st && c->hooks && c->hooks->should_stop ? c->hooks->should_stop(c->hooks->user) : TW_RUN_GO;
-    if (stop == TW_RUN_SUSPEND && !c->ck) stop = TW_RUN_STOP; /* no checkpointing: as today */
+    if (!st && stop == TW_RUN_GO) stop = poll_stop(c);
     if (!st && c->ck) st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, snap_settle, &w, rep, err);
     if (!st && stop == TW_RUN_STOP)
       st = tw_error_set(err, TW_EINTR, "stopped at step %ld of %ld; no output written", t, pb->steps);

@@ -27,6 +27,23 @@ for sig in $sigs; do
   [ "$st" = 130 ] || { echo "FAIL: want 130"; fail=1; }
   if ls "$tmp"/l.h5* "$tmp"/l.xdmf >/dev/null 2>&1; then echo "FAIL: left: $(ls "$tmp")"; fail=1; fi
 done
+# A stop asked while the loop waits for a snapshot's store starts no new store (session 26: the
+# next snapshot was stored too, and the stop waited for it). Each store held 3 s
+# (TW_SNAPSHOT_STORE_PAUSE): the first starts at step 2, the loop waits for it at step 4 and is
+# interrupted then; exit ~2.6 s after the signal, ~5.6 s with the second store.
+{ cat "$cfg"; echo 'snapshots = { steps = [2, 4]; };'; } > "$tmp/snap.cfg"
+TW_SNAPSHOT_STORE_PAUSE=3 "$TORREWAVE" run "$tmp/snap.cfg" -o "$tmp/s.h5" --set solver.kernel=cpu \
+  --set time.duration=0.1 -q &
+pid=$!
+for _ in $(seq 100); do ls "$tmp"/s.h5.part* >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+t0=$(date +%s%N)
+kill -s INT "$pid"
+wait "$pid"; st=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "SIGINT during a snapshot's store -> exit status $st after $ms ms"
+[ "$st" = 130 ] && [ "$ms" -lt 4500 ] || { echo "FAIL: want 130 within 4.5 s (one store, not two)"; fail=1; }
+if ls "$tmp"/s.h5* "$tmp"/s.xdmf >/dev/null 2>&1; then echo "FAIL: left: $(ls "$tmp")"; fail=1; fi
 # nohup: SIGHUP ignored when the run starts stays ignored; the run completes.
 nohup "$TORREWAVE" run "$cfg" -o "$tmp/n.h5" --set solver.kernel=cpu --set time.duration=0.5 -q >"$tmp/nohup.out" 2>&1 &
 pid=$!
