@@ -357,6 +357,30 @@ int main(void) {
     cases++;
   }
   printf("%d random schedules replayed (%ld blocks of them as tasks in random orders)\n", cases, dataflow_blocks);
+  /* Even blocks (tw_even_height, tw_block_height): a call of n steps at height nt takes ⌈n / nt⌉
+   * blocks, none longer than nt, their lengths within one step of each other less than the
+   * block count, summing to n. */
+  long even_bad = 0;
+  for (int rep = 0; rep < 20000; rep++) {
+    const int nt = tw_rnd() % 10 ? tw_rnd_in(1, 300) : tw_rnd_in(1, 3);
+    const long n = tw_rnd() % 10 ? tw_rnd_in(1, 5000) : tw_rnd_in(1, 2 * nt);
+    long blocks = 0, sum = 0, lo = n, hi = 0;
+    for (long done = 0; done < n && blocks <= n; blocks++) {
+      const int h = tw_block_height(done, n, nt);
+      done += h, sum += h;
+      lo = h < lo ? h : lo, hi = h > hi ? h : hi;
+    }
+    if (sum != n || blocks != (n + nt - 1) / nt || hi > nt || lo < 1 || hi - lo >= blocks ||
+        hi != tw_even_height(nt, n))
+      if (even_bad++ < 5)
+        printf("even blocks: %ld steps at %d: %ld blocks of %ld..%ld, sum %ld\n", n, nt, blocks, lo, hi, sum);
+  }
+  CHECK(even_bad == 0, "even blocks: %ld of 20000 calls wrong", even_bad);
+  CHECK(tw_even_height(209, 430) == 144 && tw_even_height(209, 1254) == 209 && tw_even_height(128, 100) == 100 &&
+            tw_even_height(64, 200) == 50,
+        "even heights: 430 steps at 209 -> %d (144), 1254 -> %d (209), 100 at 128 -> %d (100), 200 at 64 -> %d (50)",
+        tw_even_height(209, 430), tw_even_height(209, 1254), tw_even_height(128, 100), tw_even_height(64, 200));
+  printf("20000 calls cut into even blocks\n");
   negative_control(STAGES_UP, "stages in increasing s");
   negative_control(STEPS_DOWN, "a tower's steps in reverse");
   negative_control(PAIRS_CONCURRENT, "two stages run concurrently");

@@ -27,6 +27,7 @@
 
 #include "problem.h"
 #include "run_ckpt.h"
+#include "schedule.h"
 #include "tw_boundary.h"
 
 /* ---------------------------------------------------------------- phases */
@@ -454,10 +455,13 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
   const double t_start = tw_wall_seconds();
   if (t > 0 && c->hooks && c->hooks->progress) c->hooks->progress(c->hooks->user, t, pb->steps, 0.0, 0.0);
   while (!st && t < pb->steps) {
-    long end = t + chunk;
-    if (isnap < c->job->nsnap && c->job->snap_steps[isnap] < end) end = c->job->snap_steps[isnap];
-    if (c->ck && tw_run_ckpt_next_step(c->ck, t) < end) end = tw_run_ckpt_next_step(c->ck, t);
-    if (end > pb->steps) end = pb->steps;
+    /* The next cut — a snapshot, a checkpoint, the end — in equal blocks (tw_even_height): calls of
+     * chunk / bs of them, as many blocks as bs would take, none short. */
+    long cut = pb->steps;
+    if (isnap < c->job->nsnap && c->job->snap_steps[isnap] < cut) cut = c->job->snap_steps[isnap];
+    if (c->ck && tw_run_ckpt_next_step(c->ck, t) < cut) cut = tw_run_ckpt_next_step(c->ck, t);
+    long end = t + (bs > 1 ? chunk / bs * tw_even_height((int)bs, cut - t) : chunk);
+    if (end > cut) end = cut;
     /* The taps buffer bounds the block length too. */
     long first, count;
     tw_samples_in(pb, t, end - t, &first, &count);

@@ -50,6 +50,9 @@
 #ifndef TW_SCHEDULE_H
 #define TW_SCHEDULE_H
 
+#include <stdlib.h>
+#include <string.h>
+
 #include "tw_common.h"
 
 #ifdef __cplusplus
@@ -158,9 +161,30 @@ TW_SCHED_HD void tw_stage_planes(const tw_schedule *sc, int s, int *lo, int *hi)
   *hi = sc->R * s + sc->nt * sc->r + 2 * sc->R;
 }
 
-/* Steps of the next block inside an advance of n steps of which `done` are done: blocks of the
- * tower height, the last one shorter (the caller ends advance calls at snapshots and the end). */
-static inline int tw_block_height(long done, long n, int nt) { return n - done < nt ? (int)(n - done) : nt; }
+/* The length of the blocks that take `steps` steps in blocks of at most h (h >= 1): as many as h
+ * needs, ⌈steps / h⌉, all of this length but the last, up to ⌈steps / h⌉ − 1 steps shorter;
+ * `steps` itself where it is at most h. A block costs the same overhead whatever its length — a
+ * window moves the whole grid over the link, in and out, once a block (docs/design.md §3.5), a
+ * tower block fills and drains — so 209, 209 and 12 for 430 steps pay three for the work of two and
+ * a bit; 144, 144 and 142 pay the same three, each hidden behind more work (session 26, H200, the
+ * GPU windows at 8× over the cap: order 2 on 2048² × 640, 430 steps, 326–332 → 402 Gcell/s; order
+ * 8 on 3400 × 2176 × 256, 200 steps at h 64, 145–147 → 173, in core 180). */
+static inline int tw_even_height(int h, long steps) {
+  if (h < 1) h = 1;
+  if (steps <= h) return steps >= 1 ? (int)steps : h;
+  const char *off = getenv("TW_EVEN_BLOCKS"); /* "0": blocks of h, the last shorter (a measurement switch) */
+  if (off && !strcmp(off, "0")) return h;
+  const long blocks = (steps + h - 1) / h;
+  return (int)((steps + blocks - 1) / blocks);
+}
+
+/* Steps of the next block inside an advance of n steps of which `done` are done: tw_even_height's
+ * blocks (the tower height's where n is a multiple of it). The caller ends advance calls at
+ * snapshots, checkpoints and the end, and sizes them by tw_even_height too (run.c: time_loop). */
+static inline int tw_block_height(long done, long n, int nt) {
+  const int e = tw_even_height(nt, n);
+  return n - done < e ? (int)(n - done) : e;
+}
 
 #ifdef __cplusplus
 }
