@@ -547,8 +547,11 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
           "taps first at %ld, snapshots first at %ld", what, (unsigned long long)caps[c], win.rep.window_planes,
           c < 2 ? chunk[c] : "~8e6", dt, ds);
     /* every grid plane in and out once per block (the stepwise slabs: blocks of tower_height too);
-     * c²dt² of every plane that repeats the next copied on the device, each block */
-    const long want = blocks_of(sc, sp->height) * pb->g.N[0], reused = blocks_of(sc, sp->height) * repeats;
+     * c²dt² of every plane that repeats the next copied on the device, each block — except under
+     * persistent towers, which take every plane over the link (gpu_diamond.cu: window_setup) */
+    const int persistent = strstr(win.rep.note, "register tower, persistent") != NULL;
+    const long want = blocks_of(sc, sp->height) * pb->g.N[0];
+    const long reused = persistent ? 0 : blocks_of(sc, sp->height) * repeats;
     const double plane = (double)pb->g.N[1] * pb->g.N[2];
     if (win.rep.window_planes) {
       CHECK(win.rep.planes_in == want && win.rep.planes_out == want && win.rep.c2_planes_reused == reused &&

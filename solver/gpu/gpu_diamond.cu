@@ -386,7 +386,15 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   // column of towers and N = 1, every other group has no tower, test_gpu_diamond's window_matrix).
   if (const char *e = getenv("TW_DIAMOND_STAGES"))
     if (atoi(e) >= 1 && atoi(e) < s->G) s->G = atoi(e);
-  if ((st = tw_gpu_window_create(pb, &L, W, NULL, &s->win, err))) return st;
+  // c²dt² planes that repeat the next (layers, gradients) are copied on the device by a kernel on
+  // the in-stream (tw_gpu_window_in), which cannot start while persistent towers hold every SM: it
+  // waited for each launch's end (realistic.cfg at order 2 under 1600M: 371–376 Gcell/s, copy wait
+  // 45 %, against 436–437 and 4 % with every plane over the link, session 26; a device-to-device
+  // cudaMemcpyAsync is a kernel too and did the same). Persistent towers take every plane over the
+  // link; the other modes launch stage by stage and take the repeats (NULL: the window finds them).
+  std::vector<unsigned char> over_link;
+  if (s->mode == MODE_PERSISTENT) over_link.assign((size_t)s->N0, 0);
+  if ((st = tw_gpu_window_create(pb, &L, W, over_link.empty() ? NULL : over_link.data(), &s->win, err))) return st;
   char b1[32], lowered[96] = "";
   if (nt_default)
     snprintf(lowered, sizeof lowered, "; tower height %d (the default %d lowered to fit the ring)", s->nt, nt_default);
