@@ -483,14 +483,15 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
       combine_traces(pb, taps, count, traces);
       st = put_traces(c, &w, first, count, err);
     }
-    int stop = TW_RUN_GO;
+    int stop = TW_RUN_GO, unstored = 0;
     if (!st && isnap < c->job->nsnap && c->job->snap_steps[isnap] == end) {
       st = snap_settle(&w, err);
       /* A stop asked while the last store was waited for (seconds for a large box) discards the
        * output: start no new store, which the stop would then wait for too. A suspend keeps it
        * (a resumed run takes the snapshots up to its checkpoint's step as written). */
       if (!st) stop = poll_stop(c);
-      if (!st && stop != TW_RUN_STOP) st = write_snapshot(c, &w, isnap, end, err);
+      unstored = !st && stop == TW_RUN_STOP;
+      if (!st && !unstored) st = write_snapshot(c, &w, isnap, end, err);
       isnap++;
     }
     rep->output_s += tw_wall_seconds() - t1;
@@ -503,7 +504,10 @@ static tw_status time_loop(run_ctx *c, tw_run_report *rep, tw_error *err) {
       c->hooks->progress(c->hooks->user, t, pb->steps, tw_wall_seconds() - t_start,
                          rep->compute_s > 0 ? cells * (t - c->t0) / rep->compute_s : 0.0);
     if (!st && stop == TW_RUN_GO) stop = poll_stop(c);
-    if (!st && c->ck) st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, snap_settle, &w, rep, err);
+    /* No checkpoint of a step whose snapshot was not stored: its journal would lack the snapshot, so
+     * --resume would refuse it, and it would have replaced the previous checkpoint, which resumes. */
+    if (!st && c->ck && !unstored)
+      st = tw_run_ckpt_block_end(c->ck, t, stop == TW_RUN_SUSPEND, snap_settle, &w, rep, err);
     if (!st && stop == TW_RUN_STOP)
       st = tw_error_set(err, TW_EINTR, "stopped at step %ld of %ld; no output written", t, pb->steps);
   }

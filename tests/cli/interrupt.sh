@@ -44,6 +44,23 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 echo "SIGINT during a snapshot's store -> exit status $st after $ms ms"
 [ "$st" = 130 ] && [ "$ms" -lt 4500 ] || { echo "FAIL: want 130 within 4.5 s (one store, not two)"; fail=1; }
 if ls "$tmp"/s.h5* "$tmp"/s.xdmf >/dev/null 2>&1; then echo "FAIL: left: $(ls "$tmp")"; fail=1; fi
+# The same with checkpoints, the step waited at a checkpoint's too: no checkpoint of that step (its
+# journal lacks the unstored snapshot: --resume refused it, and it had replaced step 4's), so the
+# checkpoint kept is step 4's and resumes (review of session 26).
+{ cat "$cfg"; echo 'snapshots = { steps = [5, 8]; };'; echo 'checkpoint = { every = 4; };'; } > "$tmp/ck.cfg"
+TW_CHECKPOINT_SYNC=1 TW_SNAPSHOT_STORE_PAUSE=3 "$TORREWAVE" run "$tmp/ck.cfg" -o "$tmp/c.h5" --set solver.kernel=cpu \
+  --set time.duration=0.1 -q 2>"$tmp/ck.log" &
+pid=$!
+for _ in $(seq 100); do ls "$tmp"/c.h5.part* >/dev/null 2>&1 && break; sleep 0.1; done
+sleep 0.5
+kill -s INT "$pid"
+wait "$pid"; st=$?
+echo "SIGINT during a snapshot's store at a checkpoint step -> exit status $st: $(grep -o 'checkpoint.*kept' "$tmp/ck.log")"
+[ "$st" = 130 ] && grep -q "of step 4 is kept" "$tmp/ck.log" || { echo "FAIL: want 130, step 4's checkpoint kept"; fail=1; }
+"$TORREWAVE" run "$tmp/ck.cfg" -o "$tmp/c.h5" --set solver.kernel=cpu --set time.duration=0.1 -q --resume 2>"$tmp/ck.log"
+st=$?
+[ "$st" = 0 ] && [ -s "$tmp/c.h5" ] && echo "ok: resumed" || { echo "FAIL: --resume: $st"; cat "$tmp/ck.log"; fail=1; }
+rm -f "$tmp"/c.h5*
 # nohup: SIGHUP ignored when the run starts stays ignored; the run completes.
 nohup "$TORREWAVE" run "$cfg" -o "$tmp/n.h5" --set solver.kernel=cpu --set time.duration=0.5 -q >"$tmp/nohup.out" 2>&1 &
 pid=$!
