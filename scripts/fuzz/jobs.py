@@ -1552,8 +1552,9 @@ def survey_inputs(R, d, sv, nshots, bad, log):
                     log) if shutil.copy(os.path.join(d, "w.txt"), os.path.join(d, "w2.txt")) else (None, "")
     if ext in (".h5.lock",) and rc != 0:
         return  # (a lock file holding what a wavelet holds is none of ours: its own refusal)
-    if ext in (".xdmf", ".sgy"):  # not ours under the sidecar's or SEG-Y file's name: that shot fails, it stays
-        if rc != 3 or not THEIRS.search(out) or file_state(os.path.join(folder, name)) != before[name]:
+    if ext in (".xdmf", ".sgy"):  # not ours under the sidecar's or SEG-Y file's name: refused, it stays
+        # (exit 1: the survey refuses it before any shot runs, 5d9b77b; exit 3: that shot fails alone)
+        if rc not in (1, 3) or not THEIRS.search(out) or file_state(os.path.join(folder, name)) != before[name]:
             bad(f"shot {k} beside a {name} torrewave did not write: exit {rc}, not failed naming it, or it changed",
                 out)
         return
