@@ -2,7 +2,7 @@
  * columns advanced one step with tw_stencil.h's update, vectorized along z.
  *
  * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
- *  - The loop over k is a `#pragma omp simd` loop over one block of 16 cells that are either all
+ *  - The loop over k is a `#pragma omp simd` loop over one block of 2·VW cells (VW floats a vector) that are either all
  *    undamped (a = 0: tw_cell_update_undamped) or all damped (tw_cell_update_damped: a reciprocal
  *    and a multiplication per cell): the choice is made per block, outside the loop, so the
  *    interior loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h: the damped
@@ -13,11 +13,12 @@
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
  *    64-byte ones: cpu_fields.c).
  *  - This file is built three times on x86-64 (solver/CMakeLists.txt): for the build's baseline,
- *    for x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4) and for x86-64-v4 (the same
- *    8-float vectors with AVX-512VL's 32 registers: at order 8 the 12 weights, two chains per
- *    cell, two cells and the neighbour pointers outgrow 16, and v3 reloads them from the stack —
- *    42 of the 138 instructions of its 16-cell loop touch the stack, 9 in v4, on the load ports
- *    that bound it; docs/performance.md, session 10). cpu_fields.c picks the best at run time.
+ *    for x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4) and for x86-64-v4 (AVX-512's 32
+ *    registers: at order 8 the 12 weights, two chains per cell, two cells and the neighbour
+ *    pointers outgrow 16, and v3 reloads them from the stack — 42 of the 138 instructions of its
+ *    16-cell loop touch the stack, 9 in v4 with 8-float vectors, on the load ports that bound it;
+ *    docs/performance.md, session 10; and 16-float vectors, half the instructions a cell: +2–8 %
+ *    on a Xeon, session 27). cpu_fields.c picks the best at run time.
  *    All do the same IEEE operations in the same order — tw_stencil.h's explicit fmaf (one
  *    instruction in v3 and v4; libm's correctly rounded call in the baseline, where the loop stays
  *    scalar), no other contraction — so they give the same bits (test_cpu_diamond crosses them),
@@ -33,6 +34,13 @@
 #define TW_CAT(a, b) TW_CAT2(a, b)
 #define TW_CPU_FN(name) TW_CAT(name, TW_CPU_VARIANT)
 #define TW_INLINE static inline __attribute__((always_inline))
+/* VW: floats a vector of this build (solver/CMakeLists.txt: 16 for x86-64-v4, else 8); a block is
+ * 2·VW cells of a column (block()). */
+#ifndef TW_CPU_VW
+#define TW_CPU_VW 8
+#endif
+#define TW_VW TW_CPU_VW
+#define TW_BLK (2 * TW_CPU_VW)
 
 /* Cell k of a column (pointers at its cell k = 0), damped or not; stored only where k >= from
  * when masked (the overlapped last block of a run, below). */
@@ -45,7 +53,7 @@ TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const f
   if (!masked || k >= from) old[k] = v;
 }
 
-/* Cells [kb, kb + 16) of one column in one 8-wide vector loop that computes k and k + 8 per
+/* Cells [kb, kb + 2·VW) of one column in one VW-wide vector loop that computes k and k + VW per
  * iteration: L of a cell is two chains of dependent fused multiply-adds (tw_stencil.h), and the
  * second cell's two chains keep the FP units busy where one cell waits on latency (order 8, one
  * unfused chain: −9 % time in isolation; both use the same address registers, a constant
@@ -54,21 +62,21 @@ TW_INLINE void block(const tw_stencil *st, const int r, const int damped, const 
                      float *restrict old, const float *restrict c2, long sx, long sy, float axy,
                      const float *restrict az, int kb, const int masked, int from) {
 #pragma omp simd
-  for (int k = kb; k < kb + 8; k++) {
+  for (int k = kb; k < kb + TW_VW; k++) {
     cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k, masked, from);
-    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + 8, masked, from);
+    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + TW_VW, masked, from);
   }
 }
 
-/* Cells [k0, k1) of a column without sources, in blocks of 16 from k0. A block is undamped where
+/* Cells [k0, k1) of a column without sources, in blocks of 2·VW from k0. A block is undamped where
  * the column is (ax = ay = 0) and the block lies in the model's own z range [lo, hi), where
  * a = (0 + 0) + 0 = 0 exactly; every other block takes the damped formula, which is exact for
  * a = 0 too (tw_stencil.h: the same bits), so a block that straddles a layer's edge needs no
- * split. The last partial block is the 16 cells ending at k1, which overlap the block before:
+ * split. The last partial block is the 2·VW cells ending at k1, which overlap the block before:
  * its lanes below the new cells read p^{n+1} where p^{n−1} was (already updated) and are not
  * stored. So every cell goes through full vectors: the scalar and 4-wide remainder loops of
  * three runs per column took ~20 % of the time for ~6 % of the cells (256³ with layers of 20,
- * perf, session 13). A run shorter than 16 cells (a column split by sources, Nz < 16) goes cell
+ * perf, session 13). A run shorter than a block (a column split by sources, Nz < 2·VW) goes cell
  * by cell. The weights are copied to the stack so that the compiler keeps them in registers
  * (they cannot alias the stores). */
 TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *old, const float *c2, long sx, long sy,
@@ -76,7 +84,7 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
   const tw_stencil st = pb->st;
   const float *az = pb->a[2];
   const int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
-  if (k1 - k0 < 16) {
+  if (k1 - k0 < TW_BLK) {
 #pragma omp simd
     for (int k = k0; k < k1; k++) cell(&st, r, 1, cur, old, c2, sx, sy, axy, az, k, 0, 0);
     return;
@@ -84,20 +92,20 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
   /* full blocks [0, nb); blocks [u0, u1) lie in [lo, hi) of an undamped column. Three plain loops,
    * not a test per block: with both paths in one loop the compiler spilled twice as many address
    * registers (25 stack accesses per 16 cells instead of 11: order 8, 9 % slower). */
-  const int nb = (k1 - k0) / 16;
+  const int nb = (k1 - k0) / TW_BLK;
   int u0 = 0, u1 = 0;
-  if (undamped_col && hi - lo >= 16) {
-    u0 = lo > k0 ? (lo - k0 + 15) / 16 : 0;
-    u1 = hi < k1 ? (hi - k0) / 16 : nb;
+  if (undamped_col && hi - lo >= TW_BLK) {
+    u0 = lo > k0 ? (lo - k0 + TW_BLK - 1) / TW_BLK : 0;
+    u1 = hi < k1 ? (hi - k0) / TW_BLK : nb;
     if (u0 > nb) u0 = nb;
     if (u1 < u0) u1 = u0;
   }
-  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
-  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
-  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + 16 * b, 0, 0);
-  const int kb = k0 + 16 * nb; /* the last partial block: the 16 cells ending at k1 */
+  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
+  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
+  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
+  const int kb = k0 + TW_BLK * nb; /* the last partial block: the 2·VW cells ending at k1 */
   if (kb < k1) {
-    const int b = k1 - 16;
+    const int b = k1 - TW_BLK;
     if (undamped_col && b >= lo && k1 <= hi) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, 1, kb);
     else block(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, 1, kb);
   }
