@@ -79,14 +79,27 @@ static int cpu_default_dts(const tw_problem *pb) {
 }
 
 /* "auto" without a GPU: cpu-diamond where the fields (two levels and c²dt², 12 B a cell) are over
- * twice the L3, so that `cpu` goes to memory every step, and its towers keep every thread busy at
- * the smallest tile (a stage has ~N1 / 2R towers; R = 8: N1 ≥ 16 T); else cpu, and cpu under
- * solver.device_memory (cpu-diamond would slide a window that `cpu` does not need). Both give the
- * same bits. Measured (docs/performance.md, session 14): cpu-diamond 1.3–2.3× cpu on 2 cores (256³,
- * 512² × 128; 1.0–1.2× on 1024² × 32), 1.1–1.4× on 16 cores with N1 = 256–512 (N1 = 16 T on 256³);
- * but up to ~1.1 L3 (32 MiB on the 2 cores: 84² × 52, 96³ … 144³) `cpu` ran as fast or up to 15 %
- * faster at order 8 (at order 2 cpu-diamond won from 112³ on: the factor 2 gives that up for a
- * rule that is never slower than `cpu` where it was measured). */
+ * twice the L3 the threads can count on, so that `cpu` goes to memory every step, and its towers
+ * keep every thread busy at the smallest tile (a stage has ~N1 / 2R towers; R = 8: N1 ≥ 16 T);
+ * else cpu, and cpu under solver.device_memory (cpu-diamond would slide a window that `cpu` does
+ * not need). Both give the same bits.
+ * The L3 counted is the one sysfs gives, but at most 10× the threads' L2 (tw_cpu_l3_share): a VM
+ * of a few cores sees its host socket's whole L3 (480 MiB on the 2-core Xeon of session 27), of
+ * which its cores get a small share, and there cpu-diamond ran 1.0–1.9× cpu at every size from 3
+ * MB to 400 MB (orders 2 and 8; equal at 49 MB, order 8).
+ * Measured (docs/performance.md, sessions 14 and 27): on a 2-core Zen 4 (32 MiB L3, 1 MiB L2 a
+ * core: the share is the L3) cpu-diamond 1.3–2.3× cpu (256³, 512² × 128; 1.0–1.2× on 1024² × 32),
+ * 1.1–1.4× on 16 cores with N1 = 256–512 (N1 = 16 T on 256³); but up to ~1.1 L3 (84² × 52, 96³ …
+ * 144³) `cpu` ran as fast or up to 15 % faster at order 8 (at order 2 cpu-diamond won from 112³
+ * on: the factor 2 gives that up for a rule that is never slower than `cpu` where it was
+ * measured). On the Xeon the threshold is 80 MB (2 threads): `cpu` below it, within 2 % at order
+ * 8, 17 % slower at order 2 (160³). */
+long tw_cpu_l3_share(int threads) {
+  const long l3 = tw_cpu_cache_bytes(3), l2 = tw_cpu_cache_bytes(2);
+  const long cap = 10L * (threads > 0 ? threads : 1) * l2;
+  return l3 < cap ? l3 : cap;
+}
+
 int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n) {
   char b[32], c[32];
   if (job->device_memory) {
@@ -96,12 +109,14 @@ int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n) {
   tw_grid g;
   tw_grid_oriented(job, &g);
   const double bytes = 12.0 * g.N[0] * g.N[1] * (double)g.N[2];
-  const long l3 = tw_cpu_cache_bytes(3);
   const int T = tw_cpu_threads_of(job->threads);
+  const long l3 = tw_cpu_l3_share(T);
   tw_format_bytes(bytes, b, sizeof b);
   tw_format_bytes((double)l3, c, sizeof c);
   if (bytes <= 2.0 * (double)l3) {
-    if (why) snprintf(why, n, "the fields (%s) are within twice the L3 (%s): cpu-diamond would gain little", b, c);
+    if (why)
+      snprintf(why, n, "the fields (%s) are within twice the L3 of %d threads (%s): cpu-diamond would gain little", b,
+               T, c);
     return 0;
   }
   if (g.N[1] < 16 * T) {
@@ -110,7 +125,7 @@ int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n) {
                "a thread)", g.N[1], T);
     return 0;
   }
-  if (why) snprintf(why, n, "the fields (%s) are over twice the L3 (%s): the towers pay", b, c);
+  if (why) snprintf(why, n, "the fields (%s) are over twice the L3 of %d threads (%s): the towers pay", b, T, c);
   return 1;
 }
 
