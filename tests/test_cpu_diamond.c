@@ -608,8 +608,8 @@ static void debug_levels(void) {
 
 /* kernel = "auto" on a machine without a GPU (this test's build may have one: then auto is a GPU
  * kernel and only the rule itself is checked): cpu-diamond where the fields are over twice the L3 (at
- * most 10× the threads' L2) and the y axis gives 16 columns a thread, else cpu, and `check`'s note
- * says why. */
+ * most 10× the threads' L2 and 64 MiB) and the y axis gives 16 columns a thread, else cpu, and
+ * `check`'s note says why. */
 static void auto_rule(void) {
   struct {
     const char *grid, *threads, *extra, *want, *why;
@@ -640,10 +640,12 @@ static void auto_rule(void) {
     }
     tw_job_destroy(job);
   }
-  /* the L3 the rule counts: the L3, at most 10× the threads' L2 (a VM sees its socket's L3) */
+  /* the L3 the rule counts: the L3, at most 10× the threads' L2 and 64 MiB (an L3 serves a socket) */
   for (int T = 1; T <= 64; T *= 4) {
-    const long share = tw_cpu_l3_share(T), l3 = tw_cpu_cache_bytes(3), cap = 10L * T * tw_cpu_cache_bytes(2);
-    CHECK(share == (l3 < cap ? l3 : cap), "L3 share of %d threads: %ld, L3 %ld, 10x their L2 %ld", T, share, l3, cap);
+    const long share = tw_cpu_l3_share(T), l3 = tw_cpu_cache_bytes(3);
+    long cap = 10L * T * tw_cpu_cache_bytes(2);
+    if (cap > 64L << 20) cap = 64L << 20;
+    CHECK(share == (l3 < cap ? l3 : cap), "L3 share of %d threads: %ld, L3 %ld, cap %ld", T, share, l3, cap);
   }
   /* no job: cpu without a GPU; a kernel by name: no note */
   char kernel[32] = "", note[8] = "x";

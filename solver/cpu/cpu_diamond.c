@@ -83,21 +83,25 @@ static int cpu_default_dts(const tw_problem *pb) {
  * keep every thread busy at the smallest tile (a stage has ~N1 / 2R towers; R = 8: N1 ≥ 16 T);
  * else cpu, and cpu under solver.device_memory (cpu-diamond would slide a window that `cpu` does
  * not need). Both give the same bits.
- * The L3 counted is the one sysfs gives, but at most 10× the threads' L2 (tw_cpu_l3_share): a VM
- * of a few cores sees its host socket's whole L3 (480 MiB on the 2-core Xeon of session 27), of
- * which its cores get a small share, and there cpu-diamond ran 1.0–1.9× cpu at every size from 3
- * MB to 400 MB (orders 2 and 8; equal at 49 MB, order 8).
- * Measured (docs/performance.md, sessions 14 and 27): on a 2-core Zen 4 (32 MiB L3, 1 MiB L2 a
- * core: the share is the L3) cpu-diamond 1.3–2.3× cpu (256³, 512² × 128; 1.0–1.2× on 1024² × 32),
- * 1.1–1.4× on 16 cores with N1 = 256–512 (N1 = 16 T on 256³); but up to ~1.1 L3 (84² × 52, 96³ …
- * 144³) `cpu` ran as fast or up to 15 % faster at order 8 (at order 2 cpu-diamond won from 112³
- * on: the factor 2 gives that up for a rule that is never slower than `cpu` where it was
- * measured). On the Xeon the threshold is 80 MB (2 threads): `cpu` below it, within 2 % at order
- * 8, 17 % slower at order 2 (160³). */
+ * The L3 counted is the one sysfs gives, but at most 10× the threads' L2 and at most 64 MiB
+ * (tw_cpu_l3_share): an L3 serves a whole socket, and a VM of a few cores sees its host's whole L3
+ * (480 MiB on the 2-core Xeon of session 27, where cpu-diamond ran 1.0–1.9× cpu at every size from
+ * 3 MB to 400 MB, orders 2 and 8, equal only at 49 MB at order 8); on a 16-core Xeon host (300 MiB
+ * L3, 2 MiB L2 a core) `cpu` won up to 85 MB (128³, 192³: 1.04–1.48×) and cpu-diamond from 201 MB on
+ * (256³: 1.16× / 1.23× at orders 2 / 8; 320³–512² × 400: 1.28–1.58×).
+ * Measured before (docs/performance.md, session 14) on a 2-core Zen 4 (32 MiB L3, 1 MiB L2 a core:
+ * the share is 20 MiB): cpu-diamond 1.3–2.3× cpu (256³, 512² × 128; 1.0–1.2× on 1024² × 32); but
+ * up to ~1.1 L3 (84² × 52, 96³ … 144³, 36 MB) `cpu` ran as fast or up to 15 % faster at order 8 (at
+ * order 2 cpu-diamond won from 112³ on: the factor 2 gives that up for a rule that is never slower
+ * than `cpu` at order 8 where it was measured). The thresholds this gives: 40 MB on the Zen 4, 80 MB
+ * on the 2-core Xeon (`cpu` below it: within 2 % at order 8, 17 % slower at order 2 at 160³), 128
+ * MB on the 16-core host. */
+#define TW_CPU_L3_MAX (64L << 20)
 long tw_cpu_l3_share(int threads) {
   const long l3 = tw_cpu_cache_bytes(3), l2 = tw_cpu_cache_bytes(2);
-  const long cap = 10L * (threads > 0 ? threads : 1) * l2;
-  return l3 < cap ? l3 : cap;
+  long share = 10L * (threads > 0 ? threads : 1) * l2;
+  if (share > TW_CPU_L3_MAX) share = TW_CPU_L3_MAX;
+  return l3 < share ? l3 : share;
 }
 
 int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n) {

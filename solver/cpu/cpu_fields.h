@@ -130,8 +130,8 @@ int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n);
 /* Size in bytes of this CPU's level-1 (data), 2 or 3 cache (Linux sysfs, else sysconf, else a
  * guess), cached after the first call. */
 long tw_cpu_cache_bytes(int level);
-/* The L3 that `threads` threads can count on: the L3, at most 10× their L2 (cpu_diamond.c: a VM
- * sees its host socket's whole L3). */
+/* The L3 that `threads` threads can count on: the L3, at most 10× their L2 and 64 MiB
+ * (cpu_diamond.c: an L3 serves a socket; a VM sees its host's whole L3). */
 long tw_cpu_l3_share(int threads);
 
 /* The stepwise kernel's cache blocks: y-blocks of `by` columns (the last may be shorter), each
