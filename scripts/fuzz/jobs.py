@@ -54,7 +54,10 @@ is allowed, no output, an older output untouched.
 
 Usage: scripts/fuzz/jobs.py [--build build] [--asan build-asan] [--work /tmp/twfuzz] [--cores 2]
                             [--random 200] [--regions 40] [--seed 1] [--only SUBSTRING] [--refusals]
-                            [--keep]
+                            [--keep] [--ref-variant base|v3|v4]
+--ref-variant NAME runs the reference runs alone (each job's cpu 1-thread run, a survey's single
+shots, a region's, the signal checks') with TW_CPU_VARIANT=NAME, every other run on the default
+variant (the best the CPU runs): each bitwise comparison is then one across variants too.
 The default corpus (about 470 valid jobs, 40 of them snapshot regions, and 86 invalid ones; 19500
 runs) takes 8 to 14 minutes on 2 cores shared with other work, with --asan. Exit status 0 when every check held; each failure is listed, its folder kept in
 the work folder with the job and the command lines (cmd.txt). Needs python3 and hdf5-tools (h5ls,
@@ -650,6 +653,8 @@ class Runner:
         self.tw = os.path.abspath(os.path.join(args.build, "app", "torrewave"))
         self.tw_asan = os.path.abspath(os.path.join(args.asan, "app", "torrewave")) if args.asan else None
         self.cores = Cores(args.cores)
+        # --ref-variant: the environment of the reference runs alone (None: the default variant)
+        self.ref_env = {"TW_CPU_VARIANT": args.ref_variant} if args.ref_variant else None
         self.lock = threading.Lock()
         self.failures = []
         self.refusals = []  # (job, message): valid-looking jobs that every kernel refuses
@@ -813,8 +818,8 @@ def check_case(R, name, job, extra):
         ok = False
         R.fail(name, what, detail)
 
-    def tw(args, threads=1, asan=False):
-        rc, out = R.run([R.tw_asan if asan else R.tw] + args, d, threads, log, asan)
+    def tw(args, threads=1, asan=False, env_extra=None):
+        rc, out = R.run([R.tw_asan if asan else R.tw] + args, d, threads, log, asan, env_extra)
         if rc == 124:
             bad("timeout", " ".join(args) + "\n" + out)
         elif rc < 0 or rc > 3:
@@ -825,7 +830,7 @@ def check_case(R, name, job, extra):
 
     # the reference and check
     rc_chk, out_chk = tw(["check", "job.cfg", "-o", "ref.h5"] + solver_sets("cpu", 1))
-    rc_ref, out_ref = tw(["run", "job.cfg", "-q", "-o", "ref.h5"] + solver_sets("cpu", 1))
+    rc_ref, out_ref = tw(["run", "job.cfg", "-q", "-o", "ref.h5"] + solver_sets("cpu", 1), env_extra=R.ref_env)
     if (rc_chk == 0) != (rc_ref == 0) and "wavefield became non-finite" not in out_ref:  # (only a run sees that)
         bad("check and run disagree", f"check {rc_chk}: {out_chk}\nrun {rc_ref}: {out_ref}")
     if "wavefield became non-finite" in out_ref and "radiates nothing" in out_chk:
@@ -1180,8 +1185,8 @@ def check_region(R, name, job, first, last):
         ok = False
         R.fail(name, what, detail)
 
-    def tw(args, threads=1):
-        rc, out = R.run([R.tw] + args, d, threads, log)
+    def tw(args, threads=1, env_extra=None):
+        rc, out = R.run([R.tw] + args, d, threads, log, env_extra=env_extra)
         if rc == 124 or rc < 0 or rc > 3:
             bad(f"exit status {rc}", " ".join(args) + "\n" + out)
         return rc, out
@@ -1213,7 +1218,7 @@ def check_region(R, name, job, first, last):
         if any(os.path.exists(os.path.join(d, f)) for f in ("a.h5", "b.h5", "c.h5")) or leftovers(d):
             bad("a refused region left an output or temporaries", " ".join(os.listdir(d)))
     else:
-        rc, out = tw(["run", "job.cfg", "-q", "-o", "a.h5"])
+        rc, out = tw(["run", "job.cfg", "-q", "-o", "a.h5"], env_extra=R.ref_env)
         rc2, out2 = tw(["run", "whole.cfg", "-q", "-o", "w.h5"])
         rc3, out3 = tw(["check", "job.cfg", "-o", "a.h5"])
         if rc or rc2 or rc3:
@@ -1469,7 +1474,7 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
         with open(os.path.join(d, f"single-{i}.cfg"), "w") as f:
             f.write(render(one))
         rc, out = R.run([R.tw, "run", f"single-{i}.cfg", "-q", "-o", f"single-{i}.h5"] + solver_sets("cpu", 1),
-                        d, 1, log)
+                        d, 1, log, env_extra=R.ref_env)
         singles.append(rc == 0)
         if rc:
             bad(f"the single-shot job of shot {i} refused", out)
@@ -1650,7 +1655,8 @@ def signal_checks(R):
         finally:
             R.cores.give(1)
 
-    rc, out = R.run([R.tw, "run", "job.cfg", "-q", "-o", "ref.h5"] + solver_sets("cpu", 1), d, 1, log)
+    rc, out = R.run([R.tw, "run", "job.cfg", "-q", "-o", "ref.h5"] + solver_sets("cpu", 1), d, 1, log,
+                    env_extra=R.ref_env)
     if rc:
         bad("the reference run failed", out)
         return
@@ -1713,10 +1719,15 @@ def main():
     ap.add_argument("--no-roundtrip", dest="roundtrip", action="store_false")
     ap.add_argument("--refusals", action="store_true", help="list the generated jobs every kernel refused, and why")
     ap.add_argument("--keep", action="store_true", help="keep every job's folder (failing ones are always kept)")
+    ap.add_argument("--ref-variant", choices=("base", "v3", "v4"), default=None,
+                    help="run the reference runs alone with TW_CPU_VARIANT=NAME (the others on the default)")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     R = Runner(args)
     t0 = time.time()
+    ref = f"the reference runs with TW_CPU_VARIANT={args.ref_variant}, the others on the default variant" \
+        if args.ref_variant else "every run on the default CPU variant"
+    print(f"jobs.py: {ref}", file=sys.stderr)
     valid = named_cases() + random_cases(args.random, args.seed)
     invalid = invalid_cases()
     names = [c[0] for c in valid + invalid]
@@ -1745,7 +1756,7 @@ def main():
           f"{s['windowed']} windowed runs, {s['mirrors']} mirror images, {s['resumes']} killed and resumed; "
           f"{s['regions']} snapshot regions near nodes ({s['regions_refused']} holding none, refused), "
           f"{s['beside']} foreign sidecars and SEG-Y files, {s['survey_inputs']} surveys with an input as a "
-          f"shot's file; "
+          f"shot's file; {ref}; "
           f"{time.time() - t0:.0f} s")
     if args.refusals:
         for case, msg in sorted(R.refusals):
