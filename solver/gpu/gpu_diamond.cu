@@ -608,24 +608,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     s->p[0] = s->alloc[0] + org;
     s->p[1] = s->alloc[1] + org;
     s->c2 = s->alloc[2] + org;
-    if (s->NZp == s->N2) {
-      // A plane's grid rows are contiguous on both sides: one plain copy per plane (a pitched copy
-      // from pageable memory can go row by row: a million rows on the realistic grid).
-      const size_t plane = (size_t)s->N1 * (size_t)s->N2;
-      for (int i = 0; i < s->N0; i++)
-        TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->SX, pb->c2dt2 + (size_t)i * plane,
-                                         plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
-    } else {
-      cudaMemcpy3DParms cp;
-      memset(&cp, 0, sizeof cp);
-      cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)s->N2 * sizeof(float), (size_t)s->N2, (size_t)s->N1);
-      cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->NZp * sizeof(float), (size_t)s->NZp, (size_t)s->NYd);
-      cp.dstPos = make_cudaPos(0, (size_t)s->PY, (size_t)s->PX);
-      cp.extent = make_cudaExtent((size_t)s->N2 * sizeof(float), (size_t)s->N1, (size_t)s->N0);
-      cp.kind = cudaMemcpyHostToDevice;
-      TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
-    }
-    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    const int N[3] = {s->N0, s->N1, s->N2};
+    if ((st = tw_gpu_upload_grid(pb->c2dt2, N, s->alloc[2], s->NZp, s->NYd, s->PX, s->PY, s->stream, err))) return st;
     tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
   }
   t = tw_wall_seconds();

@@ -696,27 +696,9 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
     s->p[0] = s->alloc[0] + yoff;
     s->p[1] = s->alloc[1] + yoff;
     s->c2 = s->alloc[2] + yoff;
-    // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows. When the
-    // pitch is N2 a plane's rows are contiguous on both sides: one plain copy per plane (a pitched
-    // copy from pageable memory can go row by row).
-    if (s->L.Nzp == g->N[2]) {
-      const size_t plane = (size_t)g->N[1] * (size_t)g->N[2];
-      for (int i = 0; i < g->N[0]; i++)
-        TW_CUDA_TRY(err, cudaMemcpyAsync(s->c2 + (long long)i * s->L.sx, pb->c2dt2 + (size_t)i * plane,
-                                         plane * sizeof(float), cudaMemcpyHostToDevice, s->stream));
-    } else {
-      cudaMemcpy3DParms cp;
-      memset(&cp, 0, sizeof cp);
-      cp.srcPtr = make_cudaPitchedPtr((void *)pb->c2dt2, (size_t)g->N[2] * sizeof(float), (size_t)g->N[2],
-                                      (size_t)g->N[1]);
-      cp.dstPtr = make_cudaPitchedPtr(s->alloc[2], (size_t)s->L.Nzp * sizeof(float), (size_t)s->L.Nzp,
-                                      (size_t)s->L.Nyp);
-      cp.dstPos = make_cudaPos(0, TW_GPU_YPAD, 0);
-      cp.extent = make_cudaExtent((size_t)g->N[2] * sizeof(float), (size_t)g->N[1], (size_t)g->N[0]);
-      cp.kind = cudaMemcpyHostToDevice;
-      TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s->stream));
-    }
-    TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
+    // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows
+    if ((st = tw_gpu_upload_grid(pb->c2dt2, g->N, s->alloc[2], s->L.Nzp, s->L.Nyp, 0, TW_GPU_YPAD, s->stream, err)))
+      return st;
     tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
   }
   t = tw_wall_seconds();
