@@ -604,13 +604,13 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     }
     TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
     tw_phases_add(pb->phases, "backend: fields (cudaMalloc, zero)", tw_wall_seconds() - t);
-    t = tw_wall_seconds();
     s->p[0] = s->alloc[0] + org;
     s->p[1] = s->alloc[1] + org;
     s->c2 = s->alloc[2] + org;
     const int N[3] = {s->N0, s->N1, s->N2};
-    if ((st = tw_gpu_upload_grid(pb->c2dt2, N, s->alloc[2], s->NZp, s->NYd, s->PX, s->PY, s->stream, err))) return st;
-    tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
+    if ((st = tw_gpu_upload_grid(pb->c2dt2, N, s->alloc[2], s->NZp, s->NYd, s->PX, s->PY, s->stream, pb->phases,
+                                 err)))
+      return st;
   }
   t = tw_wall_seconds();
   size_t cap = 0;

@@ -692,14 +692,13 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
     }
     TW_CUDA_TRY(err, cudaStreamSynchronize(s->stream));
     tw_phases_add(pb->phases, "backend: fields (cudaMalloc, zero)", tw_wall_seconds() - t);
-    t = tw_wall_seconds();
     s->p[0] = s->alloc[0] + yoff;
     s->p[1] = s->alloc[1] + yoff;
     s->c2 = s->alloc[2] + yoff;
     // c²dt² rows [N0][N1][N2] → rows of pitch Nzp, YPAD rows into each plane of Nyp rows
-    if ((st = tw_gpu_upload_grid(pb->c2dt2, g->N, s->alloc[2], s->L.Nzp, s->L.Nyp, 0, TW_GPU_YPAD, s->stream, err)))
+    if ((st = tw_gpu_upload_grid(pb->c2dt2, g->N, s->alloc[2], s->L.Nzp, s->L.Nyp, 0, TW_GPU_YPAD, s->stream,
+                                 pb->phases, err)))
       return st;
-    tw_phases_add(pb->phases, "backend: c2dt2 to the GPU", tw_wall_seconds() - t);
   }
   t = tw_wall_seconds();
   s->inj_at = (int *)malloc((size_t)(g->N[0] + 1) * sizeof(int));

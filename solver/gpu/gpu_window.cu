@@ -327,7 +327,8 @@ __global__ void plane_repeat_kernel(float4 *dst, const float4 *from, long long s
 }  // namespace
 
 tw_status tw_gpu_upload_grid(const float *src, const int N[3], float *dev, int NZp, int rows, int x0, int y0,
-                             cudaStream_t s, tw_error *err) {
+                             cudaStream_t s, tw_phases *ph, tw_error *err) {
+  const double t = tw_wall_seconds();
   const size_t plane = (size_t)N[1] * (size_t)N[2], bytes = plane * (size_t)N[0] * sizeof(float);
   const size_t zp = (size_t)NZp * sizeof(float), zh = (size_t)N[2] * sizeof(float);
   const long long SX = (long long)rows * NZp;
@@ -364,6 +365,8 @@ tw_status tw_gpu_upload_grid(const float *src, const int N[3], float *dev, int N
   e = cudaStreamSynchronize(s);
   if (!st && e != cudaSuccess) st = tw_cuda_fail(err, e, "cudaStreamSynchronize", __FILE__, __LINE__);
   if (pinned) c2_unregister((void *)src);
+  tw_phases_add(ph, pinned ? "backend: c2dt2 to the GPU (page-locked)" : "backend: c2dt2 to the GPU",
+                tw_wall_seconds() - t);
   return st;
 }
 

@@ -48,11 +48,12 @@ struct tw_gpu_window_stats {
 struct tw_gpu_window;
 
 // A host array in grid order [N0][N1][N2] (the problem's c²dt²) into an in-core device array of
-// planes of `rows` rows of NZp floats, grid cell (0, 0, 0) at plane x0, row y0; waits on stream s.
-// Page-locks the host array for the copy where it is large (cudaHostRegister; ~3× faster: the
-// realistic job's 2.1 GB c²dt² took 0.34–0.38 s from pageable memory, docs/performance.md, session 27).
+// planes of `rows` rows of NZp floats, grid cell (0, 0, 0) at plane x0, row y0; waits on stream s
+// and adds its time to ph as "backend: c2dt2 to the GPU", "(page-locked)" where it was. Page-locks
+// the host array for the copy where it is large (cudaHostRegister; ~3× faster: the realistic job's
+// 2.1 GB c²dt² took 0.34–0.38 s from pageable memory, docs/performance.md, session 27).
 tw_status tw_gpu_upload_grid(const float *src, const int N[3], float *dev, int NZp, int rows, int x0, int y0,
-                             cudaStream_t s, tw_error *err);
+                             cudaStream_t s, tw_phases *ph, tw_error *err);
 
 // The ring for a cap: the plane pitch L->SX (floats; a ring must be a whole number of the 2 MiB
 // mapping granules, so padding a plane trades bytes per plane for a finer ring quantum) so that
