@@ -11,7 +11,10 @@
  * hold its free-surface ghosts k = −h … −1 (written by its own update) and, before them, the zeros
  * that the previous column reads past its end (k = Nz … Nz + h − 1); the pitch adds floats after
  * a column only where kz < 2h, so the padding costs 8 floats a column (3 % at Nz = 256) and the
- * memory-bound stepwise kernel moves that little more. */
+ * memory-bound stepwise kernel moves that little more. (With 16-float vectors, x86-64-v4, half the
+ * columns' blocks straddle cache lines. Every column on 64 bytes — kz 16, pitch a multiple of 16 —
+ * ran cpu-diamond +15 % at order 8 against the same pitch on 32 bytes, but the longer pitch cost
+ * both kernels 5–9 %: net −6 % for `cpu`, +5 % for the towers; not kept, session 27.) */
 #ifndef TW_CPU_FIELDS_H
 #define TW_CPU_FIELDS_H
 

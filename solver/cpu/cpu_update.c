@@ -11,8 +11,7 @@
  *    (run()): no remainder loops.
  *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
  *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
- *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary, columns on
- *    64-byte ones: cpu_fields.c).
+ *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary: cpu_fields.h).
  *  - This file is built three times on x86-64 (solver/CMakeLists.txt): for the build's baseline,
  *    for x86-64-v3 (AVX2: 8 floats a vector instead of SSE2's 4) and for x86-64-v4 (AVX-512's 32
  *    registers: at order 8 the 12 weights, two chains per cell, two cells and the neighbour
