@@ -252,27 +252,27 @@ int chunk_planes(const tw_gpu_window *w) {
   return (int)std::max(1.0, std::min(1e9, std::ceil(c / plane)));
 }
 
-// Host rows of planes [x0, x0 + n) of array `host` ↔ their slots. Equal pitches (N2 = NZp): each
-// plane's N1 rows are one contiguous run on both sides, one 2D copy of n such runs. Else a 3D copy
-// where the planes are whole rows apart (SX = NYd·NZp), a 2D copy per plane where the pitch is not.
-tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool in, cudaStream_t s, tw_error *err) {
-  const tw_gpu_plane_layout &L = w->L;
-  float *dev = (float *)w->va[a] + (long long)slot_of(w, x0) * w->SX + (long long)L.PY * L.NZp;
-  float *hst = host + (size_t)x0 * (size_t)L.N1 * (size_t)L.N2;
+// The grid rows of n consecutive planes: host (grid order, N1 rows of N2 a plane) ↔ device (dev at
+// the first plane's row PY, rows of NZp floats, planes SX floats apart). Equal pitches (N2 = NZp):
+// each plane's N1 rows are one contiguous run on both sides, one 2D copy of n such runs. Else a 3D
+// copy where the planes are whole rows apart (SX = NYd·NZp), a 2D copy per plane where the pitch is
+// not. The window's copies and the in-core upload (tw_gpu_upload_grid) both go through it.
+tw_status grid_copy(float *dev, long long SX, const tw_gpu_plane_layout &L, float *hst, int n, bool in, cudaStream_t s,
+                    tw_error *err) {
   if (L.N2 == L.NZp) {
     const size_t run = (size_t)L.N1 * (size_t)L.N2 * sizeof(float);
     if (in)
-      TW_CUDA_TRY(err, cudaMemcpy2DAsync(dev, (size_t)w->SX * sizeof(float), hst, run, run, (size_t)n,
+      TW_CUDA_TRY(err, cudaMemcpy2DAsync(dev, (size_t)SX * sizeof(float), hst, run, run, (size_t)n,
                                          cudaMemcpyHostToDevice, s));
     else
-      TW_CUDA_TRY(err, cudaMemcpy2DAsync(hst, run, dev, (size_t)w->SX * sizeof(float), run, (size_t)n,
+      TW_CUDA_TRY(err, cudaMemcpy2DAsync(hst, run, dev, (size_t)SX * sizeof(float), run, (size_t)n,
                                          cudaMemcpyDeviceToHost, s));
     return TW_OK;
   }
-  if (w->SX != (long long)L.NYd * L.NZp) {
+  if (SX != (long long)L.NYd * L.NZp) {
     const size_t zp = (size_t)L.NZp * sizeof(float), zh = (size_t)L.N2 * sizeof(float);
     for (int i = 0; i < n; i++) {
-      float *d = dev + (long long)i * w->SX, *h = hst + (size_t)i * (size_t)L.N1 * (size_t)L.N2;
+      float *d = dev + (long long)i * SX, *h = hst + (size_t)i * (size_t)L.N1 * (size_t)L.N2;
       if (in)
         TW_CUDA_TRY(err, cudaMemcpy2DAsync(d, zp, h, zh, zh, (size_t)L.N1, cudaMemcpyHostToDevice, s));
       else
@@ -290,6 +290,13 @@ tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool 
   cp.kind = in ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
   TW_CUDA_TRY(err, cudaMemcpy3DAsync(&cp, s));
   return TW_OK;
+}
+
+// Host rows of planes [x0, x0 + n) of array `host` ↔ their slots.
+tw_status copy_planes(tw_gpu_window *w, int a, float *host, int x0, int n, bool in, cudaStream_t s, tw_error *err) {
+  const tw_gpu_plane_layout &L = w->L;
+  float *dev = (float *)w->va[a] + (long long)slot_of(w, x0) * w->SX + (long long)L.PY * L.NZp;
+  return grid_copy(dev, w->SX, L, host + (size_t)x0 * (size_t)L.N1 * (size_t)L.N2, n, in, s, err);
 }
 
 // c²dt² arrays registered by windows, with the windows holding each (a survey's sessions share one
@@ -329,10 +336,8 @@ __global__ void plane_repeat_kernel(float4 *dst, const float4 *from, long long s
 tw_status tw_gpu_upload_grid(const float *src, const int N[3], float *dev, int NZp, int rows, int x0, int y0,
                              cudaStream_t s, tw_phases *ph, tw_error *err) {
   const double t = tw_wall_seconds();
-  const size_t plane = (size_t)N[1] * (size_t)N[2], bytes = plane * (size_t)N[0] * sizeof(float);
-  const size_t zp = (size_t)NZp * sizeof(float), zh = (size_t)N[2] * sizeof(float);
-  const long long SX = (long long)rows * NZp;
-  float *d0 = dev + (long long)x0 * SX + (long long)y0 * NZp;
+  const size_t bytes = (size_t)N[0] * (size_t)N[1] * (size_t)N[2] * sizeof(float);
+  tw_gpu_plane_layout L = {N[0], N[1], N[2], rows, NZp, y0, (long long)rows * NZp};
   // Page-locked for the copy where it pays: registering costs ~35 ms a GB (session 21), pageable
   // copies ran 5.6–6.2 GB/s against ~50 (session 27). Held like the windows' registrations, so a
   // window of another session that registered the same array keeps it. TW_GPU_REGISTER_MIN (bytes,
@@ -341,28 +346,8 @@ tw_status tw_gpu_upload_grid(const float *src, const int N[3], float *dev, int N
   const char *env = getenv("TW_GPU_REGISTER_MIN");
   const double least = env && *env ? atof(env) : (double)(64u << 20);
   const int pinned = (double)bytes >= least && c2_register((void *)src, bytes);
-  tw_status st = TW_OK;
-  cudaError_t e = cudaSuccess;
-  if (N[2] == NZp)  // a plane's rows are contiguous on both sides: one copy per plane
-    for (int i = 0; i < N[0] && e == cudaSuccess; i++)
-      e = cudaMemcpyAsync(d0 + (long long)i * SX, src + (size_t)i * plane, plane * sizeof(float),
-                          cudaMemcpyHostToDevice, s);
-  else if (pinned)  // the copy engine takes the pitches from page-locked memory
-    for (int i = 0; i < N[0] && e == cudaSuccess; i++)
-      e = cudaMemcpy2DAsync(d0 + (long long)i * SX, zp, src + (size_t)i * plane, zh, zh, (size_t)N[1],
-                            cudaMemcpyHostToDevice, s);
-  else {  // from pageable memory a pitched copy can go row by row: one 3D copy
-    cudaMemcpy3DParms cp;
-    memset(&cp, 0, sizeof cp);
-    cp.srcPtr = make_cudaPitchedPtr((void *)src, zh, (size_t)N[2], (size_t)N[1]);
-    cp.dstPtr = make_cudaPitchedPtr(dev, zp, (size_t)NZp, (size_t)rows);
-    cp.dstPos = make_cudaPos(0, (size_t)y0, (size_t)x0);
-    cp.extent = make_cudaExtent(zh, (size_t)N[1], (size_t)N[0]);
-    cp.kind = cudaMemcpyHostToDevice;
-    e = cudaMemcpy3DAsync(&cp, s);
-  }
-  if (e != cudaSuccess) st = tw_cuda_fail(err, e, "cudaMemcpyAsync (grid to the GPU)", __FILE__, __LINE__);
-  e = cudaStreamSynchronize(s);
+  tw_status st = grid_copy(dev + (long long)x0 * L.SX + (long long)y0 * NZp, L.SX, L, (float *)src, N[0], true, s, err);
+  const cudaError_t e = cudaStreamSynchronize(s);
   if (!st && e != cudaSuccess) st = tw_cuda_fail(err, e, "cudaStreamSynchronize", __FILE__, __LINE__);
   if (pinned) c2_unregister((void *)src);
   tw_phases_add(ph, pinned ? "backend: c2dt2 to the GPU (page-locked)" : "backend: c2dt2 to the GPU",
