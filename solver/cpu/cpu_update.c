@@ -42,43 +42,56 @@
 #define TW_VW TW_CPU_VW
 #define TW_BLK (2 * TW_CPU_VW)
 
-/* Cell k of a column (pointers at its cell k = 0), damped or not; stored only where k >= from
- * when masked (the overlapped last block of a run, below). */
-TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
-                    float *restrict old, const float *restrict c2, long sx, long sy, float axy,
-                    const float *restrict az, int k, const int masked, int from) {
+/* Cell k of a column (pointers at its cell k = 0), damped or not. */
+TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
+                    const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int k) {
   const float lap = tw_laplacian(r, st, cur + k, sx, cur + k, sy, cur + k, 1);
-  const float v = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
-                         : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
-  if (!masked || k >= from) old[k] = v;
+  old[k] = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
+                  : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
 }
 
 /* Cells [kb, kb + 2·VW) of one column in one VW-wide vector loop that computes k and k + VW per
  * iteration: L of a cell is two chains of dependent fused multiply-adds (tw_stencil.h), and the
  * second cell's two chains keep the FP units busy where one cell waits on latency (order 8, one
  * unfused chain: −9 % time in isolation; both use the same address registers, a constant
- * displacement apart). Masked: only cells k >= from are stored (AVX-512VL: a masked store). */
+ * displacement apart). No mask and no condition on the store: every lane is stored (see tail()). */
 TW_INLINE void block(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
                      float *restrict old, const float *restrict c2, long sx, long sy, float axy,
-                     const float *restrict az, int kb, const int masked, int from) {
+                     const float *restrict az, int kb) {
 #pragma omp simd
   for (int k = kb; k < kb + TW_VW; k++) {
-    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k, masked, from);
-    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + TW_VW, masked, from);
+    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k);
+    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + TW_VW);
   }
+}
+
+/* The last partial block of a run: cells [from, k1) through the full block [b, b + 2·VW), b = k1 − 2·VW
+ * < from, whose lanes below `from` overlap the block before. Those lanes would read p^{n+1} where
+ * p^{n−1} was and must not be stored, so the block runs on a copy of its p^{n−1} cells and only
+ * [from, k1) is copied back. A masked store instead (`if (k >= from) old[k] = v`) was compiled cell
+ * by cell wherever the cell is damped — the division may not be evaluated in lanes the source does
+ * not store, under GCC's default -ftrapping-math — and partly so even undamped in the AVX-512
+ * build: on #21's job with Nz = 270 instead of 256, 27 % of the samples were in scalar code and
+ * cpu-diamond ran 1.44 instead of 1.89 Gcell/s (docs/performance.md, session 28). The copy in and
+ * the blend back (branch free: it vectorizes) cost four vector moves a column in the v4 build. */
+TW_INLINE void tail(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
+                    const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int b, int from) {
+  float p[TW_BLK] __attribute__((aligned(64)));
+  for (int k = 0; k < TW_BLK; k++) p[k] = old[b + k];
+  block(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
+  for (int k = 0; k < TW_BLK; k++) old[b + k] = k < from - b ? old[b + k] : p[k];
 }
 
 /* Cells [k0, k1) of a column without sources, in blocks of 2·VW from k0. A block is undamped where
  * the column is (ax = ay = 0) and the block lies in the model's own z range [lo, hi), where
  * a = (0 + 0) + 0 = 0 exactly; every other block takes the damped formula, which is exact for
  * a = 0 too (tw_stencil.h: the same bits), so a block that straddles a layer's edge needs no
- * split. The last partial block is the 2·VW cells ending at k1, which overlap the block before:
- * its lanes below the new cells read p^{n+1} where p^{n−1} was (already updated) and are not
- * stored. So every cell goes through full vectors: the scalar and 4-wide remainder loops of
- * three runs per column took ~20 % of the time for ~6 % of the cells (256³ with layers of 20,
- * perf, session 13). A run shorter than a block (a column split by sources, Nz < 2·VW) goes cell
- * by cell. The weights are copied to the stack so that the compiler keeps them in registers
- * (they cannot alias the stores). */
+ * split. The last partial block is the 2·VW cells ending at k1, which overlap the block before
+ * (tail(): its lanes below the new cells are computed on a copy and not stored). So every cell goes through full
+ * vectors: the scalar and 4-wide remainder loops of three runs per column took ~20 % of the time for ~6 % of the cells
+ * (256³ with layers of 20, perf, session 13). A run shorter than a block (a column split by sources, Nz < 2·VW) goes
+ * cell by cell. The weights are copied to the stack so that the compiler keeps them in registers (they cannot alias the
+ * stores). */
 TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *old, const float *c2, long sx, long sy,
                    float axy, int undamped_col, int k0, int k1) {
   const tw_stencil st = pb->st;
@@ -86,7 +99,7 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
   const int lo = pb->g.lo[2], hi = pb->g.lo[2] + pb->g.n[2];
   if (k1 - k0 < TW_BLK) {
 #pragma omp simd
-    for (int k = k0; k < k1; k++) cell(&st, r, 1, cur, old, c2, sx, sy, axy, az, k, 0, 0);
+    for (int k = k0; k < k1; k++) cell(&st, r, 1, cur, old, c2, sx, sy, axy, az, k);
     return;
   }
   /* full blocks [0, nb); blocks [u0, u1) lie in [lo, hi) of an undamped column. Three plain loops,
@@ -100,14 +113,16 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
     if (u0 > nb) u0 = nb;
     if (u1 < u0) u1 = u0;
   }
-  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
-  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
-  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 0, 0);
+  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
+  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
+  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
   const int kb = k0 + TW_BLK * nb; /* the last partial block: the 2·VW cells ending at k1 */
   if (kb < k1) {
     const int b = k1 - TW_BLK;
-    if (undamped_col && b >= lo && k1 <= hi) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, 1, kb);
-    else block(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, 1, kb);
+    if (undamped_col && b >= lo && k1 <= hi)
+      tail(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, kb);
+    else
+      tail(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, kb);
   }
 }
 
