@@ -27,9 +27,10 @@ static void help_bench(FILE *out) {
           "measured in the same run. GPU kernels: a device-to-device copy, (bytes read + written) / 16 B per\n"
           "update, timed with CUDA events after a warm-up. CPU kernels: the host's memory bandwidth (a stream\n"
           "reading three arrays and writing one, as a stepwise update does) over the kernel's DRAM bytes per\n"
-          "update (cpu 16, cpu-diamond 20/dts), and the fp32 FMA peak over the update's flops (12r + 4 at\n"
-          "order 2r), whichever is lower; timed with the host clock, also per CPU-second of the process\n"
-          "(less disturbed by other load; set OMP_WAIT_POLICY=passive so that waiting threads do not count).\n\n"
+          "update (cpu 16, cpu-diamond 20/dts), and the fp32 FMA peak in instructions over the update's FP\n"
+          "instructions (9r + 4 a cell at order 2r), whichever is lower; timed with the host clock, also per\n"
+          "CPU-second of the process (less disturbed by other load; set OMP_WAIT_POLICY=passive so that\n"
+          "waiting threads do not count).\n\n"
           "options:\n"
           "  --kernels LIST     comma-separated kernels (default: every GPU kernel of this build when a\n"
           "                     GPU is present, else cpu). gpu-stepwise@VARIANT times a tuning variant;\n"
@@ -443,7 +444,7 @@ static int run_bench(int argc, char **argv) {
       const double bytes = tw_cpu_update_bytes(r->kernel, r->order, r->dts);
       r->gbytes_med = bytes * r->gcells_med;
       if (hc.mem_gbps > 0) {
-        const double mem = hc.mem_gbps / bytes, fma = 2 * hc.fma_gfmas / tw_cpu_update_flops(r->order);
+        const double mem = hc.mem_gbps / bytes, fma = tw_cpu_arith_ceiling(&hc, r->order);
         ceil_k = mem < fma ? mem : fma;
       }
       snprintf(timing, sizeof timing, "host clock, %.2f per CPU-s", r->gcells_cpu);
@@ -456,11 +457,12 @@ static int run_bench(int argc, char **argv) {
            r->gcells_max, r->gbytes_med, pct, timing);
   }
   if (any_cpu && hc.mem_gbps > 0) {
-    printf("\nCPU ceilings: memory %.1f GB/s / bytes per update (cpu 16 B: %.2f Gcell/s; cpu-diamond 20/dts B); "
-           "FMA %.1f GFMA/s × 2 / flops per update (12r + 4):", hc.mem_gbps, hc.mem_gbps / 16.0, hc.fma_gfmas);
+    printf(
+        "\nCPU ceilings: memory %.1f GB/s / bytes per update (cpu 16 B: %.2f Gcell/s; cpu-diamond 20/dts B); "
+        "FP instructions %.1f G/s / per update (9r + 4):",
+        hc.mem_gbps, hc.mem_gbps / 16.0, (hc.fma_fused ? 1.0 : 2.0) * hc.fma_gfmas);
     for (int o = 0; o < no; o++)
-      printf(" order %d %.2f Gcell/s%s", orders[o], 2 * hc.fma_gfmas / tw_cpu_update_flops(orders[o]),
-             o + 1 < no ? ";" : "\n");
+      printf(" order %d %.2f Gcell/s%s", orders[o], tw_cpu_arith_ceiling(&hc, orders[o]), o + 1 < no ? ";" : "\n");
   }
   if (json && write_json(json, dev, copy_gbps, ceil_gcells, &hc, res, nres, pct_of, &err)) {
     free(res), free(ok), free(pct_of);

@@ -337,12 +337,20 @@ typedef struct tw_host_ceilings {
   const char *variant;       /* the build of the CPU kernels' hot code this CPU runs: base, v3, v4 */
 } tw_host_ceilings;
 tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ceilings *c, tw_error *err);
-/* The CPU kernels' models for those ceilings: floating-point operations of one cell update as
- * the host does them (tw_stencil.h: 3r pair terms of an add, a subtract, a multiply and an add;
- * 4 for the time update; an FMA counts 2), and DRAM bytes per update of a kernel (cpu: 16, the
- * stream above; cpu-diamond with tile R = r·dts: 20·r/R, a tower's leading edge in, 12 B, and
- * its trailing edge out, 8 B, per column and step; docs/performance.md "CPU kernels"). */
-double tw_cpu_update_flops(int order);
+/* The CPU kernels' models for those ceilings: floating-point instructions of one (undamped) cell
+ * update as the vector loop issues them, per lane (tw_stencil.h: 3r pair terms of an add, a
+ * subtraction and a fused multiply-add; 2·p0, the sum of the two chains, and the time update's
+ * multiply-add and subtraction: 9r + 4, 40 at order 8). Every one takes an issue slot of the FP
+ * pipes that the FMA peak measures, an add as much as an FMA, so the arithmetic ceiling is the
+ * peak's instructions a second over this count (one core of a 2-core Xeon ran the order-8 update
+ * in its L2 at 93 % of it; docs/performance.md, session 28) — not its flops, which would put the
+ * ceiling 1.3× higher at order 8. And DRAM bytes per update of a kernel (cpu: 16, the stream
+ * above; cpu-diamond with tile R = r·dts: 20·r/R, a tower's leading edge in, 12 B, and its
+ * trailing edge out, 8 B, per column and step; docs/performance.md "CPU kernels"). */
+double tw_cpu_update_fp_ops(int order);
+/* The arithmetic ceiling in Gcell/s: FP instructions a second (one per FMA of the peak where it is
+ * fused, two where it is a multiply and an add) over tw_cpu_update_fp_ops. */
+double tw_cpu_arith_ceiling(const tw_host_ceilings *c, int order);
 double tw_cpu_update_bytes(const char *kernel, int order, int dts);
 
 /* GPU facts. tw_cuda_built: 1 when this build has the CUDA kernels. */

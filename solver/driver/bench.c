@@ -324,7 +324,11 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
 
 /* ---------------------------------------------------------------- host ceilings */
 
-double tw_cpu_update_flops(int order) { return 12.0 * (order / 2) + 4.0; }
+double tw_cpu_update_fp_ops(int order) { return 9.0 * (order / 2) + 4.0; }
+
+double tw_cpu_arith_ceiling(const tw_host_ceilings *c, int order) {
+  return (c->fma_fused ? 1.0 : 2.0) * c->fma_gfmas / tw_cpu_update_fp_ops(order);
+}
 
 double tw_cpu_update_bytes(const char *kernel, int order, int dts) {
   if (kernel && strncmp(kernel, "cpu-diamond", 11) == 0 && dts > 0) return 20.0 / dts; /* 20·r/R, R = r·dts */
