@@ -65,21 +65,33 @@ TW_INLINE void block(const tw_stencil *st, const int r, const int damped, const 
   }
 }
 
-/* The last partial block of a run: cells [from, k1) through the full block [b, b + 2·VW), b = k1 − 2·VW
- * < from, whose lanes below `from` overlap the block before. Those lanes would read p^{n+1} where
- * p^{n−1} was and must not be stored, so the block runs on a copy of its p^{n−1} cells and only
- * [from, k1) is copied back. A masked store instead (`if (k >= from) old[k] = v`) was compiled cell
- * by cell wherever the cell is damped — the division may not be evaluated in lanes the source does
- * not store, under GCC's default -ftrapping-math — and partly so even undamped in the AVX-512
- * build: on #21's job with Nz = 270 instead of 256, 27 % of the samples were in scalar code and
- * cpu-diamond ran 1.44 instead of 1.89 Gcell/s (docs/performance.md, session 28). The copy in and
- * the blend back (branch free: it vectorizes) cost four vector moves a column in the v4 build. */
+/* One VW-wide vector of cells [kb, kb + VW): the last partial block where its new cells fit one vector. */
+TW_INLINE void vec(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
+                   const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int kb) {
+#pragma omp simd
+  for (int k = kb; k < kb + TW_VW; k++) cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k);
+}
+
+/* The last partial block of a run: cells [from, k1) through the w cells [b, b + w) ending at k1 (w = VW
+ * where the new cells fit one vector, else 2·VW), whose lanes below `from` overlap the block before.
+ * Those lanes would read p^{n+1} where p^{n−1} was and must not be stored, so the block runs on a copy
+ * of its p^{n−1} cells and only [from, k1) is copied back. A masked store instead (`if (k >= from)
+ * old[k] = v`) was compiled cell by cell wherever the cell is damped — the division may not be
+ * evaluated in lanes the source does not store, under GCC's default -ftrapping-math — and partly so
+ * even undamped in the AVX-512 build: on #21's job with Nz = 270 instead of 256, 27 % of the samples
+ * were in scalar code and cpu-diamond ran 1.44 instead of 1.89 Gcell/s (docs/performance.md, session
+ * 28). The copy in and the blend back (branch free: it vectorizes) cost four vector moves a column in
+ * the v4 build. */
 TW_INLINE void tail(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
-                    const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int b, int from) {
+                    const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int b, int from,
+                    const int w) {
   float p[TW_BLK] __attribute__((aligned(64)));
-  for (int k = 0; k < TW_BLK; k++) p[k] = old[b + k];
-  block(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
-  for (int k = 0; k < TW_BLK; k++) old[b + k] = k < from - b ? old[b + k] : p[k];
+  for (int k = 0; k < w; k++) p[k] = old[b + k];
+  if (w == TW_BLK)
+    block(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
+  else
+    vec(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
+  for (int k = 0; k < w; k++) old[b + k] = k < from - b ? old[b + k] : p[k];
 }
 
 /* Cells [k0, k1) of a column without sources, in blocks of 2·VW from k0. A block is undamped where
@@ -116,13 +128,21 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
   for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
   for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
   for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
-  const int kb = k0 + TW_BLK * nb; /* the last partial block: the 2·VW cells ending at k1 */
+  const int kb = k0 + TW_BLK * nb; /* the last partial block: the VW or 2·VW cells ending at k1 */
   if (kb < k1) {
-    const int b = k1 - TW_BLK;
-    if (undamped_col && b >= lo && k1 <= hi)
-      tail(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, kb);
-    else
-      tail(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, kb);
+    const int one = k1 - kb <= TW_VW, b = k1 - (one ? TW_VW : TW_BLK);
+    const int und = undamped_col && b >= lo && k1 <= hi;
+    if (one) {
+      if (und)
+        tail(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, kb, TW_VW);
+      else
+        tail(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, kb, TW_VW);
+    } else {
+      if (und)
+        tail(&st, r, 0, cur, old, c2, sx, sy, axy, az, b, kb, TW_BLK);
+      else
+        tail(&st, r, 1, cur, old, c2, sx, sy, axy, az, b, kb, TW_BLK);
+    }
   }
 }
 
