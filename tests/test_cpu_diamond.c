@@ -313,8 +313,8 @@ static void reference(void) {
       if (rep >= 3) { /* long columns: several blocks, undamped ones between layers, a partial last */
         sp.n[0] = 2 * tw_rnd_in(1, 3) + 1, sp.n[1] = 2 * tw_rnd_in(1, 3) + 1, sp.n[2] = 40;
         /* padded N2 = 32q + t: the last partial block (cpu_update.c: tail) is one vector of the v4
-         * build where t ≤ 16 (rep 3), two where t > 16 (rep 4, run on v3 where this CPU has it: 8-float
-         * vectors, t mod 16 either) */
+         * build where t ≤ 16 (rep 3) and two where t > 16 (rep 4, which runs on v3 where this CPU has
+         * it: 8-float vectors, one or two by t mod 16) */
         tw_grid g0;
         const double d0[3] = {10.0, 10.0, 10.0}, o0[3] = {0, 0, 0};
         tw_grid_setup(&g0, sp.n, d0, o0, sp.absorb, sp.free_surface);

@@ -98,12 +98,12 @@ TW_INLINE void tail(const tw_stencil *st, const int r, const int damped, const f
  * the column is (ax = ay = 0) and the block lies in the model's own z range [lo, hi), where
  * a = (0 + 0) + 0 = 0 exactly; every other block takes the damped formula, which is exact for
  * a = 0 too (tw_stencil.h: the same bits), so a block that straddles a layer's edge needs no
- * split. The last partial block is the 2·VW cells ending at k1, which overlap the block before
- * (tail(): its lanes below the new cells are computed on a copy and not stored). So every cell goes through full
- * vectors: the scalar and 4-wide remainder loops of three runs per column took ~20 % of the time for ~6 % of the cells
- * (256³ with layers of 20, perf, session 13). A run shorter than a block (a column split by sources, Nz < 2·VW) goes
- * cell by cell. The weights are copied to the stack so that the compiler keeps them in registers (they cannot alias the
- * stores). */
+ * split. The last partial block is the VW or 2·VW cells ending at k1, which overlap the block
+ * before (tail(): its lanes below the new cells are computed on a copy and not stored). So every
+ * cell goes through full vectors: the scalar and 4-wide remainder loops of three runs per column
+ * took ~20 % of the time for ~6 % of the cells (256³ with layers of 20, perf, session 13). A run
+ * shorter than a block (a column split by sources, Nz < 2·VW) goes cell by cell. The weights are
+ * copied to the stack so that the compiler keeps them in registers (they cannot alias the stores). */
 TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *old, const float *c2, long sx, long sy,
                    float axy, int undamped_col, int k0, int k1) {
   const tw_stencil st = pb->st;
