@@ -54,22 +54,17 @@ TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const f
  * iteration: L of a cell is two chains of dependent fused multiply-adds (tw_stencil.h), and the
  * second cell's two chains keep the FP units busy where one cell waits on latency (order 8, one
  * unfused chain: −9 % time in isolation; both use the same address registers, a constant
- * displacement apart). No mask and no condition on the store: every lane is stored (see tail()). */
+ * displacement apart). With two = 0 (a constant) the VW cells [kb, kb + VW) alone: a last partial
+ * block whose new cells fit one vector. No mask and no condition on the store: every lane is
+ * stored (see tail()). */
 TW_INLINE void block(const tw_stencil *st, const int r, const int damped, const float *restrict cur,
                      float *restrict old, const float *restrict c2, long sx, long sy, float axy,
-                     const float *restrict az, int kb) {
+                     const float *restrict az, int kb, const int two) {
 #pragma omp simd
   for (int k = kb; k < kb + TW_VW; k++) {
     cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k);
-    cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + TW_VW);
+    if (two) cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k + TW_VW);
   }
-}
-
-/* One VW-wide vector of cells [kb, kb + VW): the last partial block where its new cells fit one vector. */
-TW_INLINE void vec(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
-                   const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int kb) {
-#pragma omp simd
-  for (int k = kb; k < kb + TW_VW; k++) cell(st, r, damped, cur, old, c2, sx, sy, axy, az, k);
 }
 
 /* The last partial block of a run: cells [from, k1) through the w cells [b, b + w) ending at k1 (w = VW
@@ -87,10 +82,7 @@ TW_INLINE void tail(const tw_stencil *st, const int r, const int damped, const f
                     const int w) {
   float p[TW_BLK] __attribute__((aligned(64)));
   for (int k = 0; k < w; k++) p[k] = old[b + k];
-  if (w == TW_BLK)
-    block(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
-  else
-    vec(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0);
+  block(st, r, damped, cur + b, p, c2 + b, sx, sy, axy, az + b, 0, w == TW_BLK);
   for (int k = 0; k < w; k++) old[b + k] = k < from - b ? old[b + k] : p[k];
 }
 
@@ -125,9 +117,9 @@ TW_INLINE void run(const tw_problem *pb, const int r, const float *cur, float *o
     if (u0 > nb) u0 = nb;
     if (u1 < u0) u1 = u0;
   }
-  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
-  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
-  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b);
+  for (int b = 0; b < u0; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 1);
+  for (int b = u0; b < u1; b++) block(&st, r, 0, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 1);
+  for (int b = u1; b < nb; b++) block(&st, r, 1, cur, old, c2, sx, sy, axy, az, k0 + TW_BLK * b, 1);
   const int kb = k0 + TW_BLK * nb; /* the last partial block: the VW or 2·VW cells ending at k1 */
   if (kb < k1) {
     const int one = k1 - kb <= TW_VW, b = k1 - (one ? TW_VW : TW_BLK);
