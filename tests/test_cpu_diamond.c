@@ -671,6 +671,56 @@ static void auto_rule(void) {
   tw_job_destroy(job);
 }
 
+/* cpu-diamond's default tile (cpu_diamond.c: tw_cpu_default_tile) on the caches of the machines it
+ * was measured on, and what it must keep on any: a stage of ≥ 4T/3 towers, a footprint within the
+ * cache it was sized for, [8, 64], the L2 tower only where its halo share r/R is ≤ 1/7. */
+static void tile_rule(void) {
+  const long Mi = 1L << 20;
+  static const struct {
+    int r, N1, Nz, T;
+    long l2, share; /* MiB */
+    int want;
+  } measured[] = {
+      /* the 2-core Xeon (2 MiB L2, share 40 MiB) */
+      {1, 256, 256, 2, 2, 40, 14},
+      {2, 256, 256, 2, 2, 40, 14},
+      {3, 256, 256, 2, 2, 40, 48},
+      {4, 256, 256, 2, 2, 40, 48},
+      {1, 256, 512, 2, 2, 40, 10},
+      {4, 256, 512, 2, 2, 40, 34},
+      {1, 512, 128, 2, 2, 40, 20},
+      {4, 512, 128, 2, 2, 40, 64},
+      /* the 16-core host (2 MiB L2 a core, share 64 MiB) */
+      {1, 512, 256, 16, 2, 64, 12},
+      {4, 512, 256, 16, 2, 64, 12},
+      {4, 256, 256, 16, 2, 64, 8},
+      {1, 512, 256, 8, 2, 64, 14},
+      {4, 512, 256, 8, 2, 64, 24},
+  };
+  for (size_t i = 0; i < sizeof measured / sizeof *measured; i++) {
+    const int R = tw_cpu_default_tile(measured[i].r, measured[i].N1, measured[i].Nz, measured[i].T, measured[i].l2 * Mi,
+                                      measured[i].share * Mi);
+    CHECK(R == measured[i].want, "case %zu: tile %d, want %d", i, R, measured[i].want);
+  }
+  const long l2s[] = {512L << 10, 1 * Mi, 2 * Mi}, shares[] = {8 * Mi, 20 * Mi, 64 * Mi};
+  int bad = 0, l2_towers = 0, l3_towers = 0;
+  for (int r = 1; r <= 4; r++)
+    for (int N1 = 16; N1 <= 2048; N1 *= 2)
+      for (int Nz = 32; Nz <= 2048; Nz *= 2)
+        for (int T = 1; T <= 64; T *= 2)
+          for (int c = 0; c < 3; c++) {
+            const long l2 = l2s[c], share = shares[c];
+            const int R = tw_cpu_default_tile(r, N1, Nz, T, l2, share);
+            const double F = 24.0 * R * R * Nz;
+            const int l2_tower = F <= 0.6 * l2 && R >= 7 * r;
+            l2_towers += l2_tower;
+            l3_towers += !l2_tower && R > 8 && F <= 0.7 * share / T;
+            bad += R < 8 || R > 64 || (R > 8 && 8 * T * R > 3 * N1) || (R > 8 && F > 0.6 * l2 && F > 0.7 * share / T);
+          }
+  CHECK(!bad, "%d tiles outside [8, 64], the parallelism limit or the caches", bad);
+  CHECK(l2_towers > 0 && l3_towers > 0, "both kinds of tower: %d in the L2, %d in the L3", l2_towers, l3_towers);
+}
+
 int main(void) {
   tw_rng_seed(0x2545F4914F6CDD1Dull);
   const char *b = getenv("TW_DIAMOND_BENCH");
@@ -686,5 +736,6 @@ int main(void) {
   window_memory();
   debug_levels();
   auto_rule();
+  tile_rule();
   return tw_test_exit();
 }

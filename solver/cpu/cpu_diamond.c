@@ -39,34 +39,47 @@ static void dia_destroy(void *state) {
 }
 
 /* cpu-diamond's own defaults (the GPU's, tw_default_dts, size a tower for registers): the tile
- * R = r·dts, in cells, by a rule measured on a 2-core Zen 4 (32 MiB L3) and a 16-core Xeon
- * (docs/performance.md, session 14):
- *   R = min(N1 / 4T, √(0.4 · L3 / T / (24 B · Nz))), clamped to [8, 32],
- * with N1 the kernels' y length, T the threads, Nz the column length. Larger towers do less
- * per-row work (rows are 1 … 2R − 1 columns wide) and move fewer bytes (~20·r/R per update), as
- * long as
- *  - the threads have about two towers each: a stage has ~N1 / 2R towers, and though they run as
- *    tasks (run_towers), the parallelism stays ~N1 / 2R. 16 threads on 256³: R = 16 ran 1.7–2.4
- *    Gcell/s at order 8 (below `cpu`'s 2.6–4.1), R = 8 4.3–4.7, R = 4 4.1–4.4;
- *  - a tower's working set, 2R² columns of three arrays (2R²·Nz·12 B, twice that in flight per
- *    thread between towers), stays within 0.4 of the thread's share of the L3: 6.3 MiB at R = 32,
- *    Nz = 256. 2 threads (R = 16 / 24 / 32): 256³ order 8 1.72 / — / 1.92, order 2 4.6 / 5.2 /
- *    5.4; 256 × 256 × 1024 order 8 1.32 / 1.14 / 1.14, order 2 4.74 / 3.17 / 2.78; 512 × 512 × 128
- *    order 8 1.45 / 1.57 / 1.65.
- * Below 8 the short rows and tips cost more than the cache saves (on 2 threads R = 8 runs 25 %
- * slower than 16 at order 8). Through the window (solver.device_memory below the grid) R = 16, the
- * tile its ring was sized and measured with (it runs stage by stage: copies go with stages).
- * Height: 32 and 64 measured alike at order 8 (order 2: +3 % at 64); 32 keeps the window small. */
+ * R = r·dts, in cells. A tower step updates 2R² columns: its footprint, three arrays (p^n,
+ * p^{n−1}, c²dt²), is F = 2R²·Nz·12 B. Two things pull R apart (docs/performance.md, session 29):
+ *  - the halo: a step reads r rows and r columns beyond its diamond, a share ~r/R of its loads,
+ *    and a row's fixed work is spread over ~R columns: larger R is cheaper per cell;
+ *  - the cache the step's data is reused from: a tower reads at step τ what it wrote at τ − 1 and
+ *    τ − 2. Where F fits one core's L2 (R₂ below), that is the L2; beyond it the L3, whose reuse
+ *    holds while F stays within the thread's share (R₃).
+ * So (tw_cpu_default_tile): the L2 tower R₂ = ⌊√(0.6·L2 / (24 B·Nz))⌋ where its halo share is
+ * small, R₂ ≥ 7r; else the larger of R₂ and the L3 tower R₃ = ⌊√(0.7·L3 share / T / (24 B·Nz))⌋;
+ * then at most 3·N1 / 8T, so that a stage has ≥ 4T/3 towers (~N1 / 2R; they run as tasks,
+ * run_towers, but the parallelism stays ~N1 / 2R), clamped to [8, 64].
+ * Measured (bench, Gcell/s, the tile that won; the rule's pick in brackets):
+ *  - 2-core Xeon (2 MiB L2, share 40 MiB): 256³ order 2 R 12–16 [14] +20–25 % over R = 32, order 4
+ *    R 14–16 [14], order 6 R 48–54 [48], order 8 R 48–56 [48] +4–6 %; 256² × 512 order 2 R 11–12
+ *    [10], orders 4–8 R 32–40 [34]; 512² × 128 order 2 R 16–20 [20], order 8 R 64 [64];
+ *  - the 16-core Xeon host, 512² × 256: 16 threads R 12 [12] (R 8 −3–10 %, R 16 −10–18 %: a tower
+ *    a thread is too few), 8 threads R 16 [14 / 24 at orders 2 / 8]; 256³, 16 threads R 8 [8] (R 12
+ *    −30 %); 2 threads as on the 2-core Xeon at order 2, flat within ±5 % from R 32 to 56 at order 8.
+ * Below 8 the short rows and tips cost more than the cache saves. Through the window
+ * (solver.device_memory below the grid) R = 16, the tile its ring was sized and measured with (it
+ * runs stage by stage: copies go with stages). Height: 32 and 64 measured alike at order 8 (order
+ * 2: +3 % at 64); 32 keeps the window small. */
 #define TW_CPU_TILE_MIN 8
-#define TW_CPU_TILE_MAX 32
+#define TW_CPU_TILE_MAX 64
 #define TW_CPU_TILE_WINDOW 16
 #define TW_CPU_HEIGHT 32
+
+int tw_cpu_default_tile(int r, int N1, int Nz, int threads, long l2, long l3_share) {
+  const double column = 24.0 * Nz; /* a column's bytes in F, per R² */
+  const int T = threads > 0 ? threads : 1;
+  const int R2 = (int)sqrt(0.6 * (double)l2 / column);
+  const int R3 = (int)sqrt(0.7 * (double)l3_share / T / column);
+  int R = R2 >= 7 * r ? R2 : R2 > R3 ? R2 : R3;
+  const int par = 3 * N1 / (8 * T);
+  if (R > par) R = par;
+  return R < TW_CPU_TILE_MIN ? TW_CPU_TILE_MIN : R > TW_CPU_TILE_MAX ? TW_CPU_TILE_MAX : R;
+}
+
 static int cpu_default_dts(const tw_problem *pb) {
   const int r = pb->st.r, T = tw_cpu_threads(pb);
-  int R = pb->g.N[1] / (4 * T);
-  const int Rc = (int)sqrt(0.4 * (double)tw_cpu_cache_bytes(3) / T / (24.0 * pb->g.N[2]));
-  if (Rc < R) R = Rc;
-  R = R < TW_CPU_TILE_MIN ? TW_CPU_TILE_MIN : R > TW_CPU_TILE_MAX ? TW_CPU_TILE_MAX : R;
+  int R = tw_cpu_default_tile(r, pb->g.N[1], pb->g.N[2], T, tw_cpu_cache_bytes(2), tw_cpu_l3_share(T));
   if (pb->device_memory) {
     tw_window_need need;
     tw_window_cpu_need(pb, 1, TW_CPU_HEIGHT, &need);

@@ -116,6 +116,10 @@ void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx);
 /* cpu-diamond's DTS and tower height: solver.dts and solver.tower_height, or its own defaults
  * (cpu_diamond.c; not the GPU's), validated by tw_schedule_params. */
 tw_status tw_cpu_diamond_params(const tw_problem *pb, int *dts, int *nt, tw_error *err);
+/* Its default tile R (cells, dts = R / r) for stencil radius r, the kernels' y length N1, column
+ * length Nz, threads, one core's L2 and the threads' L3 share in bytes (cpu_diamond.c: the rule
+ * and the measurements behind it). */
+int tw_cpu_default_tile(int r, int N1, int Nz, int threads, long l2, long l3_share);
 /* Its plan under solver.device_memory: DTS, height (*nt_default: the default it lowered to fit the
  * cap, else 0) and window planes W (0: the whole grid); TW_ERANGE naming the smallest cap that works
  * when none fits. From the problem's sizes alone (tw_problem_sizes), so that `check` refuses what the

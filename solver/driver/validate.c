@@ -416,7 +416,7 @@ static tw_status check_cpu_window(const tw_job *job, tw_validate_mode mode, cons
   int dts, nt, nt_default, W;
   /* solver.dts and solver.tower_height are past check_schedule, which refused, where each is given,
    * any value beyond the schedule's limits: the only limits tw_cpu_diamond_params applies (its own
-   * default tile is at most TW_CPU_TILE_MAX = 32 cells, under TW_TILE_MAX) */
+   * default tile is at most TW_CPU_TILE_MAX = 64 cells, under TW_TILE_MAX) */
   tw_status st = tw_problem_sizes(job, &pb, err);
   if (!st) st = tw_cpu_diamond_params(&pb, &dts, &nt, err);
   if (st) return tw_error_prefix(err, "%s", job->path);
