@@ -601,7 +601,7 @@ static void debug_levels(void) {
   tw_problem *pb = make_problem(&sp);
   tw_cpu_fields f;
   tw_error err = {0};
-  REQUIRE(tw_cpu_fields_create(pb, 0, 9, &f, &err) == TW_OK, "%s", err.msg);
+  REQUIRE(tw_cpu_fields_create(pb, 0, 9, TW_CPU_ALIGN_STEPWISE, &f, &err) == TW_OK, "%s", err.msg);
   tw_debug_level_reset();
   tw_cpu_update_row(pb, &f, 4, 4, 5, 0, NULL);
   CHECK(tw_debug_level_errors(NULL, 0) == 0, "a first update in order was flagged");
@@ -671,6 +671,56 @@ static void auto_rule(void) {
   tw_job_destroy(job);
 }
 
+/* Columns long enough for cpu-diamond to align them to its vector (cpu_fields.h: tw_cpu_tower_align;
+ * the matrix's short columns keep `cpu`'s layout): both kernels, in core and through the window
+ * (whose ring takes the host fields' layout), bitwise equal with each holding its own layout. */
+static void aligned_columns(void) {
+  int cases = 0, aligned = 0;
+  for (int order = 2; order <= 8; order += 6)
+    for (int ccase = 0; ccase < 2; ccase++) {
+      spec sp = {.order = order,
+                 .n = {2 * tw_rnd_in(30, 40) + 1, 9, 150},
+                 .absorb = {2, 2, 2},
+                 .free_surface = tw_rnd() % 2,
+                 .interval = tw_rnd_in(1, 3),
+                 .trilinear = tw_rnd() % 2};
+      /* padded N2 a multiple of 16 (≥ 120): the pitch on 16 floats is N2 + 16, within 1/16 of N2 + 8 */
+      tw_grid g0;
+      const double d0[3] = {10.0, 10.0, 10.0}, o0[3] = {0, 0, 0};
+      tw_grid_setup(&g0, sp.n, d0, o0, sp.absorb, sp.free_surface);
+      sp.n[2] = 16 * tw_rnd_in(10, 11) - (g0.N[2] - sp.n[2]);
+      sp.steps = 16 * 11 + tw_rnd_in(2, 14); /* the waves cross the grid's longest axis */
+      tw_problem *pb = make_problem(&sp);
+      const int r = order / 2;
+      pb->dts = 1;
+      pb->tower_height = tw_rnd_in(4, 12);
+      pb->threads = tw_rnd_in(1, 2);
+      const int align = tw_cpu_tower_align(pb->g.N[2], r);
+      CHECK(align ==
+                (tw_cpu_impl_active()->vw > TW_CPU_ALIGN_STEPWISE ? tw_cpu_impl_active()->vw : TW_CPU_ALIGN_STEPWISE),
+            "Nz %d, order %d: cpu-diamond's alignment %d with %d-float vectors", pb->g.N[2], order, align,
+            tw_cpu_impl_active()->vw);
+      aligned += align > TW_CPU_ALIGN_STEPWISE;
+      if (ccase) {
+        tw_window_need need;
+        int d2, nt2;
+        REQUIRE(tw_schedule_params(order, pb->dts, pb->tower_height, &d2, &nt2, NULL) == TW_OK, "params");
+        tw_window_cpu_need(pb, pb->dts, nt2, &need);
+        pb->device_memory = need.min_bytes;
+      }
+      char what[160];
+      snprintf(what, sizeof what, "aligned columns: order %d grid %dx%dx%d dts %d height %d cap %llu", order,
+               pb->g.N[0], pb->g.N[1], pb->g.N[2], pb->dts, pb->tower_height, (unsigned long long)pb->device_memory);
+      run_counts rc = {0};
+      compare_run(pb, what, &rc);
+      CHECK(!ccase || rc.window_planes, "%s: no window", what);
+      free_problem(pb);
+      cases++;
+    }
+  printf("aligned columns: %d cases, %d with cpu-diamond's columns on %d floats (`cpu`: %d), bitwise equal\n", cases,
+         aligned, tw_cpu_impl_active()->vw, TW_CPU_ALIGN_STEPWISE);
+}
+
 /* cpu-diamond's default tile (cpu_diamond.c: tw_cpu_default_tile) on the caches of the machines it
  * was measured on, and what it must keep on any: a stage of ≥ 4T/3 towers, a footprint within the
  * cache it was sized for, [8, 64], the L2 tower only where its halo share r/R is ≤ 1/7. */
@@ -737,5 +787,6 @@ int main(void) {
   debug_levels();
   auto_rule();
   tile_rule();
+  aligned_columns();
   return tw_test_exit();
 }

@@ -251,7 +251,8 @@ static void executor_case(int order, int N0, int W) {
   for (size_t c = 0; c < cells; c++) pb.c2dt2[c] = (float)(tw_rnd() % 1000) / 1000.0f;
   tw_cpu_fields host;
   tw_error err = {0};
-  REQUIRE(tw_cpu_fields_create(&pb, 0, N0, &host, &err) == TW_OK, "host: %s", err.msg);
+  REQUIRE(tw_cpu_fields_create(&pb, 0, N0, tw_cpu_tower_align(pb.g.N[2], pb.st.r), &host, &err) == TW_OK, "host: %s",
+          err.msg);
   for (int i = 0; i < N0; i++)
     for (int j = 0; j < 5; j++)
       for (int k = 0; k < 4; k++)

@@ -19,7 +19,7 @@ static tw_status cpu_create(const tw_problem *pb, void **state, tw_error *err) {
   cpu_state *s = calloc(1, sizeof *s);
   if (!s) return tw_error_set(err, TW_ENOMEM, "out of memory");
   s->pb = pb;
-  tw_status st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->f, err);
+  tw_status st = tw_cpu_fields_create(pb, 0, pb->g.N[0], TW_CPU_ALIGN_STEPWISE, &s->f, err);
   if (st) {
     free(s);
     return st;

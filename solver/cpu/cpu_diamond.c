@@ -182,7 +182,7 @@ static tw_status dia_create(const tw_problem *pb, void **state, tw_error *err) {
   s->pb = pb;
   int W = 0;
   tw_status st = tw_cpu_diamond_plan(pb, &s->dts, &s->nt, &s->nt_default, &W, err);
-  if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], &s->host, err);
+  if (!st) st = tw_cpu_fields_create(pb, 0, pb->g.N[0], tw_cpu_tower_align(pb->g.N[2], pb->st.r), &s->host, err);
   if (!st && W) {
     st = tw_window_create(pb, &s->host, W, &s->win, err);
     s->windowed = !st;

@@ -51,12 +51,12 @@ void tw_cpu_fields_zero(tw_cpu_fields *f) {
 void tw_cpu_update_row_base(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,
                             const tw_tap_sink *sink);
 float tw_cpu_fma_chains_base(long n, float a, float b);
-extern const int tw_cpu_fused_base;
-#define TW_CPU_VARIANT_DECL(v)                                                                        \
-  void tw_cpu_update_row_##v(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n,        \
-                             const tw_tap_sink *sink);                                                   \
-  float tw_cpu_fma_chains_##v(long n, float a, float b);                                                 \
-  extern const int tw_cpu_fused_##v;
+extern const int tw_cpu_fused_base, tw_cpu_vw_base;
+#define TW_CPU_VARIANT_DECL(v)                                                                      \
+  void tw_cpu_update_row_##v(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n, \
+                             const tw_tap_sink *sink);                                              \
+  float tw_cpu_fma_chains_##v(long n, float a, float b);                                            \
+  extern const int tw_cpu_fused_##v, tw_cpu_vw_##v;
 #ifdef TW_HAVE_CPU_V3
 TW_CPU_VARIANT_DECL(v3)
 #endif
@@ -70,19 +70,20 @@ static const tw_cpu_impl *impl_active;
 static int impl_list(const tw_cpu_impl **list, int *runs) {
   /* filled once at run time: the `fused` flags are constants of other translation units */
   static tw_cpu_impl base;
-  if (!base.name) base = (tw_cpu_impl){"base", tw_cpu_update_row_base, tw_cpu_fma_chains_base, tw_cpu_fused_base};
+  if (!base.name)
+    base = (tw_cpu_impl){"base", tw_cpu_update_row_base, tw_cpu_fma_chains_base, tw_cpu_fused_base, tw_cpu_vw_base};
   int n = 0;
 #if defined(TW_HAVE_CPU_V3) || defined(TW_HAVE_CPU_V4)
   __builtin_cpu_init();
 #endif
 #ifdef TW_HAVE_CPU_V4
   static tw_cpu_impl v4;
-  if (!v4.name) v4 = (tw_cpu_impl){"v4", tw_cpu_update_row_v4, tw_cpu_fma_chains_v4, tw_cpu_fused_v4};
+  if (!v4.name) v4 = (tw_cpu_impl){"v4", tw_cpu_update_row_v4, tw_cpu_fma_chains_v4, tw_cpu_fused_v4, tw_cpu_vw_v4};
   list[n] = &v4, runs[n++] = __builtin_cpu_supports("x86-64-v4");
 #endif
 #ifdef TW_HAVE_CPU_V3
   static tw_cpu_impl v3;
-  if (!v3.name) v3 = (tw_cpu_impl){"v3", tw_cpu_update_row_v3, tw_cpu_fma_chains_v3, tw_cpu_fused_v3};
+  if (!v3.name) v3 = (tw_cpu_impl){"v3", tw_cpu_update_row_v3, tw_cpu_fma_chains_v3, tw_cpu_fused_v3, tw_cpu_vw_v3};
   list[n] = &v3, runs[n++] = __builtin_cpu_supports("x86-64-v3");
 #endif
   list[n] = &base, runs[n++] = 1;
@@ -108,6 +109,12 @@ const tw_cpu_impl *tw_cpu_impl_active(void) {
   return impl_active;
 }
 
+int tw_cpu_tower_align(int Nz, int h) {
+  const int vw = tw_cpu_impl_active()->vw, a = TW_CPU_ALIGN_STEPWISE;
+  const int v = vw < a ? a : vw > TW_CPU_ALIGN_MAX ? TW_CPU_ALIGN_MAX : vw;
+  return 16 * tw_cpu_pitch(Nz, h, v) <= 17 * tw_cpu_pitch(Nz, h, a) ? v : a;
+}
+
 int tw_cpu_impl_select(const char *name) {
   const tw_cpu_impl *i = impl_find(name);
   if (i) impl_active = i;
@@ -119,9 +126,9 @@ void tw_cpu_update_row(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, in
   impl_active->update_row(pb, f, i, y0, y1, n, sink); /* set by tw_cpu_fields_create */
 }
 
-void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx) {
+void tw_cpu_strides(const tw_problem *pb, int align, long *sy, long *sx) {
   const int h = pb->st.r;
-  *sy = tw_cpu_pitch(pb->g.N[2], h);
+  *sy = tw_cpu_pitch(pb->g.N[2], h, align);
   *sx = *sy * (long)(pb->g.N[1] + 2 * h);
 }
 
@@ -174,7 +181,7 @@ long tw_cpu_cache_bytes(int level) {
 int tw_cpu_yblocks(const tw_problem *pb, int threads, int *by) {
   const int N1 = pb->g.N[1], r = pb->st.r;
   long sy, sx;
-  tw_cpu_strides(pb, &sy, &sx);
+  tw_cpu_strides(pb, TW_CPU_ALIGN_STEPWISE, &sy, &sx); /* `cpu`'s layout: its blocks */
   /* the 2r + 1 planes of level n that a sweep along x keeps, in each thread's half share of the
    * L3 (docs/performance.md: blocks sized for the L2 measured slower, the y halos re-read) */
   long want = tw_cpu_cache_bytes(3) / 2 / threads / ((2L * r + 1) * sy * (long)sizeof(float)) - 2L * r;
@@ -193,15 +200,20 @@ int tw_cpu_yblocks(const tw_problem *pb, int threads, int *by) {
  * writes it first, on a machine with several memory nodes) is made by the thread that will update
  * it in the stepwise kernel: y-block b's columns, halo columns with the first and last block, by
  * the same static OpenMP schedule as cpu.c. c²dt² is copied in the same loop. */
-static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, int copy_c2, tw_cpu_fields *f, tw_error *err) {
+static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, int align, int copy_c2, tw_cpu_fields *f,
+                              tw_error *err) {
   const tw_grid *g = &pb->g;
   tw_cpu_impl_active(); /* choose the variant here, before any thread runs a kernel */
   memset(f, 0, sizeof *f);
+  if (align < 8 || align > TW_CPU_ALIGN_MAX || align & (align - 1))
+    return tw_error_set(err, TW_EINTERNAL, "CPU fields: column alignment %d floats (allowed 8 … %d, a power of 2)",
+                        align, TW_CPU_ALIGN_MAX);
   f->h = pb->st.r;
-  f->kz = tw_cpu_kz(f->h);
+  f->align = align;
+  f->kz = tw_cpu_kz(f->h, align);
   f->x0 = x0;
   f->nx = nx;
-  tw_cpu_strides(pb, &f->sy, &f->sx);
+  tw_cpu_strides(pb, align, &f->sy, &f->sx);
   f->size = (size_t)f->sx * (size_t)(nx + 2 * f->h);
   f->base = (size_t)f->h * (size_t)(f->sx + f->sy) + (size_t)f->kz;
   for (int a = 0; a < 2; a++) f->p[a] = tw_alloc_large(f->size * sizeof(float));
@@ -238,8 +250,8 @@ static tw_status fields_alloc(const tw_problem *pb, int x0, int nx, int copy_c2,
   return TW_OK;
 }
 
-tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err) {
-  tw_status st = fields_alloc(pb, x0, nx, 1, f, err);
+tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, int align, tw_cpu_fields *f, tw_error *err) {
+  tw_status st = fields_alloc(pb, x0, nx, align, 1, f, err);
   if (st) return st;
 #ifdef TW_DEBUG_LEVELS
   init_levels(f);
@@ -247,10 +259,11 @@ tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fiel
   return TW_OK;
 }
 
-tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *f, tw_error *err) {
+tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, const tw_cpu_fields *like, tw_cpu_fields *f,
+                                    tw_error *err) {
   if (W < 2 * pb->st.r)
     return tw_error_set(err, TW_EINTERNAL, "window ring of %d planes is below 2r = %d", W, 2 * pb->st.r);
-  tw_status st = fields_alloc(pb, 0, W, 0, f, err);
+  tw_status st = fields_alloc(pb, 0, W, like->align, 0, f, err);
   if (!st) f->wrap = W;
 #ifdef TW_DEBUG_LEVELS
   if (!st) init_levels(f);

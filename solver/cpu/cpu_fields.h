@@ -6,15 +6,19 @@
  * between the z columns, so a stencil read never leaves the allocation and reads 0 outside the
  * padded grid (docs/design.md §1: p = 0 outside). Cell (i, j, k) of the padded grid is at
  * base + i·sx + j·sy + k, base = h·(sx + sy) + kz. For the vector loops along z (cpu_update.c)
- * kz = h rounded up to 8 floats, so that k = 0 of every column is on a 32-byte boundary (the
- * arrays are 64-byte aligned) and sy is a multiple of 8. The kz floats before a column's k = 0
- * hold its free-surface ghosts k = −h … −1 (written by its own update) and, before them, the zeros
- * that the previous column reads past its end (k = Nz … Nz + h − 1); the pitch adds floats after
- * a column only where kz < 2h, so the padding costs 8 floats a column (3 % at Nz = 256) and the
- * memory-bound stepwise kernel moves that little more. (With 16-float vectors, x86-64-v4, half the
- * columns' blocks straddle cache lines. Every column on 64 bytes — kz 16, pitch a multiple of 16 —
- * ran cpu-diamond +15 % at order 8 against the same pitch on 32 bytes, but the longer pitch cost
- * both kernels 5–9 %: net −6 % for `cpu`, +5 % for the towers; not kept, session 27.) */
+ * kz = h rounded up to `align` floats, and the pitch sy is a multiple of `align`, so that k = 0 of
+ * every column is on an align·4-byte boundary (the arrays are 64-byte aligned). The kz floats
+ * before a column's k = 0 hold its free-surface ghosts k = −h … −1 (written by its own update) and,
+ * before them, the zeros that the previous column reads past its end (k = Nz … Nz + h − 1); the
+ * pitch adds floats after a column only where kz < 2h.
+ * The alignment is the kernel's (tw_cpu_fields_create): `cpu` takes 8 floats (32 bytes; the
+ * padding costs 8 floats a column, 3 % at Nz = 256, and the memory-bound stepwise kernel moves
+ * that little more), cpu-diamond the vector of its build where the columns are long enough
+ * (tw_cpu_tower_align: 16 floats in the x86-64-v4 build), so that no 64-byte vector of a tower
+ * straddles two cache lines. On #21's job at
+ * order 8 (2-core Xeon) 64-byte columns ran cpu-diamond +7–10 % and `cpu` −5–6 % (the 16 floats a
+ * column more): each kernel has the one it runs faster with (docs/performance.md, sessions 27 and
+ * 29). The window's ring has its host fields' layout (whole planes are copied). */
 #ifndef TW_CPU_FIELDS_H
 #define TW_CPU_FIELDS_H
 
@@ -23,7 +27,8 @@
 typedef struct tw_cpu_fields {
   int h;                     /* halo = stencil radius */
   long sx, sy;               /* strides of x and y (z stride is 1); sx = sy·(N1 + 2h) */
-  int kz;                    /* offset of k = 0 in a column: h rounded up to 8 (tw_cpu_kz) */
+  int kz;                    /* offset of k = 0 in a column: h rounded up to align (tw_cpu_kz) */
+  int align;                 /* floats: kz and sy are multiples of it (8 or 16) */
   size_t base, size;         /* offset of cell (0,0,0); floats per array */
   float *p[2];               /* level m is in p[m % 2] */
   float *c2;                 /* c²dt² (halo cells unused) */
@@ -73,12 +78,14 @@ static inline float *tw_cpu_plane(const tw_cpu_fields *f, float *a, int slot) {
   return a + (ptrdiff_t)(f->h + slot) * f->sx;
 }
 
-/* Allocate zeroed fields for x-planes [x0, x0 + nx) of the padded grid (nx = N0: all), and
- * copy c²dt² for them from the problem. */
-tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, tw_cpu_fields *f, tw_error *err);
-/* A ring of W x-planes (W ≥ 2h) for the sliding window: zeroed, no c²dt² (planes come in with
- * tw_window's copies). */
-tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, tw_cpu_fields *f, tw_error *err);
+/* Allocate zeroed fields for x-planes [x0, x0 + nx) of the padded grid (nx = N0: all), columns
+ * aligned to `align` floats (TW_CPU_ALIGN_STEPWISE or tw_cpu_tower_align()), and copy c²dt² for
+ * them from the problem. */
+tw_status tw_cpu_fields_create(const tw_problem *pb, int x0, int nx, int align, tw_cpu_fields *f, tw_error *err);
+/* A ring of W x-planes (W ≥ 2h) for the sliding window, in the layout of `like` (its alignment):
+ * zeroed, no c²dt² (planes come in with tw_window's copies). */
+tw_status tw_cpu_fields_create_ring(const tw_problem *pb, int W, const tw_cpu_fields *like, tw_cpu_fields *f,
+                                    tw_error *err);
 void tw_cpu_fields_destroy(tw_cpu_fields *f);
 /* Both levels back to zero, as created (a new shot; c²dt² stays). */
 void tw_cpu_fields_zero(tw_cpu_fields *f);
@@ -89,12 +96,21 @@ void tw_cpu_fields_zero(tw_cpu_fields *f);
  * n − 1 (own cells) only. */
 void tw_cpu_update_row(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n, const tw_tap_sink *sink);
 
-/* Offset of k = 0 in a column, and the column pitch sy (floats) of the layout above. */
-static inline int tw_cpu_kz(int h) { return (h + 7) / 8 * 8; }
-static inline long tw_cpu_pitch(int Nz, int h) {
-  const int kz = tw_cpu_kz(h), tail = 2 * h > kz ? 2 * h - kz : 0; /* zeros past Nz not in the next kz */
-  return ((long)kz + Nz + tail + 7) / 8 * 8;
+/* Offset of k = 0 in a column, and the column pitch sy (floats) of the layout above, for columns
+ * aligned to `align` floats. */
+static inline int tw_cpu_kz(int h, int align) { return (h + align - 1) / align * align; }
+static inline long tw_cpu_pitch(int Nz, int h, int align) {
+  const int kz = tw_cpu_kz(h, align), tail = 2 * h > kz ? 2 * h - kz : 0; /* zeros past Nz not in the next kz */
+  return ((long)kz + Nz + tail + align - 1) / align * align;
 }
+/* The kernels' column alignments (floats): `cpu`'s, and cpu-diamond's for columns of Nz cells and
+ * halo h: the active variant's vector (at most TW_CPU_ALIGN_MAX), where that makes the pitch at
+ * most 1/16 longer than `cpu`'s (the bytes a tower moves grow less than the 7–10 % the aligned
+ * vectors gain: Nz = 256 at order 8, 272 floats against 264), else `cpu`'s (short columns: Nz = 22
+ * would take 48 floats against 32). */
+#define TW_CPU_ALIGN_STEPWISE 8
+#define TW_CPU_ALIGN_MAX 16
+int tw_cpu_tower_align(int Nz, int h);
 
 /* The variants of the hot code (cpu_update.c is built once per variant: "base", the build's
  * target; "v3", x86-64-v3 with AVX2 and FMA, on x86-64). The active one is the best this CPU
@@ -104,14 +120,15 @@ typedef struct tw_cpu_impl {
   void (*update_row)(const tw_problem *pb, tw_cpu_fields *f, int i, int y0, int y1, long n, const tw_tap_sink *sink);
   float (*fma_chains)(long n, float a, float b); /* bench: 96 multiply-add chains, n times */
   int fused;                                     /* fma_chains uses fused multiply-adds */
+  int vw;                                        /* floats a vector of its row update (TW_CPU_VW) */
 } tw_cpu_impl;
 const tw_cpu_impl *tw_cpu_impl_active(void);
 /* Force a variant by name ("base", "v3"), or NULL for the best; returns 0 when this build or
  * CPU lacks it (the active one is then unchanged). */
 int tw_cpu_impl_select(const char *name);
 
-/* Column pitch sy and plane size sx (floats) of the layout above, for a problem. */
-void tw_cpu_strides(const tw_problem *pb, long *sy, long *sx);
+/* Column pitch sy and plane size sx (floats) of the layout above, for a problem and an alignment. */
+void tw_cpu_strides(const tw_problem *pb, int align, long *sy, long *sx);
 
 /* cpu-diamond's DTS and tower height: solver.dts and solver.tower_height, or its own defaults
  * (cpu_diamond.c; not the GPU's), validated by tw_schedule_params. */

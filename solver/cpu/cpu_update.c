@@ -208,6 +208,7 @@ void TW_CPU_FN(tw_cpu_update_row)(const tw_problem *pb, tw_cpu_fields *f, int i,
 #endif
 #define TW_CHAINS 96
 const int TW_CPU_FN(tw_cpu_fused) = TW_FUSED;
+const int TW_CPU_FN(tw_cpu_vw) = TW_VW;
 float TW_CPU_FN(tw_cpu_fma_chains)(long n, float a, float b) {
   float acc[TW_CHAINS];
   for (int j = 0; j < TW_CHAINS; j++) acc[j] = (float)j;

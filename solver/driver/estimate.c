@@ -48,7 +48,8 @@ tw_status tw_estimate_job(const tw_job *job, const char *kernel, tw_estimate *es
   const double model = 4.0 * g->n[0] * (double)g->n[1] * g->n[2];
   const double cells = (double)tw_grid_cells(g);
   const int h = job->order / 2;
-  const double halo = 4.0 * (g->N[0] + 2.0 * h) * (g->N[1] + 2.0 * h) * (double)tw_cpu_pitch(g->N[2], h);
+  const int align = strcmp(kernel, "cpu-diamond") ? TW_CPU_ALIGN_STEPWISE : tw_cpu_tower_align(g->N[2], h);
+  const double halo = 4.0 * (g->N[0] + 2.0 * h) * (g->N[1] + 2.0 * h) * (double)tw_cpu_pitch(g->N[2], h, align);
   const double traces = 4.0 * (double)job->nrec * (job->steps / (job->rec_interval > 0 ? job->rec_interval : 1) + 1);
   /* c²dt² on the padded grid, the model while it is converted, sources and trace buffers; the
    * receivers' tables, ~200 B each (up to 8 taps: cells, indices, weights; positions; the output's

@@ -155,7 +155,8 @@ long tw_window_c2_repeats(const float *c2, int N0, size_t plane, unsigned char *
 uint64_t tw_window_cpu_ring_bytes(const tw_problem *pb, int W) {
   const uint64_t h = (uint64_t)pb->st.r;
   long sy, sx;
-  tw_cpu_strides(pb, &sy, &sx); /* the layout of tw_cpu_fields */
+  /* the layout of cpu-diamond's tw_cpu_fields (the CPU window is its) */
+  tw_cpu_strides(pb, tw_cpu_tower_align(pb->g.N[2], pb->st.r), &sy, &sx);
   return 3 * sizeof(float) * (uint64_t)sx * ((uint64_t)W + 2 * h);
 }
 
@@ -204,7 +205,7 @@ tw_status tw_window_create(const tw_problem *pb, tw_cpu_fields *host, int W, tw_
   w->pb = pb;
   w->host = host;
   w->W = W;
-  tw_status st = tw_cpu_fields_create_ring(pb, W, &w->ring, err);
+  tw_status st = tw_cpu_fields_create_ring(pb, W, host, &w->ring, err);
   if (st) tw_error_prefix(err, "sliding window of %d x-planes", W);
   return st;
 }
