@@ -34,8 +34,8 @@ int tw_kernel_count(void);
 const char *tw_kernel_name(int i);
 int tw_kernel_is_gpu(const char *name);
 /* "auto" → gpu-diamond, else gpu-stepwise with a GPU; without one cpu-diamond where its towers pay
- * (job given: the fields are over twice the L3, the kernels' padded y length ≥ 16 × the threads, no
- * solver.device_memory), else cpu (cpu_diamond.c: tw_cpu_auto_diamond). Unknown names: error. */
+ * (job given: the kernels' padded y length ≥ 16 × the threads, no solver.device_memory), else cpu
+ * (cpu_diamond.c: tw_cpu_auto_diamond). Unknown names: error. */
 tw_status tw_kernel_resolve(const char *requested, const tw_job *job, char *out, size_t len, tw_error *err);
 /* Why "auto" took the CPU kernel it took, in words ("" when the job names a kernel or a GPU runs). */
 void tw_kernel_auto_note(const tw_job *job, const char *kernel, char *buf, size_t n);

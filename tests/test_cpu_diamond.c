@@ -618,16 +618,17 @@ static void debug_levels(void) {
 }
 
 /* kernel = "auto" on a machine without a GPU (this test's build may have one: then auto is a GPU
- * kernel and only the rule itself is checked): cpu-diamond where the fields are over twice the L3 (at
- * most 10× the threads' L2 and 64 MiB) and the y axis gives 16 columns a thread, else cpu, and
- * `check`'s note says why. */
+ * kernel and only the rule itself is checked): cpu-diamond where the y axis gives 16 columns a thread
+ * and no device_memory is set, else cpu, and `check`'s note says why. */
 static void auto_rule(void) {
   struct {
     const char *grid, *threads, *extra, *want, *why;
   } cases[] = {
       /* 12 B x 1.2e9 cells: beyond any L3 */
-      {"grid.n=[2000,2000,300]", "solver.threads=2", NULL, "cpu-diamond", "over twice the L3"},
-      {"grid.n=[41,21,17]", "solver.threads=2", NULL, "cpu", "within twice the L3"},
+      {"grid.n=[2000,2000,300]", "solver.threads=2", NULL, "cpu-diamond", "towers to all 2 threads"},
+      /* small grids too: 22 + 2·5 = 32 columns for 2 threads, 31 too few */
+      {"grid.n=[41,22,17]", "solver.threads=2", NULL, "cpu-diamond", "32 columns across give towers"},
+      {"grid.n=[41,21,17]", "solver.threads=2", NULL, "cpu", "31 columns across give too few towers"},
       /* 2000 + 2·5 columns < 16 × 200 threads */
       {"grid.n=[2000,2000,300]", "solver.threads=200", NULL, "cpu", "too few towers for 200 threads"},
       {"grid.n=[2000,2000,300]", "solver.threads=2", "solver.device_memory=\"1G\"", "cpu", "device_memory is set"},

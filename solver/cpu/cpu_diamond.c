@@ -91,24 +91,9 @@ static int cpu_default_dts(const tw_problem *pb) {
   return d > 1 ? d : 1;
 }
 
-/* "auto" without a GPU: cpu-diamond where the fields (two levels and c²dt², 12 B a cell) are over
- * twice the L3 the threads can count on, so that `cpu` goes to memory every step, and its towers
- * keep every thread busy at the smallest tile (a stage has ~N1 / 2R towers; R = 8: N1 ≥ 16 T);
- * else cpu, and cpu under solver.device_memory (cpu-diamond would slide a window that `cpu` does
- * not need). Both give the same bits.
- * The L3 counted is the one sysfs gives, but at most 10× the threads' L2 and at most 64 MiB
- * (tw_cpu_l3_share): an L3 serves a whole socket, and a VM of a few cores sees its host's whole L3
- * (480 MiB on the 2-core Xeon of session 27, where cpu-diamond ran 1.0–1.9× cpu at every size from
- * 3 MB to 400 MB, orders 2 and 8, equal only at 49 MB at order 8); on a 16-core Xeon host (300 MiB
- * L3, 2 MiB L2 a core) `cpu` won up to 85 MB (128³, 192³: 1.04–1.48×) and cpu-diamond from 201 MB on
- * (256³: 1.16× / 1.23× at orders 2 / 8; 320³–512² × 400: 1.28–1.58×).
- * Measured before (docs/performance.md, session 14) on a 2-core Zen 4 (32 MiB L3, 1 MiB L2 a core:
- * the share is 20 MiB): cpu-diamond 1.3–2.3× cpu (256³, 512² × 128; 1.0–1.2× on 1024² × 32); but
- * up to ~1.1 L3 (84² × 52, 96³ … 144³, 36 MB) `cpu` ran as fast or up to 15 % faster at order 8 (at
- * order 2 cpu-diamond won from 112³ on: the factor 2 gives that up for a rule that is never slower
- * than `cpu` at order 8 where it was measured). The thresholds this gives: 40 MB on the Zen 4, 80 MB
- * on the 2-core Xeon (`cpu` below it: within 2 % at order 8, 17 % slower at order 2 at 160³), 128
- * MB on the 16-core host. */
+/* The L3 the threads can count on (the tile rule's R₃): the one sysfs gives, but at most 10× the
+ * threads' L2 and at most 64 MiB: an L3 serves a whole socket, and a VM of a few cores sees its
+ * host's whole L3 (480 MiB on the 2-core Xeon of sessions 27–29: 40 MiB counted for 2 threads). */
 #define TW_CPU_L3_MAX (64L << 20)
 long tw_cpu_l3_share(int threads) {
   const long l3 = tw_cpu_cache_bytes(3), l2 = tw_cpu_cache_bytes(2);
@@ -117,32 +102,34 @@ long tw_cpu_l3_share(int threads) {
   return l3 < share ? l3 : share;
 }
 
+/* "auto" without a GPU: cpu-diamond where its towers keep every thread busy at the smallest tile
+ * (a stage has ~N1 / 2R towers; R = 8: N1 ≥ 16 T); else cpu, and cpu under solver.device_memory
+ * (cpu-diamond would slide a window that `cpu` does not need). Both give the same bits.
+ * Since session 29 (the L2 towers, 64-byte columns) the towers ran at least as fast as `cpu` at every
+ * size measured where a thread has 16 columns: on the 2-core Xeon (2 threads, bench, orders 2 / 8)
+ * 32³ 1.4× / 1.1–1.2×, 64³ 1.3× / 1.13–1.16×, 96³ 1.3× / 1.06×, 128³ 1.41–1.46× / 1.11–1.13×, 192³
+ * 1.52–1.59× / 1.21–1.24×, 256³ 2.4× / 1.6×; on the 16-core Xeon host with 8 threads 96³ (N1 < 16 T)
+ * 0.99–1.07×, 128³ 1.13–1.21× / 1.09–1.18×, 192³ 1.14–1.15× / 1.09–1.14×; with 16 threads `cpu` won
+ * below N1 = 16 T (96³ 1.2–2×, 128³ mixed, 192³ 1.03–1.08×), cpu-diamond from 256³ (1.18–1.29× /
+ * 1.23–1.25×).
+ * Before, the rule also asked for fields over twice the L3 share (tw_cpu_l3_share, 80 MB here),
+ * from a Zen 4 (sessions 13–14: `cpu` as fast or up to 15 % faster at order 8 up to ~36 MB, with the
+ * tiles and 32-byte columns of then; not measured since). */
 int tw_cpu_auto_diamond(const tw_job *job, char *why, size_t n) {
-  char b[32], c[32];
   if (job->device_memory) {
     if (why) snprintf(why, n, "solver.device_memory is set (cpu-diamond would slide a window)");
     return 0;
   }
   tw_grid g;
   tw_grid_oriented(job, &g);
-  const double bytes = 12.0 * g.N[0] * g.N[1] * (double)g.N[2];
   const int T = tw_cpu_threads_of(job->threads);
-  const long l3 = tw_cpu_l3_share(T);
-  tw_format_bytes(bytes, b, sizeof b);
-  tw_format_bytes((double)l3, c, sizeof c);
-  if (bytes <= 2.0 * (double)l3) {
-    if (why)
-      snprintf(why, n, "the fields (%s) are within twice the L3 of %d threads (%s): cpu-diamond would gain little", b,
-               T, c);
-    return 0;
-  }
   if (g.N[1] < 16 * T) {
     if (why)
       snprintf(why, n, "%d columns across give too few towers for %d threads (cpu-diamond wants >= 16 "
                "a thread)", g.N[1], T);
     return 0;
   }
-  if (why) snprintf(why, n, "the fields (%s) are over twice the L3 of %d threads (%s): the towers pay", b, T, c);
+  if (why) snprintf(why, n, "%d columns across give towers to all %d threads (>= 16 a thread)", g.N[1], T);
   return 1;
 }
 
