@@ -723,8 +723,9 @@ static void aligned_columns(void) {
 }
 
 /* cpu-diamond's default tile (cpu_diamond.c: tw_cpu_default_tile) on the caches of the machines it
- * was measured on, and what it must keep on any: a stage of ≥ 4T/3 towers, a footprint within the
- * cache it was sized for, [8, 64], the L2 tower only where its halo share r/R is ≤ 1/7. */
+ * was measured on (the picks the measurements chose), and what it must keep on any: [8, 64], a stage
+ * of ≥ 4T/3 towers, a step's footprint within 60 % of the L2 or 70 % of the thread's L3 share; both
+ * kinds of tower occur over the range. */
 static void tile_rule(void) {
   const long Mi = 1L << 20;
   static const struct {

@@ -15,10 +15,10 @@
  * padding costs 8 floats a column, 3 % at Nz = 256, and the memory-bound stepwise kernel moves
  * that little more), cpu-diamond the vector of its build where the columns are long enough
  * (tw_cpu_tower_align: 16 floats in the x86-64-v4 build), so that no 64-byte vector of a tower
- * straddles two cache lines. On #21's job at
- * order 8 (2-core Xeon) 64-byte columns ran cpu-diamond +7–10 % and `cpu` −5–6 % (the 16 floats a
- * column more): each kernel has the one it runs faster with (docs/performance.md, sessions 27 and
- * 29). The window's ring has its host fields' layout (whole planes are copied). */
+ * straddles two cache lines. On #21's job at order 8 (2-core Xeon) 64-byte columns ran cpu-diamond
+ * +7–11 % and `cpu` −5–6 % (the 8 floats a column more): each kernel has the one it runs faster
+ * with (docs/performance.md, sessions 27 and 29). The window's ring has its host fields' layout
+ * (whole planes are copied). The layout changes no bit. */
 #ifndef TW_CPU_FIELDS_H
 #define TW_CPU_FIELDS_H
 
