@@ -13,6 +13,8 @@
 
 #include "problem.h"
 #include "tw_boundary.h"
+#include "tw_io.h"
+#include "tw_solver.h"
 #include "tw_test.h"
 #include "window.h"
 
@@ -298,6 +300,52 @@ static void executor_case(int order, int N0, int W) {
   free(pb.c2dt2);
 }
 
+/* The GPU kernels' cap in the validation (estimate.c: `check` and `run` before anything is allocated):
+ * below the smallest window — however far below, down to one byte — solver.device_memory is refused
+ * naming it; at that window it passes; a cap that holds the fields needs no window. No GPU is
+ * involved: with a cap the estimate is the host's arithmetic. */
+static void gpu_cap_case(int nx, int ny, int nz, int order) {
+  char n[64], o[32];
+  snprintf(n, sizeof n, "grid.n=[%d, %d, %d]", nx, ny, nz);
+  snprintf(o, sizeof o, "scheme.order=%d", order);
+  const char *base =
+      "grid = { n = [8, 8, 8]; d = [10, 10, 10]; };\n"
+      "time = { steps = 30; };\n"
+      "model = { type = \"constant\"; vp = 2000; };\n"
+      "sources = ( { position = (0, 0, 0); wavelet = { type = \"ricker\"; frequency = 10; }; } );\n"
+      "solver = { kernel = \"gpu-stepwise\"; };\n";
+  const char *ov[] = {n, o};
+  tw_job *job = NULL;
+  tw_error err = {0};
+  if (tw_job_load_string(base, "cap.cfg", ov, 2, &job, &err)) {
+    CHECK(0, "job %s %s: %s", n, o, err.msg);
+    return;
+  }
+  tw_estimate est;
+  CHECK(tw_estimate_job(job, "gpu-stepwise", &est, &err) == TW_OK, "%s", err.msg);
+  const double fields = est.device_bytes, plane = 12.0 * est.grid.N[1] * est.grid.N[2];
+  job->device_memory = (uint64_t)(fields / 2); /* a window (of at least the smallest, or refused) */
+  tw_estimate_job(job, "gpu-stepwise", &est, &err);
+  const double least = est.window_min_bytes;
+  CHECK(least >= plane && least < fields, "%s %s: the smallest window %.0f B (planes of %.0f B, fields %.0f B)", n, o,
+        least, plane, fields);
+  const uint64_t caps[] = {1, (uint64_t)plane - 1, (uint64_t)least - 1, (uint64_t)least, (uint64_t)fields};
+  for (int i = 0; i < 5; i++) {
+    job->device_memory = caps[i];
+    tw_error e = {0};
+    tw_estimate_job(job, "gpu-stepwise", &est, &e);
+    const tw_status st = tw_estimate_fits(job, "gpu-stepwise", &est, &e);
+    if (caps[i] < least)
+      CHECK(st == TW_ERANGE && strstr(e.msg, "solver.device_memory") && strstr(e.msg, "smallest window"),
+            "%s %s: a cap of %llu B below the smallest window (%.0f B): status %d: %s", n, o,
+            (unsigned long long)caps[i], least, st, e.msg);
+    else
+      CHECK(st == TW_OK, "%s %s: a cap of %llu B (smallest window %.0f B): %s", n, o, (unsigned long long)caps[i],
+            least, e.msg);
+  }
+  tw_job_destroy(job);
+}
+
 int main(void) {
   tw_rng_seed(0xD1B54A32D192ED03ull);
   int cases = 0;
@@ -326,5 +374,8 @@ int main(void) {
   executor_case(8, 23, 8);
   executor_case(8, 23, 11);
   executor_case(4, 3, 5);
+  const int shapes[][4] = {{8, 8, 8, 8}, {2, 1, 1, 8}, {31, 67, 2, 8}, {53, 2, 7, 2}, {300, 40, 20, 4}, {1, 1, 211, 2}};
+  for (int i = 0; i < 6; i++) gpu_cap_case(shapes[i][0], shapes[i][1], shapes[i][2], shapes[i][3]);
+  printf("6 GPU caps against the smallest window\n");
   return tw_test_exit();
 }

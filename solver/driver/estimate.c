@@ -93,7 +93,8 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
                         "a coarser grid, or a machine with more memory", tw_job_where(job, job->n_where),
                         tw_format_bytes(est->host_bytes, need, sizeof need), tw_format_bytes(host, have, sizeof have), n,
                         cells, est->host_bytes / cells, kernel, host / (est->host_bytes / cells));
-  if (tw_kernel_is_gpu(kernel) && est->window_planes && est->device_bytes < est->window_min_bytes) {
+  /* (window_min_bytes says a window is needed; window_planes is 0 where the cap is below one x-plane) */
+  if (tw_kernel_is_gpu(kernel) && est->window_min_bytes > 0 && est->device_bytes < est->window_min_bytes) {
     if (est->window_auto)
       return tw_error_set(err, TW_ENOMEM, "%s: grid.n: kernel %s: the grid does not fit the GPU's free memory (%s) "
                           "and the smallest window, about %s, does not either: got %s; allowed a smaller grid%s",

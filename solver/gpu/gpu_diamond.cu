@@ -274,7 +274,7 @@ tw_status window_streams(dia_state *s, tw_error *err) {
 // The sliding window: the ring's size from the cap (bytes for the three arrays' planes), the
 // number of stages per launch from the ring. A tower reaches 2R + r planes past the grid (its
 // diamond starts at x ≥ 1 − 2R, its reads r further): those are the virtual planes, M.
-tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int automatic, tw_error *err) {
+tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int automatic, double whole, tw_error *err) {
   const int r = s->r, R = s->R;
   s->M = 2 * R + r;
   tw_schedule sc;
@@ -370,7 +370,7 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   if (!W) {
     char params[64];
     snprintf(params, sizeof params, "dts %d, tower_height %d", s->dts, sc.nt);
-    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
+    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, whole, params);
   }
   s->NYd = L.NYd;
   s->SX = L.SX;  // the ring's plane pitch (tw_gpu_window_fit)
@@ -591,7 +591,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   if ((st = tw_gpu_window_decide(pb, need, &wcap, &automatic, err))) return st;
   double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
-    if ((st = window_setup(s, pb, wcap, automatic, err))) return st;
+    if ((st = window_setup(s, pb, wcap, automatic, need, err))) return st;
     tw_phases_add(pb->phases, "backend: window (all of it)", tw_wall_seconds() - t);
   } else {
     // Fields: zero everywhere (the padding stays zero), c²dt² copied into the interior.

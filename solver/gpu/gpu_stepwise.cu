@@ -590,7 +590,7 @@ int gs_window_height(const gs_state *s, const tw_problem *pb, uint64_t cap, cons
 // 20 B per cell per block, docs/design.md §3) swept by slabs of SR planes; SR as wide as the ring allows
 // with copies overlapping both ways (wider slabs: fewer launches, less queue warm-up per plane),
 // down to r for the smallest ring.
-tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int automatic, tw_error *err) {
+tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int automatic, double whole, tw_error *err) {
   const int r = pb->st.r, N0 = pb->g.N[0];
   int dts = 0;
   tw_status st = tw_schedule_params(pb->order, 0, pb->tower_height, &dts, &s->nt, err);
@@ -626,7 +626,7 @@ tw_status gs_window_setup(gs_state *s, const tw_problem *pb, uint64_t cap, int a
   if (!W) {
     char params[64];
     snprintf(params, sizeof params, "stepwise slabs of %d planes, tower_height %d", r, s->nt);
-    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, params);
+    return tw_gpu_window_too_small(err, pb, cap, automatic, sp, smallest, whole, params);
   }
   s->L.Nyp = WL.NYd;
   s->L.sx = WL.SX;  // the ring's plane pitch (tw_gpu_window_fit)
@@ -681,7 +681,7 @@ tw_status gs_init(gs_state *s, const tw_problem *pb, const variant *var, tw_erro
   if (st) return st;
   double t = tw_wall_seconds();  // the parts of the set-up (run report), each waited for
   if (wcap) {
-    if ((st = gs_window_setup(s, pb, wcap, automatic, err))) return st;
+    if ((st = gs_window_setup(s, pb, wcap, automatic, need, err))) return st;
     tw_phases_add(pb->phases, "backend: window (all of it)", tw_wall_seconds() - t);
   } else {
     const long long yoff = (long long)TW_GPU_YPAD * s->L.Nzp;

@@ -807,8 +807,8 @@ void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *
 }
 
 tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,
-                                  uint64_t bytes, const char *params) {
-  char b1[32], b2[32];
+                                  uint64_t bytes, double whole, const char *params) {
+  char b1[32], b2[32], b3[32];
   // Without solver.tower_height the kernels already tried every height down to 1 (tw_window_fit_height).
   const char *lower = pb->tower_height ? " or lower solver.tower_height" : "";
   if (automatic)
@@ -816,6 +816,14 @@ tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t 
                         "%d x-planes of %d x %d cells (%s, %s), does not either; use a GPU with more memory%s, or "
                         "kernel cpu-diamond", tw_format_bytes((double)cap, b1, sizeof b1), planes, pb->g.N[1],
                         pb->g.N[2], tw_format_bytes((double)bytes, b2, sizeof b2), params, lower);
+  const uint64_t in_core = (uint64_t)ceil(whole);  // a cap of at least the fields: no window at all
+  if (in_core <= bytes)
+    return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap that "
+                        "works is %llu bytes (%s: the whole grid, %d x-planes of %d x %d cells, two levels and c²dt², "
+                        "in core; the smallest window, %d x-planes, takes %s) for order %d, %s; raise "
+                        "solver.device_memory", tw_format_bytes((double)cap, b1, sizeof b1), (unsigned long long)in_core,
+                        tw_format_bytes((double)in_core, b2, sizeof b2), pb->g.N[0], pb->g.N[1], pb->g.N[2], planes,
+                        tw_format_bytes((double)bytes, b3, sizeof b3), pb->order, params);
   return tw_error_set(err, TW_ERANGE, "solver.device_memory = %s is too small for this job: the smallest cap that "
                       "works is %llu bytes (%s: a window of %d x-planes of %d x %d cells, two levels and c²dt²) for "
                       "order %d, %s; raise solver.device_memory%s",

@@ -180,8 +180,10 @@ tw_status tw_gpu_advance_end(cudaStream_t stream, tw_gpu_samples *q, const tw_pr
 // share is the compute stream's waiting time over it).
 void tw_gpu_window_report(const tw_gpu_window *w, double host_s, tw_run_report *rep);
 // The error for a cap below the smallest ring (planes, their bytes): TW_ERANGE naming the smallest
-// solver.device_memory that works, or with automatic (no cap, the free GPU memory) TW_ENOMEM.
+// solver.device_memory that works — the ring's, or the whole grid's in core (`whole` bytes, the
+// fields without a window) where that is no more: a ring is whole 2 MiB granules, so on a small
+// grid it can exceed the fields —, or with automatic (no cap, the free GPU memory) TW_ENOMEM.
 tw_status tw_gpu_window_too_small(tw_error *err, const tw_problem *pb, uint64_t cap, int automatic, int planes,
-                                  uint64_t bytes, const char *params);
+                                  uint64_t bytes, double whole, const char *params);
 
 #endif
