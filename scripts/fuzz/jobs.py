@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""scripts/fuzz/jobs.py — an adversarial corpus of job files for the two CPU kernels.
+"""scripts/fuzz/jobs.py — an adversarial corpus of job files for the CPU kernels (--gpu: and the GPU kernels).
 
 Writes valid but unusual jobs — tiny grids (one cell, n below the stencil, 1-cell-thick axes), flat,
 tall, odd and prime sizes, x or y the longer axis; orders 2–8; absorbing layers from none to wider
@@ -32,6 +32,14 @@ For every job it checks (docs/design.md §1.7, §3, §10):
   5. no temporaries are left; a refused run leaves no output, and a file in the output's place that
      a run must not replace (the job file, a hard link of it, a symbolic link, a folder) or that a
      refused, overflowing or interrupted run names stays as it was.
+With --gpu (on a machine with a GPU) every job also runs (--gpu add) or runs only (--gpu only, the
+reference still cpu) on: gpu-stepwise, gpu-diamond as it chooses and auto; its register towers
+forced (TW_DIAMOND_MODE=persistent twice and stage once, random dts and heights; one z cell a thread
+at orders 2-4), its generic tower, checkpoints every k steps; gpu-stepwise and gpu-diamond through
+the window at the smallest cap (check names the GPU's about: a run there names the kernel's own;
+one byte less refused), towers forced there, one of them one stage a launch; kills resumed on a GPU
+kernel; mirror images and snapshot regions on gpu-diamond. --gpu only leaves out what does not
+depend on the kernel (invalid jobs, surveys, signals, the model fed back, SEG-Y, foreign files).
 Besides: mirror images (x and y exchanged: the same numbers transposed, §1.7 rule 9); the model
 stored by output.model fed back as hdf5 and raw models (the analytic model's bits); output.segy and
 export; a third of the jobs killed (TW_CHECKPOINT_CRASH_AFTER) while writing their second checkpoint
@@ -54,7 +62,7 @@ is allowed, no output, an older output untouched.
 
 Usage: scripts/fuzz/jobs.py [--build build] [--asan build-asan] [--work /tmp/twfuzz] [--cores 2]
                             [--random 200] [--regions 40] [--seed 1] [--only SUBSTRING] [--refusals]
-                            [--keep] [--ref-variant base|v3|v4]
+                            [--keep] [--ref-variant base|v3|v4] [--gpu add|only]
 --ref-variant NAME runs the reference runs alone (each job's cpu 1-thread run, a survey's single
 shots, a region's, the signal checks') with TW_CPU_VARIANT=NAME, every other run on the default
 variant (the best the CPU runs): each bitwise comparison is then one across variants too.
@@ -697,6 +705,7 @@ class Runner:
     def fail(self, case, what, detail=""):
         with self.lock:
             self.failures.append((case, what, detail.strip()[-1500:]))
+            print(f"FAIL {case}: {what}", file=sys.stderr, flush=True)  # (as it happens: a long campaign may be cut)
 
 
 def shlex_quote(s):
@@ -740,6 +749,8 @@ def expected_receivers(job):
         sum(g["count"][0] * g["count"][1] for g in r.get("grids", []))
 
 
+GPU = None  # --gpu: None, "add" or "only"
+ABOUT = re.compile(r"smallest window the GPU kernels can run for this job, about ([\d.]+) (B|KiB|MiB|GiB|TiB)")
 SMALLEST = re.compile(r"the smallest cap that works is (\d+) bytes")
 
 
@@ -751,50 +762,110 @@ def solver_sets(kernel, threads, extra=None):
 
 
 def kernel_variants(job, rnd):
-    """(name, --set arguments, threads) of the runs that must give the reference's bits."""
-    variants = [("cpu-t2", solver_sets("cpu", 2), 2),
-                ("cd-t1", solver_sets("cpu-diamond", 1), 1),
-                ("cd-t2", solver_sets("cpu-diamond", 2), 2)]
+    """(name, --set arguments, threads, environment) of the runs that must give the reference's bits."""
+    variants = [("cpu-t2", solver_sets("cpu", 2), 2, None),
+                ("cd-t1", solver_sets("cpu-diamond", 1), 1, None),
+                ("cd-t2", solver_sets("cpu-diamond", 2), 2, None)]
     for _ in range(2):  # small and odd tiles and heights
         dts, th = rnd.choice((1, 1, 2, 3, 5)), rnd.choice((1, 2, 3, 5, 7, 13, 33))
         t = rnd.choice((1, 2))
         sets = solver_sets("cpu-diamond", t, {"dts": dts, "tower_height": th})
-        variants.append((f"cd-dts{dts}-th{th}-t{t}", sets, t))
+        variants.append((f"cd-dts{dts}-th{th}-t{t}", sets, t, None))
     # kernel auto, and the cap on kernel cpu (ignored there, with a warning)
-    variants.append(("auto", solver_sets("auto", 2), 2))
-    variants.append(("cpu-cap", solver_sets("cpu", 1, {"device_memory": 1}), 1))
+    variants.append(("auto", solver_sets("auto", 2), 2, None))
+    variants.append(("cpu-cap", solver_sets("cpu", 1, {"device_memory": 1}), 1, None))
     # the largest tile (R = 256 cells) and tower allowed
     biggest = {"dts": 512 // job["scheme"]["order"], "tower_height": 65536}
-    variants.append(("cd-max", solver_sets("cpu-diamond", 2, biggest), 2))
+    variants.append(("cd-max", solver_sets("cpu-diamond", 2, biggest), 2, None))
     # checkpoints end the kernels' calls every k steps (and are removed on success)
     k = rnd.choice((1, 2, 3, 5))
-    variants.append((f"cd-ckpt{k}", solver_sets("cpu-diamond", 2) + ["--set", f"checkpoint.every={k}"], 2))
+    variants.append((f"cd-ckpt{k}", solver_sets("cpu-diamond", 2) + ["--set", f"checkpoint.every={k}"], 2, None))
+    if GPU == "only":
+        variants = []
+    if GPU:
+        variants += gpu_variants(job, rnd)
     return variants
 
 
+def gpu_variants(job, rnd):
+    """--gpu: the GPU kernels on the same job. gpu-stepwise; gpu-diamond as it chooses (most jobs
+    here: the stepwise kernel) and auto; the register tower forced (TW_DIAMOND_MODE=persistent, the
+    largest instantiated dts at or below the one given; order 8 has none: the generic tower), per
+    stage, with one z cell a thread, and the generic tower, at random tiles and heights; checkpoints
+    every k steps."""
+    order = job["scheme"]["order"]
+    v = [("gs", solver_sets("gpu-stepwise", 1), 1, None),
+         ("gd", solver_sets("gpu-diamond", 1), 1, None),
+         ("g-auto", solver_sets("auto", 1), 1, None)]
+    for mode in ("persistent", "persistent", "stage"):
+        dts, th = rnd.choice((1, 2, 3, 4, 6)), rnd.choice((1, 2, 3, 5, 7, 13, 33, 100))
+        v.append((f"gd-{mode}-dts{dts}-th{th}", solver_sets("gpu-diamond", 1, {"dts": dts, "tower_height": th}), 1,
+                  {"TW_DIAMOND_MODE": mode}))
+    if order <= 4:  # (orders 2 and 4 have towers of two z cells a thread)
+        v.append(("gd-z1", solver_sets("gpu-diamond", 1), 1, {"TW_DIAMOND_MODE": "persistent", "TW_DIAMOND_ZPT": "1"}))
+    dts = rnd.choice((1, 2, 5))
+    v.append((f"gd-generic-dts{dts}", solver_sets("gpu-diamond", 1, {"dts": dts}), 1, {"TW_DIAMOND_MODE": "generic"}))
+    k = rnd.choice((1, 2, 3, 5))
+    v.append((f"gd-ckpt{k}", solver_sets("gpu-diamond", 1) + ["--set", f"checkpoint.every={k}"], 1,
+              {"TW_DIAMOND_MODE": "persistent"}))
+    v.append((f"gs-ckpt{k}", solver_sets("gpu-stepwise", 1) + ["--set", f"checkpoint.every={k}"], 1, None))
+    return v
+
+
+def gpu_smallest_cap(tw, d, kernel, given, env, out):
+    """`check` names the GPU kernels' smallest window about (the stepwise slabs', from the host: out is
+    its message); a run at that cap names the kernel's own exactly where that is more. Returns (cap,
+    the SMALLEST match when the run named it, else None; the run's output); cap 0 when the run
+    refused without naming one."""
+    a = ABOUT.search(out)
+    cap = int(float(a.group(1)) * 1024 ** ("B KiB MiB GiB TiB".split().index(a.group(2))) * 1.01) + 1
+    rc, out = tw(["run", "job.cfg", "-q", "-o", "probe.h5"] + solver_sets(kernel, 1, dict(given, device_memory=cap)),
+                 env_extra=env)
+    for f in ("probe.h5", "probe.xdmf"):
+        if os.path.exists(os.path.join(d, f)):
+            os.unlink(os.path.join(d, f))
+    if rc == 0:
+        return cap, None, out
+    m = SMALLEST.search(out)
+    return (int(m.group(1)), m, out) if m else (0, None, out)
+
+
 def window_variants(d, rnd, refused, bad, tw):
-    """cpu-diamond at the smallest cap `check` names: the default height (lowered to fit), and
-    heights and tiles given; one byte less must be refused."""
+    """cpu-diamond (--gpu: also gpu-diamond and gpu-stepwise; --gpu only: those alone) at the
+    smallest cap `check` names: the default height (lowered to fit), and heights and tiles given;
+    one byte less must be refused. (name, --set arguments, threads, environment)"""
     variants = []
-    for wi, given in enumerate(({}, {"dts": 1, "tower_height": rnd.choice((1, 2, 3, 5))},
-                                {"dts": rnd.choice((2, 3, 7)), "tower_height": rnd.choice((4, 9, 40))})):
-        rc, out = tw(["check", "job.cfg"] + solver_sets("cpu-diamond", 1, dict(given, device_memory=1)))
+    heights = [{}, {"dts": 1, "tower_height": rnd.choice((1, 2, 3, 5))},
+               {"dts": rnd.choice((2, 3, 7)), "tower_height": rnd.choice((4, 9, 40))}]
+    runs = [] if GPU == "only" else [("", "cpu-diamond", given, None) for given in heights]
+    if GPU:
+        runs += [("-gs", "gpu-stepwise", {}, None), ("-gd", "gpu-diamond", {}, None),
+                 ("-gdt", "gpu-diamond", heights[1], {"TW_DIAMOND_MODE": "persistent"}),
+                 ("-gdt", "gpu-diamond", heights[2], {"TW_DIAMOND_MODE": "persistent", "TW_DIAMOND_STAGES": "1"})]
+    for wi, (tag, kernel, given, env) in enumerate(runs):
+        rc, out = tw(["check", "job.cfg"] + solver_sets(kernel, 1, dict(given, device_memory=1)), env_extra=env)
         m = SMALLEST.search(out)
         if refused:
             if rc == 0:
-                bad("check accepts device_memory = 1 byte", out)
+                bad(f"check accepts device_memory = 1 byte ({kernel})", out)
             continue
-        if not m:
+        if kernel.startswith("gpu") and rc == 1 and ABOUT.search(out):
+            cap, m, out = gpu_smallest_cap(tw, d, kernel, given, env, out)
+            if not cap:
+                bad(f"{kernel} at the cap check named: refused, no smallest cap named", out)
+                continue
+        elif not m:
             if rc != 1 or "solver.dts" not in out:  # (a dts above the tile limit is cpu-diamond's own refusal)
-                bad("device_memory = 1 byte: no smallest cap named", out)
+                bad(f"device_memory = 1 byte: no smallest cap named ({kernel})", out)
             continue
-        cap = int(m.group(1))
-        rc, out = tw(["run", "job.cfg", "-q", "-o", "under.h5"] +
-                     solver_sets("cpu-diamond", 1, dict(given, device_memory=cap - 1)))
-        if rc == 0 or os.path.exists(os.path.join(d, "under.h5")):
-            bad(f"one byte under the smallest cap {cap} runs", out)
-        variants.append((f"win{wi}-cap", solver_sets("cpu-diamond", 2, dict(given, device_memory=cap)), 2))
-        variants.append((f"win{wi}-cap-t1", solver_sets("cpu-diamond", 1, dict(given, device_memory=cap + 4096)), 1))
+        if m:
+            cap = int(m.group(1))
+            rc, out = tw(["run", "job.cfg", "-q", "-o", "under.h5"] +
+                         solver_sets(kernel, 1, dict(given, device_memory=cap - 1)), env_extra=env)
+            if rc == 0 or os.path.exists(os.path.join(d, "under.h5")):
+                bad(f"{kernel}: one byte under the smallest cap {cap} runs", out)
+        variants.append((f"win{tag}{wi}-cap", solver_sets(kernel, 2, dict(given, device_memory=cap)), 2, env))
+        variants.append((f"win{tag}{wi}-cap-t1", solver_sets(kernel, 1, dict(given, device_memory=cap + 4096)), 1, env))
     return variants
 
 
@@ -860,16 +931,16 @@ def check_case(R, name, job, extra):
     rnd = random.Random(name)
     variants = kernel_variants(job, rnd) + window_variants(d, rnd, refused, bad, tw)
     ref = os.path.join(d, "ref.h5")
-    for vname, sets, threads in variants:
+    for vname, sets, threads, env in variants:
         out_h5 = f"{vname}.h5"
-        rc, out = tw(["run", "job.cfg", "-q", "-o", out_h5] + sets, threads)
+        rc, out = tw(["run", "job.cfg", "-q", "-o", out_h5] + sets, threads, env_extra=env)
         path = os.path.join(d, out_h5)
         if refused:
             if rc == 0:
                 bad(f"{vname} runs a job the reference refuses", out_ref + "\n" + out)
             continue
         if rc != 0:
-            documented = vname.startswith("cd-dts") and re.search(r"solver\.(dts|tower_height)", out)
+            documented = vname.startswith(("cd-dts", "gd-")) and re.search(r"solver\.(dts|tower_height)", out)
             if not documented:
                 bad(f"{vname} refuses a job the reference runs", out)
             continue
@@ -885,11 +956,13 @@ def check_case(R, name, job, extra):
 
     if not refused and extra.get("mirror"):
         mirror_check(R, job, d, bad, tw)
-    if not refused and job["model"]["type"] in ("gradient", "layered") and R.args.roundtrip:
+    if GPU == "only":  # (the rest does not depend on the kernel: the CPU campaign's)
+        pass
+    elif not refused and job["model"]["type"] in ("gradient", "layered") and R.args.roundtrip:
         model_roundtrip(R, job, d, bad, tw)
     if R.tw_asan and (zlib.crc32(name.encode()) % R.args.asan_every == 0):
-        under = [("asan-cpu", solver_sets("cpu", 1), 1), ("asan-cd", solver_sets("cpu-diamond", 2), 2)]
-        for vname, sets, threads in under + [v for v in variants if v[0].startswith("win0")][:1]:
+        under = [("asan-cpu", solver_sets("cpu", 1), 1, None), ("asan-cd", solver_sets("cpu-diamond", 2), 2, None)]
+        for vname, sets, threads, _ in under + [v for v in variants if v[0].startswith("win0")][:1]:
             rc, out = tw(["run", "job.cfg", "-q", "-o", "asan.h5"] + sets, threads, asan=True)
             if (rc == 0) != (not refused):
                 bad(f"{vname} under ASan: exit status {rc}", out)
@@ -898,11 +971,11 @@ def check_case(R, name, job, extra):
                 os.unlink(os.path.join(d, "asan.h5"))
     if not refused and zlib.crc32(name.encode()) % 3 == 0:
         resume_check(R, d, bad, tw, log, rnd)
-    if not refused and zlib.crc32(name.encode()) % 7 == 0:
+    if not refused and GPU != "only" and zlib.crc32(name.encode()) % 7 == 0:
         output_safety(d, bad, tw)
-    if not refused and expected_receivers(job) and zlib.crc32(name.encode()) % 5 == 0:
+    if not refused and GPU != "only" and expected_receivers(job) and zlib.crc32(name.encode()) % 5 == 0:
         segy_check(R, d, bad, tw)
-    if not refused and zlib.crc32(name.encode()) % 4 == 1:
+    if not refused and GPU != "only" and zlib.crc32(name.encode()) % 4 == 1:
         beside_check(R, d, bad, tw, "/snapshots/p" in h5_datasets(ref))  # (snapshots.every past the end: none)
 
     with open(os.path.join(d, "cmd.txt"), "w") as f:
@@ -1000,7 +1073,7 @@ def mirror_check(R, job, d, bad, tw):
     R.count("mirrors")
     with open(os.path.join(d, "mirror.cfg"), "w") as f:
         f.write(render(swap_xy(job)))
-    rc, out = tw(["run", "mirror.cfg", "-q", "-o", "mirror.h5"] + solver_sets("cpu-diamond", 2))
+    rc, out = tw(["run", "mirror.cfg", "-q", "-o", "mirror.h5"] + solver_sets("gpu-diamond" if GPU else "cpu-diamond", 2))
     if rc != 0:
         bad("the mirror image is refused", out)
         return
@@ -1094,10 +1167,21 @@ def resume_check(R, d, bad, tw, log, rnd):
     ck = ["--set", f'checkpoint={{every={k};file="c.ckpt";}}']
     kernels = [solver_sets("cpu", 1), solver_sets("cpu-diamond", 2),
                solver_sets("cpu-diamond", 1, {"dts": rnd.choice((1, 2)), "tower_height": rnd.choice((1, 3, 5))})]
-    probe = solver_sets("cpu-diamond", 1, {"device_memory": 1})
-    cap = SMALLEST.search(tw(["check", "job.cfg"] + probe)[1])
-    if cap:
-        kernels.append(solver_sets("cpu-diamond", 2, {"device_memory": int(cap.group(1))}))
+    windowed = ["cpu-diamond"]
+    if GPU == "only":
+        kernels = [solver_sets("cpu", 1)]
+    if GPU:
+        kernels += [solver_sets("gpu-stepwise", 1), solver_sets("gpu-diamond", 1)]
+        windowed = ["gpu-diamond"] if GPU == "only" else windowed + ["gpu-diamond"]
+    for kernel in windowed:
+        out = tw(["check", "job.cfg"] + solver_sets(kernel, 1, {"device_memory": 1}))[1]
+        cap = SMALLEST.search(out)
+        if cap:
+            kernels.append(solver_sets(kernel, 2, {"device_memory": int(cap.group(1))}))
+        elif kernel.startswith("gpu") and ABOUT.search(out):
+            c = gpu_smallest_cap(tw, d, kernel, {}, None, out)[0]
+            if c:
+                kernels.append(solver_sets(kernel, 2, {"device_memory": c}))
     first, then = rnd.sample(kernels, 2)
     rc, out = R.run([R.tw, "run", "job.cfg", "-q", "-o", "r.h5"] + first + ck, d, 2, log, env_extra=crash)
     R.count("resumes")
@@ -1246,9 +1330,12 @@ def check_region(R, name, job, first, last):
                                     bad("the region's snapshot is not the whole model's at its cells",
                                         f"snapshot {s_} cell [{x}, {y}, {z}]")
                                     break
-            for vname, sets, threads in [("cd-t2", solver_sets("cpu-diamond", 2), 2)] + \
-                    window_variants(d, random.Random(name), False, bad, lambda args: tw(args))[:1]:
-                rc, out = tw(["run", "job.cfg", "-q", "-o", "v.h5"] + sets, threads)
+            both = [("cd-t2", solver_sets("cpu-diamond", 2), 2, None)] if GPU != "only" else []
+            if GPU:
+                both.append(("gd", solver_sets("gpu-diamond", 1), 1, None))
+            for vname, sets, threads, env in both + \
+                    window_variants(d, random.Random(name), False, bad, lambda args, **kw: tw(args, **kw))[:1]:
+                rc, out = tw(["run", "job.cfg", "-q", "-o", "v.h5"] + sets, threads, env_extra=env)
                 if rc:
                     bad(f"{vname} refuses the region", out)
                     continue
@@ -1715,32 +1802,43 @@ def main():
     ap.add_argument("--random", type=int, default=200, help="random jobs besides the hand-made ones")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--regions", type=int, default=40, help="snapshot regions near and between nodes")
-    ap.add_argument("--only", default=None, help="only the jobs whose name holds this")
+    ap.add_argument("--only", default=None, help="only the jobs whose name holds this (a comma list: any of these)")
     ap.add_argument("--no-roundtrip", dest="roundtrip", action="store_false")
     ap.add_argument("--refusals", action="store_true", help="list the generated jobs every kernel refused, and why")
     ap.add_argument("--keep", action="store_true", help="keep every job's folder (failing ones are always kept)")
     ap.add_argument("--ref-variant", choices=("base", "v3", "v4"), default=None,
                     help="run the reference runs alone with TW_CPU_VARIANT=NAME (the others on the default)")
+    ap.add_argument("--gpu", choices=("add", "only"), default=None,
+                    help="also run the GPU kernels on every job (add), or only them against the CPU reference")
     args = ap.parse_args()
+    global GPU
+    GPU = args.gpu
     os.makedirs(args.work, exist_ok=True)
     R = Runner(args)
     t0 = time.time()
     ref = f"the reference runs with TW_CPU_VARIANT={args.ref_variant}, the others on the default variant" \
         if args.ref_variant else "every run on the default CPU variant"
+    if GPU:
+        ref += "; GPU kernels " + ("beside the CPU kernels" if GPU == "add" else "alone, against the CPU reference")
     print(f"jobs.py: {ref}", file=sys.stderr)
     valid = named_cases() + random_cases(args.random, args.seed)
     invalid = invalid_cases()
     names = [c[0] for c in valid + invalid]
     assert len(names) == len(set(names)), "two jobs of one name would share a folder"
-    if args.only:
-        valid = [c for c in valid if args.only in c[0]]
-        invalid = [c for c in invalid if args.only in c[0]]
+    def picked(name):  # --only: a comma list of substrings
+        return not args.only or any(o in name for o in args.only.split(","))
+
+    valid = [c for c in valid if picked(c[0])]
+    invalid = [c for c in invalid if picked(c[0])]
+    if GPU == "only":  # (invalid jobs, surveys and signals do not depend on the kernel)
+        invalid = []
     with ThreadPoolExecutor(max_workers=args.cores) as ex:
         futs = [ex.submit(check_case, R, *c) for c in valid] + [ex.submit(check_invalid, R, *c) for c in invalid]
-        futs += [ex.submit(check_survey, R, *c) for c in survey_cases(args.seed) if not args.only or args.only in c[0]]
+        futs += [ex.submit(check_survey, R, *c) for c in survey_cases(args.seed)
+                 if GPU != "only" and picked(c[0])]
         futs += [ex.submit(check_region, R, *c) for c in region_cases(args.regions, args.seed)
-                 if not args.only or args.only in c[0]]
-        if not args.only or args.only in "signals":
+                 if picked(c[0])]
+        if GPU != "only" and picked("signals"):
             futs.append(ex.submit(signal_checks, R))
         for i, f in enumerate(futs):
             try:
