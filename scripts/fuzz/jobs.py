@@ -780,7 +780,7 @@ def kernel_variants(job, rnd):
     # checkpoints end the kernels' calls every k steps (and are removed on success)
     k = rnd.choice((1, 2, 3, 5))
     variants.append((f"cd-ckpt{k}", solver_sets("cpu-diamond", 2) + ["--set", f"checkpoint.every={k}"], 2, None))
-    if GPU == "only":
+    if GPU == "only":  # (drawn all the same: the GPU variants' random choices do not depend on --gpu)
         variants = []
     if GPU:
         variants += gpu_variants(job, rnd)
@@ -956,9 +956,8 @@ def check_case(R, name, job, extra):
 
     if not refused and extra.get("mirror"):
         mirror_check(R, job, d, bad, tw)
-    if GPU == "only":  # (the rest does not depend on the kernel: the CPU campaign's)
-        pass
-    elif not refused and job["model"]["type"] in ("gradient", "layered") and R.args.roundtrip:
+    # (--gpu only leaves out what does not depend on the kernel: the CPU campaign has it)
+    if not refused and GPU != "only" and job["model"]["type"] in ("gradient", "layered") and R.args.roundtrip:
         model_roundtrip(R, job, d, bad, tw)
     if R.tw_asan and (zlib.crc32(name.encode()) % R.args.asan_every == 0):
         under = [("asan-cpu", solver_sets("cpu", 1), 1, None), ("asan-cd", solver_sets("cpu-diamond", 2), 2, None)]
