@@ -323,7 +323,9 @@ static void gpu_cap_case(int nx, int ny, int nz, int order) {
   }
   tw_estimate est;
   CHECK(tw_estimate_job(job, "gpu-stepwise", &est, &err) == TW_OK, "%s", err.msg);
-  const double fields = est.device_bytes, plane = 12.0 * est.grid.N[1] * est.grid.N[2];
+  /* (the window slides along the longer horizontal axis: a plane spans the shorter one and z) */
+  const int across = est.grid.N[0] < est.grid.N[1] ? est.grid.N[0] : est.grid.N[1];
+  const double fields = est.device_bytes, plane = 12.0 * across * est.grid.N[2];
   job->device_memory = (uint64_t)(fields / 2); /* a window (of at least the smallest, or refused) */
   tw_estimate_job(job, "gpu-stepwise", &est, &err);
   const double least = est.window_min_bytes;
