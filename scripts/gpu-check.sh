@@ -34,9 +34,14 @@
 #               96 x 80 x 512; each timed on 1024 x 1024 x 512 at heights 32 and 64, BLOCK_NT=32 only
 #               one), SMEM=0 to run only those
 #   JOBS="ORDER:STEPS:KERNEL[:key=value...];..."  real runs of configs/realistic.cfg (jobs.txt)
+#   FUZZ="jobs.py arguments"  the job campaign on the GPU kernels, last, for at most FUZZ_S seconds
+#               (default 300): scripts/fuzz/jobs.py --gpu only --cores $(nproc) FUZZ (e.g. FUZZ="--random
+#               40 --regions 6 --seed 7 --only random,region"; 3-6 s a job); fuzz.txt, failures in the
+#               summary. Needs h5diff, h5dump, h5ls: from .deps/usr/bin where the machine has none
+#               (../shared/tools/device-deps.sh hdf5-tools)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
-# bench.json, ncu.txt, summary.txt.
+# bench.json, ncu.txt, fuzz.txt, summary.txt.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 B=${BUILD_DIR:-$ROOT/build-gpu-check}
@@ -287,6 +292,21 @@ if [ $build_ok = 1 ] && [ "${SKIP_WINDOW:-0}" != 1 ]; then
   grep -vE "problem built" "$LOG/window.txt" | cut -c1-300
 fi
 
+# ---------------------------------------------------------------- the job campaign (optional, last)
+fuzz_line=""
+if [ $build_ok = 1 ] && [ -n "${FUZZ:-}" ]; then
+  command -v h5diff >/dev/null || export PATH=$ROOT/.deps/usr/bin:$PATH
+  # (the campaign prints its totals at the end, and each failure as it happens on stderr: a run cut
+  # by the time limit still says what it found)
+  timeout "${FUZZ_S:-300}" python3 "$ROOT/scripts/fuzz/jobs.py" --build "$B" --work "$B/fuzz" --cores "$(nproc)" \
+    --gpu only $FUZZ >"$LOG/fuzz.txt" 2>&1
+  rc=$?
+  fuzz_line="$(grep -E "valid jobs" "$LOG/fuzz.txt" | cut -c1-220)"
+  [ -n "$fuzz_line" ] || fuzz_line="cut at ${FUZZ_S:-300} s: $(grep -E "^[0-9]+/[0-9]+ jobs" "$LOG/fuzz.txt" | tail -1)"
+  fuzz_line="$fuzz_line; exit $rc, $(grep -c "^FAIL" "$LOG/fuzz.txt") failure lines"
+  grep "^FAIL" "$LOG/fuzz.txt" | sort | uniq | head -20
+fi
+
 # ---------------------------------------------------------------- one summary table
 {
   echo
@@ -294,6 +314,7 @@ fi
   echo "build:  $([ "${SKIP_BUILD:-0}" = 1 ] && echo skipped || { [ $build_ok = 1 ] && echo ok || echo FAILED, see build.log; })"
   echo "tests:  ${tests_line}"
   echo "e2e:    ${e2e_line}"
+  [ -n "$fuzz_line" ] && echo "fuzz:   $fuzz_line" && grep "^FAIL" "$LOG/fuzz.txt" | sed 's/^/fuzz:   /' | sort -u | head -10
   if [ -s "$LOG/bench.json" ]; then
     python3 - "$LOG/bench.json" <<'EOF'
 import json, sys

@@ -1814,6 +1814,13 @@ def main():
     GPU = args.gpu
     os.makedirs(args.work, exist_ok=True)
     R = Runner(args)
+    if GPU:  # (every GPU run would fail alike: say why once)
+        info = subprocess.run([R.tw, "info"], capture_output=True, text=True).stdout
+        m = re.search(r"^GPUs: (\d+)", info, re.M)
+        if not m or int(m.group(1)) == 0 or "gpu-diamond" not in info:
+            print(f"jobs.py: --gpu needs a build with CUDA ({R.tw}) on a machine with a GPU: "
+                  f"{(m.group(0) if m else 'torrewave info says no GPU count')}", file=sys.stderr)
+            return 2
     t0 = time.time()
     ref = f"the reference runs with TW_CPU_VARIANT={args.ref_variant}, the others on the default variant" \
         if args.ref_variant else "every run on the default CPU variant"
