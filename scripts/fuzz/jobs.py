@@ -38,8 +38,9 @@ forced (TW_DIAMOND_MODE=persistent twice and stage once, random dts and heights;
 at orders 2-4), its generic tower, checkpoints every k steps; gpu-stepwise and gpu-diamond through
 the window at the smallest cap (check names the GPU's about: a run there names the kernel's own;
 one byte less refused), towers forced there, one of them one stage a launch; kills resumed on a GPU
-kernel; mirror images and snapshot regions on gpu-diamond. --gpu only leaves out what does not
-depend on the kernel (invalid jobs, surveys, signals, the model fed back, SEG-Y, foreign files).
+kernel; mirror images and snapshot regions on gpu-diamond; surveys on both GPU kernels (two
+workers on the one GPU). --gpu only leaves out what does not depend on the kernel (invalid jobs,
+signals, the model fed back, SEG-Y, foreign files, a survey's inputs and restart).
 Besides: mirror images (x and y exchanged: the same numbers transposed, §1.7 rule 9); the model
 stored by output.model fed back as hdf5 and raw models (the analytic model's bits); output.segy and
 export; a third of the jobs killed (TW_CHECKPOINT_CRASH_AFTER) while writing their second checkpoint
@@ -1564,9 +1565,14 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
         singles.append(rc == 0)
         if rc:
             bad(f"the single-shot job of shot {i} refused", out)
-    probe = [R.tw, "check", "survey.cfg"] + solver_sets("cpu-diamond", 1, {"device_memory": 1})
-    m = SMALLEST.search(R.run(probe, d, 1, log)[1])
-    for kernel, extra in (("cpu", {}), ("cpu-diamond", {"device_memory": int(m.group(1))} if m else {})):
+    kernels = []
+    if GPU != "only":
+        probe = [R.tw, "check", "survey.cfg"] + solver_sets("cpu-diamond", 1, {"device_memory": 1})
+        m = SMALLEST.search(R.run(probe, d, 1, log)[1])
+        kernels = [("cpu", {}), ("cpu-diamond", {"device_memory": int(m.group(1))} if m else {})]
+    if GPU:  # (two workers on the one GPU)
+        kernels += [("gpu-stepwise", {}), ("gpu-diamond", {})]
+    for kernel, extra in kernels:
         out_dir = f"shots-{kernel}"
         rc, out = R.run([R.tw, "run", "survey.cfg", "-q", "-o", out_dir, "--workers", "2"] +
                         solver_sets(kernel, 1, extra), d, 2, log)
@@ -1585,7 +1591,8 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
                 bad(f"{kernel}: shot {i}'s SEG-Y file missing or of another size than the single run's")
     if all(singles) and os.path.isdir(os.path.join(d, "shots-cpu")):
         survey_restart(R, d, shots, bad, log)
-    survey_inputs(R, d, sv, len(shots), bad, log)
+    if GPU != "only":  # (the inputs' checks do not depend on the kernel)
+        survey_inputs(R, d, sv, len(shots), bad, log)
     with open(os.path.join(d, "cmd.txt"), "w") as f:
         f.write("\n".join(log) + "\n")
     if ok and not R.args.keep:
@@ -1836,12 +1843,11 @@ def main():
 
     valid = [c for c in valid if picked(c[0])]
     invalid = [c for c in invalid if picked(c[0])]
-    if GPU == "only":  # (invalid jobs, surveys and signals do not depend on the kernel)
+    if GPU == "only":  # (invalid jobs and signals do not depend on the kernel)
         invalid = []
     with ThreadPoolExecutor(max_workers=args.cores) as ex:
         futs = [ex.submit(check_case, R, *c) for c in valid] + [ex.submit(check_invalid, R, *c) for c in invalid]
-        futs += [ex.submit(check_survey, R, *c) for c in survey_cases(args.seed)
-                 if GPU != "only" and picked(c[0])]
+        futs += [ex.submit(check_survey, R, *c) for c in survey_cases(args.seed) if picked(c[0])]
         futs += [ex.submit(check_region, R, *c) for c in region_cases(args.regions, args.seed)
                  if picked(c[0])]
         if GPU != "only" and picked("signals"):
