@@ -460,7 +460,7 @@ static int run_bench(int argc, char **argv) {
     printf(
         "\nCPU ceilings: memory %.1f GB/s / bytes per update (cpu 16 B: %.2f Gcell/s; cpu-diamond 20/dts B); "
         "FP instructions %.1f G/s / per update (9r + 4):",
-        hc.mem_gbps, hc.mem_gbps / 16.0, (hc.fma_fused ? 1.0 : 2.0) * hc.fma_gfmas);
+        hc.mem_gbps, hc.mem_gbps / 16.0, tw_cpu_fp_ginst(&hc));
     for (int o = 0; o < no; o++)
       printf(" order %d %.2f Gcell/s%s", orders[o], tw_cpu_arith_ceiling(&hc, orders[o]), o + 1 < no ? ";" : "\n");
   }

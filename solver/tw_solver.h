@@ -348,8 +348,9 @@ tw_status tw_bench_host_ceilings(int threads, size_t bytes, int reps, tw_host_ce
  * above; cpu-diamond with tile R = r·dts: 20·r/R, a tower's leading edge in, 12 B, and its
  * trailing edge out, 8 B, per column and step; docs/performance.md "CPU kernels"). */
 double tw_cpu_update_fp_ops(int order);
-/* The arithmetic ceiling in Gcell/s: FP instructions a second (one per FMA of the peak where it is
- * fused, two where it is a multiply and an add) over tw_cpu_update_fp_ops. */
+/* FP instructions a second, 1e9 (one per FMA of the peak where it is fused, two where it is a
+ * multiply and an add), and the arithmetic ceiling in Gcell/s: that over tw_cpu_update_fp_ops. */
+double tw_cpu_fp_ginst(const tw_host_ceilings *c);
 double tw_cpu_arith_ceiling(const tw_host_ceilings *c, int order);
 double tw_cpu_update_bytes(const char *kernel, int order, int dts);
 

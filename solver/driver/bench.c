@@ -326,8 +326,10 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
 
 double tw_cpu_update_fp_ops(int order) { return 9.0 * (order / 2) + 4.0; }
 
+double tw_cpu_fp_ginst(const tw_host_ceilings *c) { return (c->fma_fused ? 1.0 : 2.0) * c->fma_gfmas; }
+
 double tw_cpu_arith_ceiling(const tw_host_ceilings *c, int order) {
-  return (c->fma_fused ? 1.0 : 2.0) * c->fma_gfmas / tw_cpu_update_fp_ops(order);
+  return tw_cpu_fp_ginst(c) / tw_cpu_update_fp_ops(order);
 }
 
 double tw_cpu_update_bytes(const char *kernel, int order, int dts) {
