@@ -38,7 +38,8 @@
 #               (default 300): scripts/fuzz/jobs.py --gpu only --cores $(nproc) FUZZ (e.g. FUZZ="--random
 #               40 --regions 6 --seed 7 --only random,region"; 3-6 s a job); fuzz.txt, failures in the
 #               summary. Needs h5diff, h5dump, h5ls: from .deps/usr/bin where the machine has none
-#               (../shared/tools/device-deps.sh hdf5-tools)
+#               (../shared/tools/device-deps.sh hdf5-tools libsegyio1 libsegyio-dev: segyio too, so that
+#               the surveys' SEG-Y outputs run; without it jobs.py leaves output.segy out)
 # Logs (at most 8 files, what the lent GPU machines send back): build.log (with `nvcc -Xptxas -v`),
 # ptxas.txt (registers/spills per kernel), ctest-gpu.log, bench.txt (torrewave info + bench),
 # bench.json, ncu.txt, fuzz.txt, summary.txt.

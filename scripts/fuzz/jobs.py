@@ -85,7 +85,7 @@ import sys
 import threading
 import time
 import zlib
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # LeakSanitizer's suppressions, scripts/test.sh's too: libgomp's thread pool, reported now and then at exit
@@ -1548,6 +1548,8 @@ def check_survey(R, name, job, shots, mode, offsets, line=None):
         ok = False
         R.fail(name, what, detail)
 
+    if job.get("output", {}).get("segy") and not R.have_segy:  # (a build without segyio refuses output.segy)
+        job = dict(job, output={k: v for k, v in job["output"].items() if k != "segy"})
     sv = dict(job, shots={"positions": shots, "receivers": mode}, receivers={"points": offsets})
     if line:
         sv["shots"] = {"positions": shots, "lines": [line], "receivers": mode}
@@ -1821,8 +1823,9 @@ def main():
     GPU = args.gpu
     os.makedirs(args.work, exist_ok=True)
     R = Runner(args)
+    info = subprocess.run([R.tw, "info"], capture_output=True, text=True).stdout
+    R.have_segy = "SEG-Y: built" in info  # (surveys leave output.segy out where it is not)
     if GPU:  # (every GPU run would fail alike: say why once)
-        info = subprocess.run([R.tw, "info"], capture_output=True, text=True).stdout
         m = re.search(r"^GPUs: (\d+)", info, re.M)
         if not m or int(m.group(1)) == 0 or "gpu-diamond" not in info:
             print(f"jobs.py: --gpu needs a build with CUDA ({R.tw}) on a machine with a GPU: "
@@ -1852,14 +1855,17 @@ def main():
                  if picked(c[0])]
         if GPU != "only" and picked("signals"):
             futs.append(ex.submit(signal_checks, R))
-        for i, f in enumerate(futs):
+        index = {f: i for i, f in enumerate(futs)}
+        last = time.time()
+        for n, f in enumerate(as_completed(futs), 1):  # (as they end: a campaign cut short still says how far it got)
             try:
                 f.result()
             except Exception as e:  # a bug of this script: say which job
-                R.fail(f"job {i}", f"script error: {e!r}")
-            if (i + 1) % 50 == 0:
-                print(f"{i + 1}/{len(futs)} jobs, {len(R.failures)} failures, {time.time() - t0:.0f} s",
-                      file=sys.stderr)
+                R.fail(f"job {index[f]}", f"script error: {e!r}")
+            if n % 50 == 0 or n == len(futs) or time.time() - last > 30:
+                last = time.time()
+                print(f"{n}/{len(futs)} jobs, {len(R.failures)} failures, {time.time() - t0:.0f} s",
+                      file=sys.stderr, flush=True)
     s = R.stats
     print(f"{s['cases']} valid jobs ({s['refused']} refused by every kernel), {s['invalid']} invalid; "
           f"{s['runs']} runs, {s['asan_runs']} under ASan, {s['compares']} bitwise comparisons, "
