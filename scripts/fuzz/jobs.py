@@ -46,9 +46,9 @@ stored by output.model fed back as hdf5 and raw models (the analytic model's bit
 export; a third of the jobs killed (TW_CHECKPOINT_CRASH_AFTER) while writing their second checkpoint
 and resumed on another kernel, thread count or window (the reference's bits, nothing left); surveys
 (fixed and moving receivers, shots on the edges and on a line, snapshots, output.model and
-output.segy (left out where the build has no segyio), two workers, both kernels, the window) against single-shot runs, then run again (nothing
-rerun, no file touched; a shot whose sidecar is gone alone rerun), --force --shots and --shots into
-a new folder, and with a wavelet file under a shot's names (its file, sidecar, SEG-Y file, lock,
+output.segy (left out where the build has no segyio), two workers, both kernels, the window)
+against single-shot runs, then run again (nothing rerun, no file touched; a shot whose sidecar is
+gone alone rerun), --force --shots and --shots into a new folder, and with a wavelet file under a shot's names (its file, sidecar, SEG-Y file, lock,
 temporaries; a hard link) refused by check and run naming the shot, the file and the input, nothing
 touched; snapshot regions with corners on, near (1e-13 and 1e-5 cells) and between nodes, decimated,
 at UTM coordinates: a region with no node on an axis refused by check, run and --set, naming the

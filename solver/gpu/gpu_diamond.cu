@@ -525,11 +525,6 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     }
     if (d == s->dts_req) snprintf(s->why, sizeof s->why, "%s", why);
   }
-  // TW_DIAMOND_BLOCKS_PER_SM = N (a measurement knob): a persistent grid of at most N register-tower
-  // blocks an SM where more fit, e.g. the Nz-256 order-2 tower with one block an SM against two
-  // (docs/performance.md, session 31: towers in flight or the barrier). Any grid is correct (tower_kernel).
-  const char *mb = getenv("TW_DIAMOND_BLOCKS_PER_SM");
-  if (s->fn && mb && atoi(mb) >= 1 && atoi(mb) < s->blocks_per_sm) s->blocks_per_sm = atoi(mb);
   // Without a request (TW_DIAMOND_MODE), DiamondTorre runs where it wins: a register tower that
   // fits and moves clearly fewer bytes than gpu-stepwise. Otherwise (no tower fits this Nz, or
   // only a DTS-1 tower of order ≥ 4, which moves more) the stepwise kernel does the work: the
