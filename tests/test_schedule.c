@@ -15,10 +15,12 @@
  *   - negative controls: stages in increasing s, a tower's steps in the wrong order, two stages at
  *     once, or a parent left out, are caught.
  * The replay walks the schedule as cpu_diamond.c does (stages or tasks, towers, τ, rows x, y). */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "problem.h"
 #include "schedule.h"
 #include "tw_solver.h"
 #include "tw_test.h"
@@ -339,9 +341,88 @@ static void check_params(void) {
   CHECK(tw_schedule_params(3, 0, 0, &d, &nt, &err) != TW_OK && strstr(err.msg, "order"), "order 3: %s", err.msg);
 }
 
+/* tw_schedule_parallelism against the tower DAG itself: every tower's longest chain of
+ * predecessors (tw_tower_preds), each tower weighted by its active steps (tw_tower_steps), from
+ * the first stage down; the block's tower-steps over the longest chain must be the function's value
+ * (sums of integers: exact). */
+static long parallelism_bad, parallelism_cases;
+static void check_parallelism(int N0, int N1, int r, int dts, int nt) {
+  tw_schedule sc;
+  tw_schedule_init(&sc, N0, N1, r, dts, nt);
+  const int ns = sc.s_hi - sc.s_lo + 1, nk = sc.kmax + 1;
+  double *L = calloc((size_t)ns * nk, sizeof *L), all = 0.0, chain = 0.0;
+  for (int s = sc.s_hi; s >= sc.s_lo; s--) {
+    int lo, hi;
+    tw_tower_steps(sc.R, sc.r, s, N0, nt, &lo, &hi);
+    const int steps = hi > lo ? hi - lo : 0;
+    for (int i = 0; i < tw_stage_towers(&sc, s); i++) {
+      const int k = tw_stage_tower_k(&sc, s, i);
+      int ps[2], pk[2];
+      const int np = tw_tower_preds(&sc, s, k, ps, pk);
+      double m = 0.0;
+      for (int j = 0; j < np; j++)
+        m = L[(size_t)(sc.s_hi - ps[j]) * nk + pk[j]] > m ? L[(size_t)(sc.s_hi - ps[j]) * nk + pk[j]] : m;
+      L[(size_t)(sc.s_hi - s) * nk + k] = m + steps;
+      chain = m + steps > chain ? m + steps : chain;
+      all += steps;
+    }
+  }
+  free(L);
+  const double want = chain > 0 ? all / chain : 0.0, got = tw_schedule_parallelism(&sc);
+  parallelism_cases++;
+  if (got != want && parallelism_bad++ < 5)
+    CHECK(0, "parallelism of %d x %d, r %d, dts %d, h %d: %.6g, the DAG's %.6g", N0, N1, r, dts, nt, got, want);
+}
+
+/* tw_gpu_tower_share at the grids of docs/performance.md, session 32 (H200, order 2, dts 3, h 128,
+ * `bench` 256 steps, layers of 20): its share of the Nz table's gain must give the tower's measured
+ * rate over gpu-stepwise's within 15 %, pick the kernel that measured faster, and the blocks an SM
+ * that measured faster where both were run (0: not run). */
+static void check_share(void) {
+  static const struct {
+    int n0, n1, nz;
+    double stepwise, tower; /* Gcell/s measured: gpu-stepwise, the tower at the blocks an SM below */
+    int blocks;
+  } m[] = {{2048, 1024, 256, 238.1, 347.1, 1}, {2048, 512, 256, 264.8, 182.0, 1},  {4096, 256, 256, 263.1, 94.7, 1},
+           {2048, 384, 512, 262.6, 185.3, 0},  {1024, 1024, 512, 236.2, 444.7, 0}, {2048, 1024, 512, 251.6, 459.2, 0},
+           {1536, 768, 256, 261.4, 266.4, 1},  {2048, 640, 384, 243.6, 309.8, 0},  {3000, 900, 200, 212.7, 247.2, 1},
+           {4000, 300, 400, 221.6, 146.3, 0},  {2048, 1536, 256, 250.9, 418.8, 2}};
+  for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+    tw_schedule sc;
+    tw_schedule_init(&sc, m[i].n0, m[i].n1, 1, 3, 128);
+    const int bmax = m[i].nz <= 256 ? 2 : 1; /* 248 registers: two blocks of 128 threads fit, one of 192–256 */
+    int b = 0;
+    const double share = tw_gpu_tower_share(tw_schedule_parallelism(&sc), 132, bmax, &b);
+    const double gain = tw_gpu_tower_gain(1, m[i].nz, 0.0) * share, meas = m[i].tower / m[i].stepwise;
+    CHECK((gain >= TW_TOWER_MIN_GAIN) == (meas >= 1.0), "%d x %d x %d: predicted %.2fx, measured %.2fx", m[i].n0,
+          m[i].n1, m[i].nz, gain, meas);
+    CHECK(fabs(gain / meas - 1.0) < 0.15, "%d x %d x %d: predicted %.2fx, measured %.2fx (off by more than 15 %%)",
+          m[i].n0, m[i].n1, m[i].nz, gain, meas);
+    CHECK(!m[i].blocks || b == m[i].blocks, "%d x %d x %d: %d blocks an SM, %d measured faster", m[i].n0, m[i].n1,
+          m[i].nz, b, m[i].blocks);
+    printf(
+        "%4d x %4d x %3d: %5.1f towers at a time, share %.2f, %d block(s) an SM: predicted %.2fx gpu-stepwise, "
+        "measured %.2fx\n",
+        m[i].n0, m[i].n1, m[i].nz, tw_schedule_parallelism(&sc), share, b, gain, meas);
+  }
+  /* wide grids keep the whole gain, and the share never grows as the grid narrows */
+  double last = 2.0;
+  for (int n1 = 4096; n1 >= 32; n1 /= 2) {
+    tw_schedule sc;
+    tw_schedule_init(&sc, 2048, n1, 1, 3, 128);
+    int b = 0;
+    const double sh = tw_gpu_tower_share(tw_schedule_parallelism(&sc), 132, 2, &b);
+    CHECK(sh > 0.0 && sh <= 1.0 && sh <= last, "share %.3f at N1 %d (%.3f at twice that)", sh, n1, last);
+    if (n1 >= 2048)
+      CHECK(sh == 1.0 && b == 2, "N1 %d: share %.3f with %d blocks, a wide grid keeps the gain", n1, sh, b);
+    last = sh;
+  }
+}
+
 int main(void) {
   tw_rng_seed(0x9E3779B97F4A7C15ull);
   check_params();
+  check_share();
   /* Fixed corner cases: one column, one row, tile larger than the grid, tower taller than it. */
   const int fixed[][5] = {{1, 1, 1, 1, 1}, {1, 9, 2, 1, 3}, {9, 1, 1, 3, 5}, {2, 2, 4, 3, 20},
                           {7, 5, 1, 1, 40}, {16, 16, 4, 2, 9}, {5, 31, 3, 1, 2}};
@@ -354,8 +435,13 @@ int main(void) {
     const int r = rs[tw_rnd() % 5], dts = tw_rnd_in(1, 3), N0 = tw_rnd_in(1, 40), N1 = tw_rnd_in(1, 40);
     const int nt = tw_rnd() % 4 == 0 ? N0 / r + tw_rnd_in(1, 6) : tw_rnd_in(1, 12);
     check_grid(N0, N1, r, dts, nt, tw_rnd_in(1, 3 * nt + 2));
+    check_parallelism(N0, N1, r, dts, nt);
     cases++;
   }
+  /* and on grids of the size jobs have (the DAG of thousands to 10^5 towers) */
+  for (int rep = 0; rep < 40; rep++)
+    check_parallelism(tw_rnd_in(64, 2500), tw_rnd_in(16, 1500), tw_rnd_in(1, 4), tw_rnd_in(1, 3), tw_rnd_in(1, 200));
+  printf("tower parallelism: %ld schedules against their DAG, %ld differ\n", parallelism_cases, parallelism_bad);
   printf("%d random schedules replayed (%ld blocks of them as tasks in random orders)\n", cases, dataflow_blocks);
   /* Even blocks (tw_even_height, tw_block_height): a call of n steps at height nt takes ⌈n / nt⌉
    * blocks, none longer than nt, their lengths within one step of each other less than the

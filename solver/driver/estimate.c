@@ -143,6 +143,39 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
   return q * (bw > 0 ? pow(TW_H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
 }
 
+/* The share of tw_gpu_tower_gain that a persistent grid keeps on a grid of P towers of parallelism
+ * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, session 32: order 2, dts 3,
+ * `bench` 256 steps, layers of 20; Nz 256: 128 threads a tower, bmax = 2 blocks an SM fit; Nz 384
+ * and 512: 1). With b blocks an SM, two bounds:
+ *   - the workers: b of bmax blocks an SM run at (b / bmax)^0.22 of the SMs' full rate (Nz 256
+ *     with 1 block of 2: 0.86);
+ *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P
+ *     towers at the rate each has: with b ≥ 2 an SM's b-th (1/b of its full rate), alone (b = 1)
+ *     γ = 0.85·bmax^−0.48 of it (0.85 where one tower fills the SM, less than 1 because the chain
+ *     runs through the slower towers of the y layers; 0.61 where it holds half of what fits).
+ * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
+ * workers than towers to run only slow the chain (2048 × 1024 × 256, P 171: 2 blocks 298 Gcell/s,
+ * 1 block 347), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 358, 2 blocks 419). On
+ * eleven grids (P 43–257, Nz 200–512) it gives the tower's rate within 13 % and, against
+ * TW_TOWER_MIN_GAIN, the faster kernel on each (test_schedule checks all three): 4000 × 300 × 400
+ * (P 51) 0.66× gpu-stepwise measured, 2048 × 640 × 384 (P 107) 1.27×. */
+double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
+  if (bmax < 1) bmax = 1;
+  double best = 0.0;
+  int bb = bmax;
+  if (sms >= 1 && P > 0)
+    for (int b = 1; b <= bmax; b++) {
+      const double work = pow((double)b / bmax, 0.22);
+      const double chain = (b == 1 ? 0.85 * pow(bmax, -0.48) : 1.0 / b) * P / sms;
+      const double share = chain < work ? chain : work;
+      if (share > best) best = share, bb = b;
+    }
+  else
+    best = 1.0;
+  if (blocks) *blocks = bb;
+  return best < 1.0 ? best : 1.0;
+}
+
 double tw_gpu_dram_bytes_per_s(int mem_clock_khz, int bus_bits) {
   return mem_clock_khz > 0 && bus_bits > 0 ? 2.0 * mem_clock_khz * 1e3 * bus_bits / 8.0 : 0.0;
 }

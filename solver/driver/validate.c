@@ -530,8 +530,9 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
 /* gpu-stepwise on an H200, orders 2, 4, 6, 8, with absorbing layers and a free surface (`torrewave
  * bench`, docs/performance.md, session 11): Gcell/s, scaled by the GPU's memory bandwidth against the
  * H200's (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
- * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain,
- * the kernel's own choice): then that prediction times the stepwise rate. The towers exist for
+ * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain
+ * times tw_gpu_tower_share, the kernel's own choice): then that prediction times the stepwise rate.
+ * The towers exist for
  * columns of up to ~768 cells at order 2 and ~288 at order 4 (one block of Nz / Z threads must
  * fit: gpu_diamond.cu, reg_kernels); the realistic job on an H100: 419 Gcell/s estimated, 398
  * measured (session 12). */
@@ -547,13 +548,30 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
     if (o < 0 || o > 3) return;
     tw_gpu_props p;
     tw_error e = {0};
-    const double bw = tw_gpu_props_get(0, &p, &e) == TW_OK ? tw_gpu_dram_bytes_per_s(p.mem_clock_khz, p.bus_bits) : 0;
+    const int have_props = tw_gpu_props_get(0, &p, &e) == TW_OK;
+    const double bw = have_props ? tw_gpu_dram_bytes_per_s(p.mem_clock_khz, p.bus_bits) : 0;
+    const int sms = have_props && p.sms > 0 ? p.sms : 132; /* an H200's, as the rates are */
     const double scale = bw > 0 ? bw / TW_H200_DRAM_BYTES_PER_S : 1.0;
     rate = gpu_rates[o] * 1e9 * scale;
     snprintf(val->run_basis, sizeof val->run_basis, "from gpu-stepwise's H200 bench rate (%.0f Gcell/s at order %d, "
              "docs/performance.md) x %.2f for this GPU's memory bandwidth", gpu_rates[o], job->order, scale);
     const int nz = val->est.grid.N[2], r = job->order / 2;
-    const double gain = tw_gpu_tower_gain(r, nz, bw);
+    double gain = tw_gpu_tower_gain(r, nz, bw);
+    {
+      /* the share a narrow grid keeps (tw_gpu_tower_share, as dia_init applies it), with the
+       * kernel's axes, dts and height, and the default towers' shape: at order 2 two z cells a
+       * thread, at order 4 one, on whole warps, up to 256 threads of ~250 registers an SM */
+      int dts = 0, nt = 0;
+      tw_grid kg;
+      tw_error e2 = {0};
+      tw_grid_oriented(job, &kg);
+      if (!tw_schedule_params(job->order, job->dts ? job->dts : (r == 1 ? 3 : 0), job->tower_height, &dts, &nt, &e2)) {
+        tw_schedule sc;
+        tw_schedule_init(&sc, kg.N[0], kg.N[1], r, dts, nt);
+        const int threads = (nz + 32 * (r == 1 ? 2 : 1) - 1) / (32 * (r == 1 ? 2 : 1)) * 32;
+        gain *= tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, threads < 256 ? 256 / threads : 1, NULL);
+      }
+    }
     if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 288)) {
       rate *= gain;
       const size_t l = strlen(val->run_basis);

@@ -144,6 +144,7 @@ struct dia_state {
   int mode;
   double bpu;     // the chosen register tower's model bytes per update
   double gain;    // its predicted rate over the stepwise kernel's on this GPU (tw_gpu_tower_gain; 0: none)
+  double par;     // the tower DAG's parallelism in towers (tw_schedule_parallelism)
   void *sw;       // delegate: the stepwise kernel's state, when DiamondTorre cannot win here
   kernel_fn fn;
   size_t smem;
@@ -525,6 +526,23 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     }
     if (d == s->dts_req) snprintf(s->why, sizeof s->why, "%s", why);
   }
+  // The tower DAG's parallelism P (a block's tower-steps over its longest chain's, about N1 / 2R
+  // towers): a persistent grid of more workers than P waits on the chain, so the blocks an SM and
+  // the share of the predicted gain below that the grid keeps come from tw_gpu_tower_share
+  // (docs/performance.md, session 32: on narrow grids the towers ran at 0.33–0.71× the stepwise
+  // kernel). TW_DIAMOND_BLOCKS_PER_SM = N (a measurement knob) sets the blocks an SM instead, up to
+  // what fits; any grid is correct (tower_kernel).
+  double share = 1.0;
+  if (s->fn) {
+    tw_schedule sc;
+    tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
+    s->par = tw_schedule_parallelism(&sc);
+    int b = s->blocks_per_sm;
+    share = tw_gpu_tower_share(s->par, s->sms, s->blocks_per_sm, &b);
+    const char *mb = getenv("TW_DIAMOND_BLOCKS_PER_SM");
+    if (mb && atoi(mb) >= 1) b = atoi(mb) < s->blocks_per_sm ? atoi(mb) : s->blocks_per_sm;
+    if (s->mode == MODE_PERSISTENT) s->blocks_per_sm = b;
+  }
   // Without a request (TW_DIAMOND_MODE), DiamondTorre runs where it wins: a register tower that
   // fits and moves clearly fewer bytes than gpu-stepwise. Otherwise (no tower fits this Nz, or
   // only a DTS-1 tower of order ≥ 4, which moves more) the stepwise kernel does the work: the
@@ -544,13 +562,17 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)
   const double bw =
       tw_gpu_props_get(dev, &gp, &gerr) == TW_OK ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits) : 0.0;
-  s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) : 0.0;
+  s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) * share : 0.0;
   const int tower_pays = s->gain >= TW_TOWER_MIN_GAIN;
   const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
   if (!(me && *me) && (!s->fn || !tower_pays || s->bpu > margin * STEPWISE_BPU)) {
     char why[sizeof s->why];
     if (s->fn && s->r > 2)
       snprintf(why, sizeof why, "no register tower of order %d is faster than the stepwise kernel", pb->order);
+    else if (s->fn && !tower_pays && share < 1.0)
+      snprintf(why, sizeof why, "%d x %d columns: %.0f towers run at a time for %d SMs, order %d's tower (dts %d) "
+               "predicted at %.2fx the stepwise kernel on this GPU", s->N0, s->N1, s->par, s->sms, pb->order, s->dts,
+               s->gain);
     else if (s->fn && !tower_pays)
       snprintf(why, sizeof why, "Nz = %d: order %d's tower (dts %d) predicted at %.2fx the stepwise kernel on this "
                "GPU (%.2f TB/s%s)", g->N[2], pb->order, s->dts, s->gain, bw / 1e12, bw > 0 ? "" : ": unknown, as an H200");
@@ -1018,8 +1040,10 @@ void dd_report(void *state, tw_run_report *rep) {
   char win[sizeof s->win_why + 2] = "";
   if (s->win) snprintf(win, sizeof win, "; %s", s->win_why);
   window_report(s, rep);
-  char gain[80] = "";
-  if (s->gain > 0) snprintf(gain, sizeof gain, "; predicted %.2fx the stepwise kernel on this GPU", s->gain);
+  char gain[112] = "";
+  if (s->gain > 0)
+    snprintf(gain, sizeof gain, "; predicted %.2fx the stepwise kernel on this GPU (%.0f towers at a time)", s->gain,
+             s->par);
   // the figures first, the reasons after: a bench line shows the note's first 160 characters (the
   // tower height had fallen off it behind a lowered dts's reason)
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d (R = %d), tower height %d, "

@@ -65,13 +65,10 @@ struct dia_args {
 
 __device__ __forceinline__ float *lvl(const dia_args &A, long long m) { return (m & 1) ? A.p1 : A.p0; }
 
-// Steps [tlo, thi) in which a tower of stage s has columns inside the grid: X0 = R·s + τr must
-// satisfy X0 + 2R − 1 ≥ 0 and X0 ≤ N0 − 1.
+// Steps [tlo, thi) in which a tower of stage s has columns inside the grid (schedule.h:
+// tw_tower_steps, which the launch's parallelism estimate counts too).
 __host__ __device__ __forceinline__ void active_steps(int R, int r, int s, int N0, int h, int *tlo, int *thi) {
-  const int lo = -tw_floordiv(2 * R - 1 + R * s, r);  // ⌈(1 − 2R − Rs) / r⌉
-  const int hi = tw_floordiv(N0 - 1 - R * s, r) + 1;
-  *tlo = lo > 0 ? lo : 0;
-  *thi = hi < h ? hi : h;
+  tw_tower_steps(R, r, s, N0, h, tlo, thi);
 }
 
 // The events of one tower: [e0, e1) with ev.key == key.

@@ -135,6 +135,38 @@ TW_SCHED_HD int tw_tower_preds(const tw_schedule *sc, int s, int k, int ps[2], i
   return n;
 }
 
+/* The steps [lo, hi) of a block of height nt in which a tower of stage s has rows in the grid
+ * (x ∈ [0, N0)): lo = ⌈(1 − 2R − Rs) / r⌉, hi = ⌊(N0 − 1 − Rs) / r⌋ + 1, clipped to [0, nt]. The
+ * same for every tower of the stage (y clipping leaves a tower its steps). */
+TW_SCHED_HD void tw_tower_steps(int R, int r, int s, int N0, int nt, int *lo, int *hi) {
+  const int l = -tw_floordiv(2 * R - 1 + R * s, r);
+  const int h = tw_floordiv(N0 - 1 - R * s, r) + 1;
+  *lo = l > 0 ? l : 0;
+  *hi = h < nt ? h : nt;
+}
+
+/* The block's average parallelism in towers: its tower-steps (each tower's active steps, summed)
+ * over those of its longest chain of towers that wait for each other. A tower waits for its
+ * parents in the stage before (tw_tower_preds), and every tower has one there while the block has
+ * two tower columns (kmax ≥ 1; with one, the stage two before), so the longest chain passes through
+ * every stage that has towers and its length is their active steps summed: the parallelism is
+ * the stages' tower counts weighted by their steps, about N1 / (2R) (test_schedule checks it against
+ * the DAG's longest path). A persistent grid of more workers than this waits on the chain
+ * (docs/performance.md, session 32: 2048 × 1024 × 256 at order 2, dts 3: 171 towers, 264 workers,
+ * half of their time waiting for parents). */
+static inline double tw_schedule_parallelism(const tw_schedule *sc) {
+  double all = 0.0, chain = 0.0;
+  for (int s = sc->s_hi; s >= sc->s_lo; s--) {
+    int lo, hi;
+    tw_tower_steps(sc->R, sc->r, s, sc->N0, sc->nt, &lo, &hi);
+    const int n = tw_stage_towers(sc, s);
+    if (n < 1 || hi <= lo) continue;
+    all += (double)n * (hi - lo);
+    chain += hi - lo;
+  }
+  return chain > 0 ? all / chain : 0.0;
+}
+
 /* First row of stage s at step τ, unclipped: the diamond spans x ∈ [X0, X0 + 2R). */
 TW_SCHED_HD int tw_tower_x0(const tw_schedule *sc, int s, int tau) { return sc->R * s + tau * sc->r; }
 
