@@ -804,6 +804,9 @@ def gpu_variants(job, rnd):
                   {"TW_DIAMOND_MODE": mode}))
     if order <= 4:  # (orders 2 and 4 have towers of two z cells a thread)
         v.append(("gd-z1", solver_sets("gpu-diamond", 1), 1, {"TW_DIAMOND_MODE": "persistent", "TW_DIAMOND_ZPT": "1"}))
+    if order == 2:  # (its dts-3 tower of two z also sweeps y: forced whatever the grid's shape)
+        v.append(("gd-sy", solver_sets("gpu-diamond", 1, {"dts": 3}), 1,
+                  {"TW_DIAMOND_MODE": "persistent", "TW_DIAMOND_SWEEP": "y"}))
     dts = rnd.choice((1, 2, 5))
     v.append((f"gd-generic-dts{dts}", solver_sets("gpu-diamond", 1, {"dts": dts}), 1, {"TW_DIAMOND_MODE": "generic"}))
     k = rnd.choice((1, 2, 3, 5))

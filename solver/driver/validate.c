@@ -569,7 +569,14 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         tw_schedule sc;
         tw_schedule_init(&sc, kg.N[0], kg.N[1], r, dts, nt);
         const int threads = (nz + 32 * (r == 1 ? 2 : 1) - 1) / (32 * (r == 1 ? 2 : 1)) * 32;
-        gain *= tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, threads < 256 ? 256 / threads : 1, NULL);
+        const int bmax = threads < 256 ? 256 / threads : 1;
+        double share = tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, bmax, NULL);
+        if (r == 1 && dts == 3 && !val->est.window_planes) { /* in core its towers may sweep y (dia_init) */
+          tw_schedule_init(&sc, kg.N[1], kg.N[0], r, dts, nt);
+          const double sy = tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, bmax, NULL);
+          share = sy > share ? sy : share;
+        }
+        gain *= share;
       }
     }
     if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 288)) {

@@ -98,6 +98,7 @@ enum { MODE_STAGE = 0, MODE_PERSISTENT = 1, MODE_GENERIC = 2 };
 struct reg_kernel {
   int r, dts, z;  // radius, DTS, z cells per thread
   kernel_fn fn;
+  kernel_fn fn_yx;  // the same tower sweeping the grid's y (dia_args.yx), or NULL where not built
   size_t (*smem)(int NZp);
   double bpu;  // the locality model: DRAM bytes per cell update in steady state
 };
@@ -118,16 +119,21 @@ constexpr double model_bpu() {
 // With absorbing layers on the z faces a tower must move at most 0.62 of that.
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
-#define DIA_REG(R_, D_, Z_) {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
+#define DIA_REG(R_, D_, Z_) \
+  {R_, D_, Z_, tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
+#define DIA_REG_YX(R_, D_, Z_)                                                                  \
+  {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_kernel<R_, D_, Z_, true>, tower_smem_bytes<R_, D_, Z_>, \
+   model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
 // (order 2, DTS 2 and 3: Nz up to 768 and 512). For one (r, DTS) the first entry that fits is
 // taken: the order is the measured preference (H200, session 5: DTS 2 with Z = 2 435 Gcell/s
 // against 330 with Z = 1, three blocks per SM; session 6: DTS 3 with Z = 2 559 against 511 on
-// zero fields, 465 against 418 on a wavefield with layers, where its y-layer path pays).
+// zero fields, 465 against 418 on a wavefield with layers, where its y-layer path pays). The default
+// tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x (dia_init: the towers' parallelism).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
+    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
     DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),
     // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
@@ -145,8 +151,11 @@ struct dia_state {
   double bpu;     // the chosen register tower's model bytes per update
   double gain;    // its predicted rate over the stepwise kernel's on this GPU (tw_gpu_tower_gain; 0: none)
   double par;     // the tower DAG's parallelism in towers (tw_schedule_parallelism)
+  int yx;         // the towers sweep the grid's y (dia_args.yx): in core, where that is wider
+  int K0, K1;     // the towers' frame: columns along the sweep and across it (N0, N1, or exchanged)
   void *sw;       // delegate: the stepwise kernel's state, when DiamondTorre cannot win here
   kernel_fn fn;
+  kernel_fn fn_yx;  // the chosen register tower sweeping y (reg_kernel.fn_yx), or NULL
   size_t smem;
   int threads, regs, blocks_per_sm, sms;
   // layout
@@ -411,10 +420,11 @@ tw_status dia_receivers(dia_state *s, tw_error *err) {
   const tw_problem *pb = s->pb;
   if (!pb->ntap) return TW_OK;
   const colrec empty = {0, 0, 0, 0};
-  std::vector<colrec> ct((size_t)s->N0 * (size_t)s->N1, empty);
+  std::vector<colrec> ct((size_t)s->K0 * (size_t)s->K1, empty);  // (the towers' frame)
   std::vector<int> tk((size_t)pb->ntap);
   for (long t = 0; t < pb->ntap; t++) {
-    colrec &c = ct[(size_t)pb->tap[t][0] * (size_t)s->N1 + (size_t)pb->tap[t][1]];
+    const int fx = pb->tap[t][s->yx ? 1 : 0], fy = pb->tap[t][s->yx ? 0 : 1];
+    colrec &c = ct[(size_t)fx * (size_t)s->K1 + (size_t)fy];
     if (c.count == 0) c.first = (int)t;
     if (c.first + c.count != t)
       return tw_error_set(err, TW_EINTERNAL, "receiver taps are not sorted by cell (tap %ld)", t);
@@ -510,6 +520,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
                                                                        threads, smem));
         if (s->blocks_per_sm >= 1) {
           s->fn = rk->fn;
+          s->fn_yx = rk->fn_yx;
           s->smem = smem;
           s->threads = threads;
           s->zpt = z;
@@ -533,16 +544,52 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // kernel). TW_DIAMOND_BLOCKS_PER_SM = N (a measurement knob) sets the blocks an SM instead, up to
   // what fits; any grid is correct (tower_kernel).
   double share = 1.0;
+  s->yx = 0;
   if (s->fn) {
     tw_schedule sc;
     tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
     s->par = tw_schedule_parallelism(&sc);
     int b = s->blocks_per_sm;
     share = tw_gpu_tower_share(s->par, s->sms, s->blocks_per_sm, &b);
+    // Across x instead (dia_args.yx): a grid longer in x than in y has more towers at a time when
+    // they sweep y. In core only (the window's ring slides along x: decided with the x-y padding
+    // both sides need, PX), where the tower has that kernel, and where the share gains 2 %.
+    // TW_DIAMOND_SWEEP = x | y forces one (a test and measurement knob; y where it can run).
+    const char *sw = getenv("TW_DIAMOND_SWEEP");
+    if (s->fn_yx && !(sw && strcmp(sw, "x") == 0)) {
+      tw_schedule sy;
+      tw_schedule_init(&sy, s->N1, s->N0, r, s->dts, s->nt);
+      const double py = tw_schedule_parallelism(&sy);
+      int by = 1, bmax_y = 0;
+      cudaFuncAttributes fy;
+      TW_CUDA_TRY(err, cudaFuncSetAttribute((const void *)s->fn_yx, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            (int)s->smem));
+      TW_CUDA_TRY(err, cudaFuncGetAttributes(&fy, (const void *)s->fn_yx));
+      TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bmax_y, (const void *)s->fn_yx, s->threads,
+                                                                     s->smem));
+      const double sy_share = bmax_y >= 1 ? tw_gpu_tower_share(py, s->sms, bmax_y, &by) : 0.0;
+      uint64_t wc = 0;
+      int wa = 0;
+      const double need_yx = 3.0 * sizeof(float) * (double)(s->N0 + 2 * s->PX) * (double)(s->N1 + 2 * s->PX) * s->NZp;
+      if ((st = tw_gpu_window_decide(pb, need_yx, &wc, &wa, err))) return st;
+      if (bmax_y >= 1 && !wc && ((sw && strcmp(sw, "y") == 0) || sy_share > 1.02 * share)) {
+        s->yx = 1;
+        s->fn = s->fn_yx;
+        s->regs = fy.numRegs;
+        s->blocks_per_sm = bmax_y;
+        s->par = py;
+        share = sy_share;
+        b = by;
+        s->PY = s->PX;  // the grid's y is the frame's x: the x padding on both axes
+        s->NYd = s->N1 + 2 * s->PY;
+      }
+    }
     const char *mb = getenv("TW_DIAMOND_BLOCKS_PER_SM");
     if (mb && atoi(mb) >= 1) b = atoi(mb) < s->blocks_per_sm ? atoi(mb) : s->blocks_per_sm;
     if (s->mode == MODE_PERSISTENT) s->blocks_per_sm = b;
   }
+  s->K0 = s->yx ? s->N1 : s->N0;
+  s->K1 = s->yx ? s->N0 : s->N1;
   // Without a request (TW_DIAMOND_MODE), DiamondTorre runs where it wins: a register tower that
   // fits and moves clearly fewer bytes than gpu-stepwise. Otherwise (no tower fits this Nz, or
   // only a DTS-1 tower of order ≥ 4, which moves more) the stepwise kernel does the work: the
@@ -662,7 +709,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // Persistent mode: done flags for the tallest block, the ticket counter.
   if (s->mode == MODE_PERSISTENT) {
     tw_schedule sc;
-    tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
+    tw_schedule_init(&sc, s->K0, s->K1, r, s->dts, s->nt);
     const size_t nflags = (size_t)(sc.s_hi - sc.s_lo + 1) * (size_t)(sc.kmax + 1);
     if ((st = tw_dev_ensure(&s->done, &s->done_cap, nflags, "tower flags", err))) return st;
     TW_CUDA_TRY(err, cudaMemsetAsync(s->done, 0, nflags * sizeof(int), s->stream));
@@ -684,7 +731,7 @@ void block_events(dia_state *s, const tw_schedule *sc, long t0b) {
   const int R = s->R, r = s->r;
   const size_t first = s->hev.size();
   for (int c = 0; c < pb->ninj; c++) {
-    const int x = pb->inj[c][0], y = pb->inj[c][1];
+    const int x = pb->inj[c][s->yx ? 1 : 0], y = pb->inj[c][s->yx ? 0 : 1];  // (the towers' frame)
     const int a = x + y, b = x - y;
     for (int tau = 0; tau < sc->nt; tau++) {
       const int p = tw_floordiv(a - tau * r, 2 * R), q = tw_floordiv(b - tau * r, 2 * R);
@@ -712,17 +759,22 @@ dia_args base_args(const dia_state *s) {
   memset(&A, 0, sizeof A);
   A.p0 = s->p[0], A.p1 = s->p[1];
   A.c2 = s->c2, A.ax = s->ax, A.ay = s->ay, A.az = s->az;
-  A.SX = s->SX;
-  A.NZp = s->NZp, A.N0 = s->N0, A.N1 = s->N1, A.N2 = s->N2, A.fs = pb->free_surface;
+  // (the towers' frame: the grid's with x and y exchanged where they sweep y, dia_args.yx)
+  A.yx = s->yx;
+  A.SX = s->yx ? s->NZp : s->SX;
+  A.SY = s->yx ? s->SX : s->NZp;
+  if (s->yx) std::swap(A.ax, A.ay);
+  A.NZp = s->NZp, A.N0 = s->K0, A.N1 = s->K1, A.N2 = s->N2, A.fs = pb->free_surface;
   A.st = pb->st;
   A.R = s->R;
   A.xz0 = s->xz0, A.xz1 = s->xz1, A.yz0 = s->yz0, A.yz1 = s->yz1;
+  if (s->yx) std::swap(A.xz0, A.yz0), std::swap(A.xz1, A.yz1);
   A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
   A.ntap = pb->ntap, A.interval = pb->interval;
   const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;
   if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
     for (int dx = -r; dx < 2 * R + r; dx++)
-      for (int dy = -R - r; dy <= R + r; dy++) A.off[(dx + r) * ny + dy + R + r] = (int)(dx * s->SX + dy * s->NZp);
+      for (int dy = -R - r; dy <= R + r; dy++) A.off[(dx + r) * ny + dy + R + r] = (int)(dx * A.SX + dy * A.SY);
   A.done = s->done;
   return A;
 }
@@ -741,7 +793,7 @@ tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, cudaStream
   for (long t = 0; t < ntow; t++) t0 = tr[(size_t)t * 4] < t0 ? tr[(size_t)t * 4] : t0;
   fprintf(f, "# gpu-diamond trace: r %d dts %d R %d Z %d h %d N0 %d N1 %d N2 %d xz %d %d yz %d %d s_top %d kmax %d "
           "blocks %ld threads %d\n# ticket stage tower taken ready done sm\n",
-          s->r, s->dts, s->R, s->zpt, A.h, s->N0, s->N1, s->N2, s->xz0, s->xz1, s->yz0, s->yz1, A.s_top, A.kmax,
+          s->r, s->dts, s->R, s->zpt, A.h, A.N0, A.N1, s->N2, A.xz0, A.xz1, A.yz0, A.yz1, A.s_top, A.kmax,
           (long)s->blocks_per_sm * s->sms, s->threads);
   for (long t = 0; t < ntow; t++) {
     const unsigned long long *e = &tr[(size_t)t * 4];
@@ -845,7 +897,7 @@ tw_status dia_advance_impl(dia_state *s, long t0, long n, float *taps, tw_error 
   std::vector<tw_schedule> blocks;
   for (long done = 0; done < n;) {
     tw_schedule sc;
-    tw_schedule_init(&sc, s->N0, s->N1, s->r, s->dts, tw_block_height(done, n, s->nt));
+    tw_schedule_init(&sc, s->K0, s->K1, s->r, s->dts, tw_block_height(done, n, s->nt));
     s->ev_block.push_back(s->hev.size());
     block_events(s, &sc, t0 + done);
     blocks.push_back(sc);
@@ -1047,9 +1099,9 @@ void dd_report(void *state, tw_run_report *rep) {
   // the figures first, the reasons after: a bench line shows the note's first 160 characters (the
   // tower height had fallen off it behind a lowered dts's reason)
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d (R = %d), tower height %d, "
-           "%d threads x %d z, %d registers, %d blocks/SM on %d SMs%s%s%s",
+           "%d threads x %d z, %d registers, %d blocks/SM on %d SMs%s%s%s%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, s->R, s->nt, s->threads,
-           s->zpt, s->regs, s->blocks_per_sm, s->sms, lowered, gain, win);
+           s->zpt, s->regs, s->blocks_per_sm, s->sms, s->yx ? ", sweeping y" : "", lowered, gain, win);
 }
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }

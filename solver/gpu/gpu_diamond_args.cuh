@@ -34,6 +34,12 @@ struct dia_args {
   float *p0, *p1;                // level m in p[m & 1]; pointers at cell (0, 0, 0)
   const float *c2, *ax, *ay, *az;  // c2 like p; ax[x], ay[y], az[k] indexable over the padding
   long long SX;                  // floats per x plane (NYd·NZp, or a window ring's pitch)
+  long long SY;                  // floats per y column (NZp)
+  // x and y are the towers' frame: x the axis the stages sweep. yx: the frame is the grid's with x
+  // and y exchanged (SX = NZp, SY = the grid's x pitch; ax, ay, N0, N1, the zero ranges, events and
+  // receiver records exchanged too), so that a grid long in x has its towers across x (dia_init).
+  // The fields stay in the grid's layout; only the Laplacian's terms keep the grid's order.
+  int yx;
   int NZp, N0, N1, N2, fs;
   tw_stencil st;
   long long t0;  // level at the start of the block
@@ -49,7 +55,7 @@ struct dia_args {
   long long ntap, first;
   int interval;
   // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
-  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·NZp.
+  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·SY.
   int off[DIA_OFF_MAX];
   int *done;  // persistent mode: per-tower done flags (a block's launches share them: A.epoch)
   // Persistent mode: the launch's ticket counter, not reset between launches (only at each advance

@@ -106,7 +106,11 @@ constexpr bool NOCOMP = false;
 // (ptxas -v: docs/performance.md). The band of step τ+1 is copied asynchronously into shared
 // memory during step τ (cp.async: a step of latency hiding without holding registers) and moved
 // into registers at the end of step τ.
-template <int r, int DTS, int Z>
+//
+// YX: the towers sweep the grid's y (dia_args.yx): the frame's x is the grid's y, so the Laplacian
+// adds the frame's y term (the grid's x) before its x term, the order of tw_laplacian, and the
+// result is the same bits as in the grid's own frame.
+template <int r, int DTS, int Z, bool YX>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
   using G = Geo<r, DTS>;
   using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
@@ -154,7 +158,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the kernel parameters (constant bank), so that an address costs one multiply-add with a
   // constant operand and the offsets hold no registers across the step loop.
   auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
-  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * NZp + Z * k; };
+  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * A.SY + Z * k; };
 
   float F[Z][NW], Gv[Z][ND], C[Z][ND];
   float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
@@ -326,8 +330,13 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         constexpr int xm = TB::T.nb[i][0][m - 1], xp = TB::T.nb[i][1][m - 1];
         constexpr int ym = TB::T.nb[i][2][m - 1], yp = TB::T.nb[i][3][m - 1];
         float &acc = chain[tw_lap_chain(m)];
-        acc = tw_lap_term(acc, A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}), fget(J, std::integral_constant<int, xp>{}), p0x2);
-        acc = tw_lap_term(acc, A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}), fget(J, std::integral_constant<int, yp>{}), p0x2);
+        if constexpr (YX) {  // (the grid's x is the frame's y: its weights, first)
+          acc = tw_lap_term(acc, A.st.w[0][m], fget(J, std::integral_constant<int, ym>{}), fget(J, std::integral_constant<int, yp>{}), p0x2);
+          acc = tw_lap_term(acc, A.st.w[1][m], fget(J, std::integral_constant<int, xm>{}), fget(J, std::integral_constant<int, xp>{}), p0x2);
+        } else {
+          acc = tw_lap_term(acc, A.st.w[0][m], fget(J, std::integral_constant<int, xm>{}), fget(J, std::integral_constant<int, xp>{}), p0x2);
+          acc = tw_lap_term(acc, A.st.w[1][m], fget(J, std::integral_constant<int, ym>{}), fget(J, std::integral_constant<int, yp>{}), p0x2);
+        }
         acc = tw_lap_term(acc, A.st.w[2][m], zget(J, I, std::integral_constant<int, -m>{}), zget(J, I, std::integral_constant<int, m>{}), p0x2);
       });
       return tw_lap_sum(r, chain[0], chain[1]);
@@ -482,12 +491,12 @@ template <int r, int DTS, int Z>
 constexpr int tower_max_threads() {
   return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
 }
-template <int r, int DTS, int Z>
+template <int r, int DTS, int Z, bool YX = false>
 __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
   DIA_DYN_SMEM(sm);
   if (!A.persistent) {
     const int s = A.s;
-    run_tower<r, DTS, Z>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    run_tower<r, DTS, Z, YX>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
     return;
   }
   int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
@@ -514,7 +523,7 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
     }
     if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
     __syncthreads();
-    run_tower<r, DTS, Z>(A, s, kk, sm);
+    run_tower<r, DTS, Z, YX>(A, s, kk, sm);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -564,7 +573,7 @@ __global__ void generic_kernel(const dia_args A) {
         const int x = X0 + ((u + v) >> 1), y = Y0 + ((u - v) >> 1);
         if (x < 0 || x >= A.N0 || y < 0 || y >= A.N1) continue;
         const int col = u * R + (v >> 1);
-        const long long cb = (long long)x * A.SX + (long long)y * A.NZp;
+        const long long cb = (long long)x * A.SX + (long long)y * A.SY;
         const float axv = A.ax[x], ayv = A.ay[y];
         colrec ct = {0, 0, 0, 0};
         if (tapstep) ct = A.coltap[(long long)x * A.N1 + y];
@@ -575,8 +584,10 @@ __global__ void generic_kernel(const dia_args A) {
 #pragma unroll
           for (int m = 1; m <= r; m++) {
             float &a = chain[tw_lap_chain(m)];
-            a = tw_lap_term(a, A.st.w[0][m], cur[c - m * A.SX], cur[c + m * A.SX], p0x2);
-            a = tw_lap_term(a, A.st.w[1][m], cur[c - m * A.NZp], cur[c + m * A.NZp], p0x2);
+            // (the grid's x first: with A.yx the frame's x is the grid's y)
+            const long long sg = A.yx ? A.SY : A.SX, sh = A.yx ? A.SX : A.SY;
+            a = tw_lap_term(a, A.st.w[0][m], cur[c - m * sg], cur[c + m * sg], p0x2);
+            a = tw_lap_term(a, A.st.w[1][m], cur[c - m * sh], cur[c + m * sh], p0x2);
             a = tw_lap_term(a, A.st.w[2][m], zval(A, cur, cb, kz - m), zval(A, cur, cb, kz + m), p0x2);
           }
           float acc = tw_lap_sum(r, chain[0], chain[1]);
