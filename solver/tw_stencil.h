@@ -17,11 +17,18 @@
  *   d = 10 m, the operator gained +3.5e-9 m⁻² · p, a velocity error that showed as a delay
  *   growing with distance against a float64 solution of the scheme; tests/test_stencil.c.)
  *   L += S only in cells that have a source (so S = 0 cells are bitwise untouched);
- *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) · g,  g = RN(1/(1 + a)).
- * The damped update multiplies by the correctly rounded reciprocal g instead of dividing by 1 + a
- * (one rounding more, ≤ 1 ulp from the quotient): g is the same bits on the host (IEEE 1/x) and
- * the device (__frcp_rn), so every kernel may precompute it per cell, per z or per tower and no
- * kernel has to emulate a division bit for bit. A multiplication has no slow path for tiny
+ *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) · g,
+ *   a = (ax + ay) + az,   g = RN(RN(1/(1 + (ax + ay))) · RN(1/(1 + az))).
+ * The damped update multiplies by correctly rounded reciprocals instead of dividing by 1 + a
+ * (one rounding more, ≤ 1 ulp from the quotient): they are the same bits on the host (IEEE 1/x)
+ * and the device (__frcp_rn, tw_dev_recip), so every kernel may precompute them and no kernel has
+ * to emulate a division bit for bit. g takes the horizontal and the vertical factor apart
+ * (tw_damp_g): a kernel precomputes one per column, the other per z, and no cell needs a
+ * reciprocal of its own. Where only one of ax + ay and az is nonzero (every damped cell but the
+ * edges where a z layer meets an x or y layer) g is RN(1/(1 + a)); in those edges the denominator
+ * is (1 + axy)(1 + az) = 1 + a + axy·az, a little more damping inside the layer. (Until session 34
+ * g was RN(1/(1 + a)): gpu-diamond's towers paid a reciprocal per cell in every step inside an x
+ * layer; docs/performance.md, sessions 33–34.) A multiplication has no slow path for tiny
  * numerators (the tails ahead of a wavefront), so the damped cells cost the same on any field.
  * The a == 0 branch is the general formula evaluated exactly (1 − 0 = 1, g = 1, x · 1 = x), so it
  * changes no bit; it only skips the damping arithmetic in the interior.
@@ -96,7 +103,7 @@ TW_HD float tw_laplacian(int r, const tw_stencil *st, const float *px, long sx, 
 }
 
 /* Time update of one cell: p0 = p^n, pm = p^{n−1}, lap = L (+ S in source cells),
- * c2dt2 = c²dt², a = η dt/2 as (ax[i] + ay[j]) + az[k]. Returns p^{n+1}. */
+ * c2dt2 = c²dt², a = η dt/2 as (ax[i] + ay[j]) + az[k]: the functions below. Returns p^{n+1}. */
 /* The update where a == 0 (outside the absorbing layers): the general formula below with
  * a = 0, evaluated exactly. Kernels that know a cell is undamped may call it directly (branch
  * free, so the CPU loop vectorizes); the result is bitwise the same. */
@@ -104,41 +111,63 @@ TW_HD float tw_cell_update_undamped(float p0, float pm, float lap, float c2dt2) 
   return TW_MADD(c2dt2, lap, 2.0f * p0) - pm;
 }
 
-/* The damped update's numerator, with om = 1 − a: what is multiplied by g = RN(1/(1 + a)). */
+/* The damped update's numerator, with om = 1 − a: what is multiplied by g (tw_damp_g). */
 TW_HD float tw_cell_damped_num(float p0, float pm, float lap, float c2dt2, float om) {
   return TW_MADD(c2dt2, lap, 2.0f * p0) - om * pm;
 }
 
-/* g = RN(1/(1 + a)), a ≥ 0: the damping factor of the update. 1 + a ∈ [1, 2^24) is never subnormal,
- * so the device's correctly rounded reciprocal takes its fast path. Kernels precompute it where a
- * is constant (per z in a z layer, per column and z in a y layer) from the same a. */
+#if defined(__CUDACC__)
+/* RN(1/x) for x ∈ [1, 2^32): __frcp_rn's own fast path for such x (the hardware estimate, then one
+ * Newton step: the correctly rounded quotient, the host's bits) without its range check, which with
+ * its branch to the slow path for subnormal or huge x made 7 of its 10 instructions — gpu-stepwise
+ * takes one or two per damped cell (docs/performance.md, session 34). tw_gpu_recip_check
+ * (tests/test_gpu_stepwise.c) compares it with __frcp_rn for every float in that range. */
+__device__ __forceinline__ float tw_dev_recip(float x) {
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return __fmaf_rn(r, -__fmaf_rn(x, r, -1.0f), r);
+}
+#endif
+
+/* RN(1/(1 + a)), a ≥ 0: one factor of the damping; a = 0 gives exactly 1. a = η dt/2 stays below
+ * 30 for any stable job (boundary.c: η ≤ 3 v ln(1/R0)/(2 w d)), so 1 + a ∈ [1, 2^24) lies in
+ * tw_dev_recip's range. */
 TW_HD float tw_damp_recip(float a) {
 #if defined(__CUDA_ARCH__)
-  return __frcp_rn(1.0f + a);
+  return tw_dev_recip(1.0f + a);
 #else
   return 1.0f / (1.0f + a);
 #endif
 }
 
-/* The damped formula with its factor g = tw_damp_recip(a) and om = 1 − a from the same a. */
+/* The damping of a cell from the per-axis tables, in the one order every kernel uses: its
+ * horizontal part axy = ax + ay (a per column), then a = axy + az. */
+TW_HD float tw_damping_xy(float ax, float ay) { return ax + ay; }
+TW_HD float tw_damping(float ax, float ay, float az) { return tw_damping_xy(ax, ay) + az; }
+
+/* g, the damping factor of a cell with a = axy + az: the column's factor times the z factor (a
+ * product: exact where either is 1). tw_damp_g_col takes the column's factor gxy =
+ * tw_damp_recip(axy) already computed (once per column and step, not per cell). */
+TW_HD float tw_damp_g_col(float gxy, float az) { return gxy * tw_damp_recip(az); }
+TW_HD float tw_damp_g(float axy, float az) { return tw_damp_g_col(tw_damp_recip(axy), az); }
+
+/* The damped formula with om = 1 − a and its factor g = tw_damp_g(axy, az), of the same cell. */
 TW_HD float tw_cell_update_damped_g(float p0, float pm, float lap, float c2dt2, float om, float g) {
   return tw_cell_damped_num(p0, pm, lap, c2dt2, om) * g;
 }
 
-/* The damped formula. Exact for a = 0 too — (1 − 0)·pm = pm, g = 1, x · 1 = x: the bits of
- * tw_cell_update_undamped —, so a kernel may run it for every cell of a group that straddles a
- * layer's edge (gpu-diamond's FULL path). */
-TW_HD float tw_cell_update_damped(float p0, float pm, float lap, float c2dt2, float a) {
-  return tw_cell_update_damped_g(p0, pm, lap, c2dt2, 1.0f - a, tw_damp_recip(a));
+/* The damped formula from the cell's axy and az. Exact for a = 0 too — (1 − 0)·pm = pm, g = 1,
+ * x · 1 = x: the bits of tw_cell_update_undamped —, so a kernel may run it for every cell of a group
+ * that straddles a layer's edge. */
+TW_HD float tw_cell_update_damped(float p0, float pm, float lap, float c2dt2, float axy, float az) {
+  return tw_cell_update_damped_g(p0, pm, lap, c2dt2, 1.0f - (axy + az), tw_damp_g(axy, az));
 }
 
-TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float a) {
-  if (a == 0.0f) return tw_cell_update_undamped(p0, pm, lap, c2dt2);
-  return tw_cell_update_damped(p0, pm, lap, c2dt2, a);
+/* p^{n+1} of a cell with the horizontal damping axy = tw_damping_xy(ax, ay) and az. */
+TW_HD float tw_cell_update(float p0, float pm, float lap, float c2dt2, float axy, float az) {
+  if (axy + az == 0.0f) return tw_cell_update_undamped(p0, pm, lap, c2dt2);
+  return tw_cell_update_damped(p0, pm, lap, c2dt2, axy, az);
 }
-
-/* Damping of a cell from the per-axis tables, in the one order every kernel uses. */
-TW_HD float tw_damping(float ax, float ay, float az) { return (ax + ay) + az; }
 
 /* Trilinear (or nearest: ntap = 1) receiver value from its tap values, fixed order. Kernels
  * record raw tap values; the driver combines them with this, so all kernels agree bitwise. */

@@ -300,7 +300,7 @@ static void ref_step(const tw_problem *pb, const float *cur, float *old, long n)
         for (int s = 0; s < pb->ninj; s++)
           if (pb->inj[s][0] == i && pb->inj[s][1] == j && pb->inj[s][2] == k) lap += pb->S[s * pb->steps + n];
         const size_t c = ((size_t)i * N[1] + j) * N[2] + k;
-        old[c] = tw_cell_update(p0, old[c], lap, pb->c2dt2[c], tw_damping(pb->a[0][i], pb->a[1][j], pb->a[2][k]));
+        old[c] = tw_cell_update(p0, old[c], lap, pb->c2dt2[c], tw_damping_xy(pb->a[0][i], pb->a[1][j]), pb->a[2][k]);
       }
 }
 

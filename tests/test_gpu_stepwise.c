@@ -134,6 +134,22 @@ int main(void) {
   e = getenv("TW_TEST_CASES");
   const int ncases = e ? atoi(e) : 16;
   printf("kernel %s against %s, bitwise, seed %llu, %d cases\n", kernel, ref, (unsigned long long)seed, ncases);
+#ifdef TW_WITH_CUDA
+  {
+    /* The damping's reciprocal without __frcp_rn's range check (tw_stencil.h): every float in
+     * [1, 2^32), a superset of the 1 + a any job gives, bitwise __frcp_rn's. */
+    long long n = 0, bad = 0;
+    float first = 0;
+    tw_error err = {0};
+    const tw_status st = tw_gpu_recip_check(1.0f, 4294967296.0f, &n, &bad, &first, &err);
+    CHECK(st == TW_OK, "recip check: %s", err.msg);
+    CHECK(st != TW_OK || (n == 32ll << 23 && bad == 0),
+          "tw_dev_recip: %lld of %lld floats in [1, 2^32) differ from "
+          "__frcp_rn, the first %.9g",
+          bad, n, first);
+    printf("device reciprocal: %lld floats in [1, 2^32), %lld differ from __frcp_rn\n", n, bad);
+  }
+#endif
 
   for (int i = 0; i < ncases; i++) {
     tg_case c;

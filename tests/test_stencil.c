@@ -77,13 +77,45 @@ static void check_constant_field(void) {
         for (int m = 0; m < W; m++) line[m] = p;
         const float lap = tw_laplacian(r, &st, &line[W / 2], 1, &line[W / 2], 1, &line[W / 2], 1);
         const float c2dt2 = (float)(tw_rnd_unit() * 0.3 * d[0] * d[0]);
-        const float next = tw_cell_update(p, p, lap, c2dt2, 0.0f);
+        const float next = tw_cell_update(p, p, lap, c2dt2, 0.0f, 0.0f);
         CHECK(lap == 0.0f && memcmp(&next, &p, sizeof p) == 0,
               "order %d, d = [%g, %g, %g], p = %.9g: L = %.9g, p^{n+1} = %.9g", order, d[0], d[1], d[2], p, lap,
               next);
       }
     }
   }
+}
+
+/* The damping factor (tw_stencil.h): where only the column's part axy or only az is nonzero, the
+ * update is the one-reciprocal form (2p − (1 − a)pm + c²dt²L) · RN(1/(1 + a)), bit for bit; where both
+ * are, g = RN(RN(1/(1 + axy)) · RN(1/(1 + az))), within 2 ulp of 1/(1 + a + axy·az) and below
+ * 1/(1 + a) (a little more damping); a = 0 gives the undamped update's bits. */
+static void check_damping_factor(void) {
+  tw_rng_seed(20261128);
+  int n = 0;
+  for (int t = 0; t < 20000; t++) {
+    const float ax = (float)(tw_rnd_unit() * 0.4), ay = t % 3 ? 0.0f : (float)(tw_rnd_unit() * 0.4);
+    const float az = t % 2 ? 0.0f : (float)(tw_rnd_unit() * 0.4);
+    const float p0 = (float)(tw_rnd_unit() - 0.5), pm = (float)(tw_rnd_unit() - 0.5),
+                lap = (float)(tw_rnd_unit() - 0.5);
+    const float c2dt2 = (float)(tw_rnd_unit() * 0.3), axy = tw_damping_xy(ax, ay), a = tw_damping(ax, ay, az);
+    const float got = tw_cell_update(p0, pm, lap, c2dt2, axy, az);
+    if (az == 0.0f || axy == 0.0f) {
+      const float want = tw_cell_damped_num(p0, pm, lap, c2dt2, 1.0f - a) * (1.0f / (1.0f + a));
+      CHECK(memcmp(&got, &want, sizeof got) == 0, "ax %.9g ay %.9g az %.9g: %.9g, want %.9g", ax, ay, az, got, want);
+    } else {
+      const double g = tw_damp_g(axy, az), exact = 1.0 / ((1.0 + axy) * (1.0 + (double)az));
+      CHECK(fabs(g - exact) <= 2.0 * 1.2e-7 * exact && g < 1.0 / (1.0 + a),
+            "axy %.9g az %.9g: g %.9g, 1/((1+axy)(1+az)) %.9g", axy, az, g, exact);
+    }
+    n++;
+  }
+  const float z = tw_cell_update(0.5f, 0.25f, 0.125f, 0.2f, 0.0f, 0.0f),
+              u = tw_cell_update_undamped(0.5f, 0.25f, 0.125f, 0.2f);
+  CHECK(memcmp(&z, &u, sizeof z) == 0, "a = 0: %.9g, undamped %.9g", z, u);
+  const float d0 = tw_cell_update_damped(0.5f, 0.25f, 0.125f, 0.2f, 0.0f, 0.0f);
+  CHECK(memcmp(&d0, &u, sizeof d0) == 0, "damped formula at a = 0: %.9g, undamped %.9g", d0, u);
+  printf("damping factor: %d cells\n", n);
 }
 
 /* Max |p| after `steps` steps of a homogeneous box with dt = factor × the stable limit. */
@@ -144,6 +176,7 @@ int main(void) {
   check_coefficients();
   check_laplacian();
   check_constant_field();
+  check_damping_factor();
   check_stability();
   return tw_test_exit();
 }

@@ -438,7 +438,7 @@ struct Tower {
       if (PHYS && ax && ownin(tau, e)) {
         const int a = A0 + tau * r + da + e, b = B0 + tau * r + db + e;
         const float fx = ax[(a + b) / 2], fy = ay[(a - b) / 2];
-        axy[e] = fx + fy, und[e] = fx == 0.0f && fy == 0.0f;
+        axy[e] = tw_damping_xy(fx, fy), und[e] = fx == 0.0f && fy == 0.0f;
       }
     }
 #pragma unroll
@@ -477,15 +477,15 @@ struct Tower {
           const float4 pm4 = *reinterpret_cast<const float4 *>(o), c24 = c2q[e];
           const float pmv[4] = {pm4.x, pm4.y, pm4.z, pm4.w}, c2s[4] = {c24.x, c24.y, c24.z, c24.w};
           bool damped = false;  // a run of 4 cells damped where any of its cells is (exact at a = 0)
-          float av[4] = {0.f, 0.f, 0.f, 0.f};
+          float zs[4] = {0.f, 0.f, 0.f, 0.f};
           if (PHYS && ax) {
             const float4 z4 = ldg4(reinterpret_cast<const float4 *>(az + L + z0 + 4 * qq));
-            const float zs[4] = {z4.x, z4.y, z4.z, z4.w};
+            zs[0] = z4.x, zs[1] = z4.y, zs[2] = z4.z, zs[3] = z4.w;
 #pragma unroll
-            for (int i = 0; i < 4; i++) av[i] = axy[e] + zs[i], damped |= !(und[e] && zs[i] == 0.0f);
+            for (int i = 0; i < 4; i++) damped |= !(und[e] && zs[i] == 0.0f);
           }
           *reinterpret_cast<float4 *>(o) =
-              damped ? update4<r, NW, true>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w, av)
+              damped ? update4<r, NW, true>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w, axy[e], zs)
                      : update4<r>(win[e], 4 * qq + ZOFF, xm, xp, ym, yp, pmv, c2s, w);
         }
       }
@@ -968,7 +968,7 @@ static void host_block(std::vector<float> &g0, std::vector<float> &g1, const std
             px[m + r] = v(x + m, y, z), py[m + r] = v(x, y + m, z), pz[m + r] = v(x, y, z + m);
           const size_t o = gcol(N1, NZ, x, y) + z;
           const float lap = tw_laplacian(r, &st, &px[r], 1, &py[r], 1, &pz[r], 1);
-          nxt[o] = ax ? tw_cell_update(cur[o], nxt[o], lap, c2[o], tw_damping(ax[x], ay[y], az[z]))
+          nxt[o] = ax ? tw_cell_update(cur[o], nxt[o], lap, c2[o], tw_damping_xy(ax[x], ay[y]), az[z])
                       : tw_cell_update_undamped(cur[o], nxt[o], lap, c2[o]);
         }
   }

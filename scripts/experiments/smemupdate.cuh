@@ -23,13 +23,14 @@ inline void test_weights(Wt<r> &w, tw_stencil &st) {
 
 // Cells wk0 … wk0 + 3 of the window win (p^n along z, r cells of neighbours either side), x and y
 // neighbours at ±m in xm[m], xp[m], ym[m], yp[m] (the same four cells), p^{n−1} pm, c²dt² c2: p^{n+1};
-// DAMPED: tw_stencil.h's damped form with a = (ax + ay) + az of each cell (exact for a = 0 too).
+// DAMPED: tw_stencil.h's damped form from the column's axy = ax + ay and each cell's az (a = axy + az;
+// exact for a = 0 too).
 template <int r, int NW, bool DAMPED = false>
 __host__ __device__ __forceinline__ float4 update4(const float (&win)[NW], int wk0, const float4 (&xm)[r + 1],
                                                    const float4 (&xp)[r + 1], const float4 (&ym)[r + 1],
                                                    const float4 (&yp)[r + 1], const float (&pm)[4],
                                                    const float (&c2)[4], const Wt<r> &w,
-                                                   const float (&a)[4] = {0.f, 0.f, 0.f, 0.f}) {
+                                                   float axy = 0.f, const float (&az)[4] = {0.f, 0.f, 0.f, 0.f}) {
   float out[4];
 #pragma unroll
   for (int e = 0; e < 4; e++) {
@@ -47,7 +48,7 @@ __host__ __device__ __forceinline__ float4 update4(const float (&win)[NW], int w
       c[tw_lap_chain(m)] = acc;
     }
     const float lap = tw_lap_sum(r, c[0], c[1]);
-    out[e] = DAMPED ? tw_cell_update_damped(p, pm[e], lap, c2[e], a[e]) : tw_cell_update_undamped(p, pm[e], lap, c2[e]);
+    out[e] = DAMPED ? tw_cell_update_damped(p, pm[e], lap, c2[e], axy, az[e]) : tw_cell_update_undamped(p, pm[e], lap, c2[e]);
   }
   return make_float4(out[0], out[1], out[2], out[3]);
 }

@@ -4,11 +4,10 @@
  * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
  *  - The loop over k is a `#pragma omp simd` loop over one block of 2·VW cells (VW floats a
  *    vector) that are either all undamped (a = 0: tw_cell_update_undamped) or all damped
- *    (tw_cell_update_damped: a reciprocal and a multiplication per cell): the choice is made per
- *    block, outside the loop, so the interior loop has no branch. Both give the bits of
- *    tw_cell_update (tw_stencil.h: the damped formula is exact for a = 0), so which kind of block
- *    a cell falls in changes no bit, and a column's last partial block can overlap the one before
- *    (run()): no remainder loops.
+ *    (tw_cell_update_damped: a reciprocal per cell, the column's hoisted, and two multiplications): the choice is made
+ * per block, outside the loop, so the interior loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h:
+ * the damped formula is exact for a = 0), so which kind of block a cell falls in changes no bit, and a column's last
+ * partial block can overlap the one before (run()): no remainder loops.
  *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
  *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary: cpu_fields.h).
@@ -46,7 +45,7 @@
 TW_INLINE void cell(const tw_stencil *st, const int r, const int damped, const float *restrict cur, float *restrict old,
                     const float *restrict c2, long sx, long sy, float axy, const float *restrict az, int k) {
   const float lap = tw_laplacian(r, st, cur + k, sx, cur + k, sy, cur + k, 1);
-  old[k] = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy + az[k])
+  old[k] = damped ? tw_cell_update_damped(cur[k], old[k], lap, c2[k], axy, az[k])
                   : tw_cell_update_undamped(cur[k], old[k], lap, c2[k]);
 }
 
@@ -168,7 +167,7 @@ TW_INLINE void row_r(const tw_problem *pb, tw_cpu_fields *f, const int r, int i,
 #endif
     if (pb->free_surface) /* image method: ghost −m mirrors +m with the opposite sign */
       for (int m = 1; m <= r; m++) pc[-m] = m < Nz ? -pc[m] : 0.0f;
-    const float ay = pb->a[1][j], axy = ax + ay; /* tw_damping's (ax + ay) + az */
+    const float ay = pb->a[1][j], axy = tw_damping_xy(ax, ay);
     const int undamped_col = ax == 0.0f && ay == 0.0f;
     /* runs of plain cells between the column's source cells (sorted by k, unique) */
     int k = 0;
@@ -177,7 +176,7 @@ TW_INLINE void row_r(const tw_problem *pb, tw_cpu_fields *f, const int r, int i,
       run(pb, r, pc, po, c2, f->sx, f->sy, axy, undamped_col, k, ks);
       const float lap =
           tw_laplacian(r, &pb->st, pc + ks, f->sx, pc + ks, f->sy, pc + ks, 1) + pb->S[s * pb->steps + n];
-      po[ks] = tw_cell_update(pc[ks], po[ks], lap, c2[ks], tw_damping(ax, ay, pb->a[2][ks]));
+      po[ks] = tw_cell_update(pc[ks], po[ks], lap, c2[ks], axy, pb->a[2][ks]);
       k = ks + 1;
     }
     run(pb, r, pc, po, c2, f->sx, f->sy, axy, undamped_col, k, Nz);

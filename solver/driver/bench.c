@@ -399,6 +399,12 @@ tw_status tw_gpu_props_get(int device, tw_gpu_props *p, tw_error *err) {
   memset(p, 0, sizeof *p);
   return tw_error_set(err, TW_ENODEV, "GPU %d: this build has no CUDA", device);
 }
+tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, long long *mismatches, float *first,
+                             tw_error *err) {
+  (void)lo, (void)hi, (void)first;
+  *checked = *mismatches = 0;
+  return tw_error_set(err, TW_ENODEV, "this build has no CUDA: no device reciprocal");
+}
 tw_status tw_bench_copy_gbps(size_t bytes, int reps, double *gbps, tw_error *err) {
   (void)bytes, (void)reps;
   *gbps = 0;

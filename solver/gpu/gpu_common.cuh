@@ -106,7 +106,7 @@ __device__ __forceinline__ float tw_dev_read_bc(const float *__restrict__ p, con
 template <int R>
 __device__ __forceinline__ float tw_dev_source_update(const tw_stencil &st, const float *__restrict__ pn,
                                                       const tw_dev_layout &L, int i, int j, int k, float S,
-                                                      float pm, float c2dt2, float a) {
+                                                      float pm, float c2dt2, float axy, float az) {
   float vx[2 * R + 1], vy[2 * R + 1], vz[2 * R + 1];
 #pragma unroll
   for (int m = -R; m <= R; m++) {
@@ -115,7 +115,7 @@ __device__ __forceinline__ float tw_dev_source_update(const tw_stencil &st, cons
     vz[R + m] = tw_dev_read_bc(pn, L, i, j, k + m);
   }
   const float lap = tw_laplacian(R, &st, &vx[R], 1, &vy[R], 1, &vz[R], 1) + S;
-  return tw_cell_update(vx[R], pm, lap, c2dt2, a);
+  return tw_cell_update(vx[R], pm, lap, c2dt2, axy, az);
 }
 
 // Source cells after a step that updated every cell without S: recompute each injection cell
@@ -136,7 +136,7 @@ static __global__ void tw_dev_inject_kernel(const float *__restrict__ pn, float 
   const long long o = tw_dev_off(L, i, j, k);
   const float p0 = pn[o];
   pnew[o] = tw_dev_source_update<R>(st, pn, L, i, j, k, S[(long long)s * steps + n], save[s], c2[o],
-                                    tw_damping(ax[i], ay[j], az[k]));
+                                    tw_damping_xy(ax[i], ay[j]), az[k]);
   save[s] = p0;
 }
 

@@ -243,7 +243,7 @@ void zero_range(const float *a, int n, int *z0, int *z1) {
     }
   // The tables are 0 over the padding: a zero run that reaches an edge goes on beyond it, so that
   // the towers clipped by that edge take the undamped paths (without this, every edge tower of a
-  // grid without layers ran the FULL path: 1.9x the interior's time per step, on the critical path)
+  // grid without layers ran a damped path: 1.9x the interior's time per step, on the critical path)
   if (lo < hi && lo == 0) lo = -(1 << 29);
   if (lo < hi && hi == n) hi = 1 << 29;
   *z0 = lo;

@@ -7,13 +7,13 @@
 
 namespace {
 
-// The damped update of the register tower's ZDAMP and YDAMP paths (run_tower, step 4), with the
-// arithmetic of tw_cell_update_damped_g: p^{n+1} = num · g, num = t − (1 − a)·p^{n−1}, g = RN(1/(1 + a))
-// precomputed where a is constant (per z, per y column and z). om(J, I) = 1 − a, g(J, I) of cell J
-// of column I. A function, not a lambda, so that it is always inlined (a call would put G and C in
-// memory). (Until 2026-11 the form divided by 1 + a, which this path emulated through a reciprocal
-// proven exact per divisor at start-up, with a scaled path for tiny numerators: the multiplication
-// made all of that unnecessary; docs/performance.md, session 8.)
+// The damped update of the register tower's ZDAMP and DAMPED paths (run_tower, step 4), with the
+// arithmetic of tw_cell_update_damped_g: p^{n+1} = num · g, num = t − (1 − a)·p^{n−1}, g = tw_damp_g
+// from the factors precomputed per z and per column. om(J, I) = 1 − a, g(J, I) of cell J of column
+// I. A function, not a lambda, so that it is always inlined (a call would put G and C in memory).
+// (Until 2026-11 the form divided by 1 + a, which this path emulated through a reciprocal proven
+// exact per divisor at start-up, with a scaled path for tiny numerators: the multiplication made
+// all of that unnecessary; docs/performance.md, session 8.)
 template <int ND, int Z, typename P0, typename Lap, typename Fence, typename Om, typename G>
 __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&C)[Z][ND], P0 &&fgetD, Lap &&lap,
                                               Fence &&fence8, Om &&om, G &&g) {
@@ -29,9 +29,8 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
 // Shared memory of the register tower, in floats: the double-buffered z exchange
 // [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
 // frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
-// (b·nb + J)·Z), the damping of the current frame [2][4R] (x then y), the reciprocals of a y-layer
-// tower's divisors [NZp / Z][SR] (thread-private: column c of the tower's 2R − 1 y columns, cell j
-// at word c·Z + j), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
+// (b·nb + J)·Z), the damping of the current frame's ND columns [2][ND][2] (axy and its factor,
+// by step parity), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
 // up to whole groups of Z).
 template <int r, int DTS>
 struct Tab {
@@ -49,23 +48,10 @@ template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_stride_nb(int nb) {
   return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
 }
-// Whether a register tower has the YDAMP path (run_tower, step 4). Measured on an H200 (session 5,
-// docs/performance.md): order 2 DTS 3 with two z cells per thread 305 -> 350 Gcell/s on the project
-// bench's grid with layers; in the one-cell towers it raised DTS 4 from 246 to 253 registers and
-// cost 6 % in the interior without a gain on a real wavefield.
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr bool has_ypath() {
-  return Z == 2;
-}
-template <int r, int DTS, int Z>
-__host__ __device__ constexpr int recip_stride() {
-  return has_ypath<r, DTS, Z>() ? odd_up((2 * r * DTS - 1) * Z) : 0;
-}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
   return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
-         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 4 * (size_t)(r * DTS) +
-         (size_t)(NZp / Z) * recip_stride<r, DTS, Z>() + 1;
+         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 2 * (size_t)Geo<r, DTS>::ND + 1;
 }
 // Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
 // short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
@@ -135,8 +121,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
   const int XBSZ = (NZp + 2 * H) / Z * PZ;
   float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
-  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;            // [2][4R]: ax of the frame, ay
-  float *const srec = sdamp + 8 * R + k * recip_stride<r, DTS, Z>();  // [2R − 1][Z] of thread k
+  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;  // [2][ND][2]: axy and RN(1/(1 + axy)) of a column
+  static_assert(ND <= 32, "the columns' damping: one warp");
   float azk[Z];
   for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
   // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
@@ -145,12 +131,6 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
-  // A tower in a y layer: the factor g = RN(1/(1 + a)) of each a = (0 + ay) + az of its cells, for
-  // the steps outside the x layers (YDAMP below), with tw_damping's order of operations.
-  constexpr bool YP = has_ypath<r, DTS, Z>();
-  if (YP && ydamp)
-    for (int c = 0; c < 2 * R - 1; c++)
-      for (int j = 0; j < Z; j++) srec[c * Z + j] = tw_damp_recip(tw_damping(0.0f, A.ay[Y0 - (R - 1) + c], azk[j]));
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
   const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
@@ -237,11 +217,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the taps row of the next sample level this tower gathers: the first one above t0 + tlo (that
   // level itself came from memory); levels are gathered in increasing order, one row each
   long long trow = A.ntap ? (A.t0 + tlo) / A.interval + 1 - A.first : 0;
-  // The z-damped update (step 4): a = az[z] for each of the thread's cells, p^{n+1} = num · g.
+  // The z factors (step 4): 1 − a where a = az[z] alone (ZDAMP), and RN(1/(1 + az)), the factor of
+  // tw_damp_g every damped path multiplies by. The towers take RN(1/(1 + a)) as __frcp_rn, the bits
+  // of tw_damp_recip (tw_gpu_recip_check: every float in [1, 2^32)): with tw_damp_recip's
+  // branch-free form the default tower ran 3 % slower (461 against 476 Gcell/s, docs/performance.md
+  // session 34), its SASS otherwise the same.
+  const auto damp_recip = [](float a) { return __frcp_rn(1.0f + a); };
   float az_om[Z], az_g[Z];
   for (int j = 0; j < Z; j++) {
     az_om[j] = 1.0f - tw_damping(0.0f, 0.0f, azk[j]);
-    az_g[j] = tw_damp_recip(tw_damping(0.0f, 0.0f, azk[j]));
+    az_g[j] = damp_recip(azk[j]);
   }
 
   // (unrolled by 2, which would halve the frame-shift moves: 255 registers and 8 % slower,
@@ -280,14 +265,17 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       sfor<0, NL>([&](auto L) {
         store_z<Z>(row + Z * (ND + L), [&](auto J) { return fget(J, std::integral_constant<int, TB::T.plw[L]>{}); });
       });
-    // the damping of this frame for GENERAL steps: ax of its 2R rows, ay of the tower's 2R − 1 columns
-    // (only in steps that touch an x or y layer: elsewhere ax = ay = +0 and GENERAL uses +0)
+    // the damping of this frame's columns in steps that touch an x or y layer (elsewhere axy = +0
+    // and its factor 1): thread i computes column i's axy = tw_damping_xy(ax, ay) and RN(1/(1 + axy))
+    // (D column i at u = i / R, v = 2(i % R) + (u & 1): row (u + v) / 2, y (u − v) / 2)
     const bool xdamp = !(X0 >= A.xz0 && X0 + 2 * R <= A.xz1);
     const bool xydamp = ydamp || xdamp;
-    float *const sd = sdamp + (tau & 1) * 4 * R;
-    if (xydamp) {
-      if (k < 2 * R) sd[k] = __ldg(&A.ax[X0 + k]);
-      else if (k < 4 * R - 1) sd[k] = __ldg(&A.ay[Y0 - (R - 1) + (k - 2 * R)]);
+    float *const sd = sdamp + (tau & 1) * 2 * ND;
+    if (xydamp && k < ND) {
+      const int u = k / R, v = 2 * (k % R) + (u & 1);
+      const float axy = tw_damping_xy(__ldg(&A.ax[X0 + (u + v) / 2]), __ldg(&A.ay[Y0 + (u - v) / 2]));
+      sd[2 * k] = axy;
+      sd[2 * k + 1] = damp_recip(axy);
     }
     __syncthreads();
     if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine);
@@ -304,16 +292,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     // 4. the update of the 2R² columns: p^{n+1} into G. Four paths, with the arithmetic and order
     //    of tw_laplacian / tw_cell_update:
-    //    FAST   no damping in the warp's cells, no source (the interior);
-    //    ZDAMP  damping in z only (a = az[z], the same for all of a cell's columns), per warp;
-    //    YDAMP  a tower in a y layer, in a step outside the x layers and without a source: a per
-    //           y column and z, its reciprocals precomputed per tower (srec);
-    //    FULL   damping in x in this step (a per cell) or a source in this tower's step.
-    //    ZDAMP and YDAMP multiply by the factors g precomputed for the tower (damped_update).
-    //    The layers' towers run YDAMP/FULL every step and form a dependency chain through the
-    //    stages: their speed paces the whole block (docs/performance.md, session 5).
-    const bool ypath = YP && ydamp && !xdamp && e1 == e0;  // uniform over the block
-    const bool full = (xydamp || e1 > e0) && !ypath;               // uniform over the block
+    //    FAST    no damping in the warp's cells, no source (the interior);
+    //    ZDAMP   damping in z only (a = az[z], the same for all of a cell's columns), per warp;
+    //    DAMPED  a step that touches an x or y layer, without a source: a = axy + az, g = the
+    //            column's factor (sd) times the cell's z factor; the whole block, one path;
+    //    SOURCE  a source in this tower's step: DAMPED's arithmetic (axy = 0 and its factor 1 outside
+    //            the x and y layers) with S added to L in the source cells.
+    //    No path takes a reciprocal per cell (tw_damp_g). The layers' towers form a dependency chain
+    //    through the stages, and every tower crosses the x layers: a step of theirs costs a few
+    //    multiplications a cell more than the interior's (docs/performance.md, sessions 5, 33).
+    const bool src = e1 > e0;  // uniform over the block
     // p^n of the cell j + d (d ≠ 0, relative to the thread's first cell) in column i: the thread's
     // own register when that cell is its own, else the exchange buffer
     auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
@@ -341,19 +329,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       });
       return tw_lap_sum(r, chain[0], chain[1]);
     };
-    // a of cell (j, column i) in a step that touches an x or y layer: ax of its row, ay of its
-    // column (the frame's tables in sd), az of its z
-    auto cell_damping = [&](auto J, auto I) -> float {
-      constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-      return tw_damping(sd[(u + v) / 2], sd[2 * R + (u - v) / 2 + R - 1], azk[J]);
-    };
+    // 1 − a and g of cell (j, column i) in a step that touches an x or y layer (tw_cell_update_damped)
+    auto col_om = [&](auto J, auto I) -> float { return 1.0f - (sd[2 * (int)I] + azk[J]); };
+    auto col_g = [&](auto J, auto I) -> float { return sd[2 * (int)I + 1] * az_g[J]; };
     // Keep the scheduler from hoisting every shared-memory load of the step ahead of the
     // arithmetic (it would, and run out of registers at high order): a fence every 8 columns.
     auto fence8 = [](auto I) {
       if constexpr (I % 8 == 7) asm volatile("" ::: "memory");
     };
     if constexpr (NOCOMP) {
-    } else if (full) {
+    } else if (src) {
       sfor<0, ND>([&](auto I) {
         constexpr int i = I;
         sfor<0, Z>([&](auto J) {
@@ -363,21 +348,15 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 #pragma unroll 1
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
-          const float a = xydamp ? cell_damping(J, I) : tw_damping(0.0f, 0.0f, azk[J]);
           // the damped formula for every cell, a = 0 included (exact there: tw_stencil.h), so that a
           // warp that straddles a layer's edge takes one path instead of both
-          Gv[J][i] = tw_cell_update_damped(p0, Gv[J][i], acc, C[J][i], a);
+          Gv[J][i] = tw_cell_update_damped_g(p0, Gv[J][i], acc, C[J][i], xydamp ? col_om(J, I) : az_om[J],
+                                             xydamp ? col_g(J, I) : az_g[J]);
         });
         fence8(I);
       });
-    } else if (ypath) {
-      // (1 − a and g from the same a, as FULL computes them)
-      if constexpr (YP)
-        damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, [&](auto J, auto I) { return 1.0f - cell_damping(J, I); },
-                             [&](auto J, auto I) {
-                               constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-                               return srec[((u - v) / 2 + R - 1) * Z + J];
-                             });
+    } else if (xydamp) {
+      damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, col_om, col_g);
     } else if (wz) {
       damped_update<ND, Z>(Gv, C, fgetD, lap, fence8, [&](auto J, auto) { return az_om[J]; },
                            [&](auto J, auto) { return az_g[J]; });
@@ -593,7 +572,7 @@ __global__ void generic_kernel(const dia_args A) {
           float acc = tw_lap_sum(r, chain[0], chain[1]);
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == col && A.ev[e].k == kz) acc = acc + A.ev[e].S;
-          const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping(axv, ayv, A.az[kz]));
+          const float val = tw_cell_update(p0, nxt[c], acc, A.c2[c], tw_damping_xy(axv, ayv), A.az[kz]);
           nxt[c] = val;
           for (int t = ct.first; t < ct.first + ct.count; t++)
             if (A.tapk[t] == kz) A.taps[tap_row(A, n + 1) * A.ntap + t] = val;

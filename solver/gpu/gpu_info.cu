@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "gpu_common.cuh"
+#include "tw_stencil.h"
 
 extern "C" int tw_gpu_count(void) {
   int n = 0;
@@ -62,5 +63,42 @@ extern "C" tw_status tw_gpu_props_get(int dev, tw_gpu_props *p, tw_error *err) {
   cudaSetDevice(cur);
   if (e != cudaSuccess) return tw_cuda_fail(err, e, "cudaMemGetInfo", __FILE__, __LINE__);
   p->mem_free = fr;
+  return TW_OK;
+}
+
+// Every float x in [lo, hi) by bit pattern: tw_dev_recip(x) against __frcp_rn(x), bitwise.
+// r[0] counts the differences, r[1] keeps the smallest differing pattern.
+static __global__ void recip_check_kernel(unsigned lo, unsigned hi, unsigned long long *r) {
+  for (unsigned long long b = lo + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; b < hi;
+       b += (unsigned long long)gridDim.x * blockDim.x) {
+    const float x = __uint_as_float((unsigned)b);
+    if (__float_as_uint(tw_dev_recip(x)) != __float_as_uint(__frcp_rn(x))) {
+      atomicAdd(&r[0], 1ull);
+      atomicMin(&r[1], b);
+    }
+  }
+}
+
+extern "C" tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, long long *mismatches, float *first,
+                                        tw_error *err) {
+  if (!(lo >= 1.0f && hi > lo && hi < INFINITY))
+    return tw_error_set(err, TW_EINVAL, "recip check: the range [%g, %g) is not within [1, inf)", lo, hi);
+  unsigned blo, bhi;
+  memcpy(&blo, &lo, sizeof blo);
+  memcpy(&bhi, &hi, sizeof bhi);
+  unsigned long long h[2] = {0, ~0ull}, *d = NULL;
+  TW_CUDA_TRY(err, cudaMalloc(&d, sizeof h));
+  cudaError_t e = cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) {
+    recip_check_kernel<<<1024, 256>>>(blo, bhi, d);
+    e = cudaGetLastError();
+  }
+  if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
+  cudaFree(d);
+  if (e != cudaSuccess) return tw_cuda_fail(err, e, "recip_check_kernel", __FILE__, __LINE__);
+  *checked = (long long)(bhi - blo);
+  *mismatches = (long long)h[0];
+  const unsigned fb = h[0] ? (unsigned)h[1] : 0xffffffffu;
+  memcpy(first, &fb, sizeof *first);
   return TW_OK;
 }

@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(BZ *TY, MINB)
     for (int q = 0; q < NY; q++) {
       const float *s0 = &sm[buf][R + ty + q * TY][R + tx];
       const float lap = tw_laplacian(R, &st, &qv[q][R], 1, s0, SW, s0, 1);
-      const float v = tw_cell_update(qv[q][R], pmc[q], lap, c2c[q], tw_damping(axv, ayq[q], azk));
+      const float v = tw_cell_update(qv[q][R], pmc[q], lap, c2c[q], tw_damping_xy(axv, ayq[q]), azk);
       if (wr[q]) outx[o0 + q * TY * Nzp] = v;
     }
 #pragma unroll

@@ -46,7 +46,8 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
   const int o = j * Nzp + kt;             // the run inside an x plane (32-bit: create() checks)
 
   // Damping of the run's cells, a = (ax + ay) + az: when ay and the four az are 0, a plane with
-  // ax = 0 gives a = 0 exactly, the undamped form (tw_cell_update takes the same branch).
+  // ax = 0 gives a = 0 exactly, the undamped form (tw_cell_update takes the same branch). Any other
+  // plane takes the damped form for all four cells, exact where a = 0 (tw_stencil.h).
   const float ayj = j < N1 ? ay[j] : 0.0f;
   float azv[V];
   bool yz0 = ayj == 0.0f;
@@ -154,7 +155,8 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
     }
     const float pmv[V] = {pm.x, pm.y, pm.z, pm.w}, c2v[V] = {cc.x, cc.y, cc.z, cc.w};
     const bool fast = yz0 && axv == 0.0f;
-    float out[V];
+    const float axy = tw_damping_xy(axv, ayj);
+    float out[V], lapv[V];
 #pragma unroll
     for (int e = 0; e < V; e++) {
       const float p0 = xq[R][e], p0x2 = 2.0f * p0;
@@ -167,9 +169,19 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
         acc = tw_lap_term(acc, st.w[2][m], zz[V + e - m], zz[V + e + m], p0x2);
         c[tw_lap_chain(m)] = acc;
       }
-      const float lap = tw_lap_sum(R, c[0], c[1]);
-      out[e] = fast ? tw_cell_update_undamped(p0, pmv[e], lap, c2v[e])
-                    : tw_cell_update(p0, pmv[e], lap, c2v[e], tw_damping(axv, ayj, azv[e]));
+      lapv[e] = tw_lap_sum(R, c[0], c[1]);
+      out[e] = tw_cell_update_undamped(p0, pmv[e], lapv[e], c2v[e]);
+    }
+    // A damped plane redoes the four updates with the damped form (one reciprocal for the column,
+    // one per cell for z): apart from the undamped loop it holds only lapv, so the order-4 kernel
+    // keeps 96 registers and 5 blocks per SM (with a damped branch per cell it took 101-102, and a
+    // variant at 101 ran 4 blocks and 8 % slower; docs/performance.md, session 34).
+    if (!fast) {
+      const float gxy = tw_damp_recip(axy);
+#pragma unroll
+      for (int e = 0; e < V; e++)
+        out[e] = tw_cell_update_damped_g(xq[R][e], pmv[e], lapv[e], c2v[e], 1.0f - (axy + azv[e]),
+                                         tw_damp_g_col(gxy, azv[e]));
     }
     if (wr) {
       float *dst = pio + (long long)x * sx + o;
