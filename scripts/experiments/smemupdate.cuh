@@ -48,7 +48,8 @@ __host__ __device__ __forceinline__ float4 update4(const float (&win)[NW], int w
       c[tw_lap_chain(m)] = acc;
     }
     const float lap = tw_lap_sum(r, c[0], c[1]);
-    out[e] = DAMPED ? tw_cell_update_damped(p, pm[e], lap, c2[e], axy, az[e]) : tw_cell_update_undamped(p, pm[e], lap, c2[e]);
+    out[e] = DAMPED ? tw_cell_update_damped(p, pm[e], lap, c2[e], axy, az[e])
+                    : tw_cell_update_undamped(p, pm[e], lap, c2[e]);
   }
   return make_float4(out[0], out[1], out[2], out[3]);
 }

@@ -4,10 +4,11 @@
  * Where the time goes and why it is written this way (docs/performance.md, "CPU kernels"):
  *  - The loop over k is a `#pragma omp simd` loop over one block of 2·VW cells (VW floats a
  *    vector) that are either all undamped (a = 0: tw_cell_update_undamped) or all damped
- *    (tw_cell_update_damped: a reciprocal per cell, the column's hoisted, and two multiplications): the choice is made
- * per block, outside the loop, so the interior loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h:
- * the damped formula is exact for a = 0), so which kind of block a cell falls in changes no bit, and a column's last
- * partial block can overlap the one before (run()): no remainder loops.
+ *    (tw_cell_update_damped: the z factor's reciprocal per cell, the column's hoisted out of the
+ *    loop, and two multiplications): the choice is made per block, outside the loop, so the
+ *    interior loop has no branch. Both give the bits of tw_cell_update (tw_stencil.h: the damped
+ *    formula is exact for a = 0), so which kind of block a cell falls in changes no bit, and a
+ *    column's last partial block can overlap the one before (run()): no remainder loops.
  *  - The stencil radius is a literal in each instantiation (row_r inlined per r), so the m loop of
  *    tw_laplacian unrolls and the weights stay in registers; z neighbours are unaligned loads of
  *    the cache lines the column already brings in (k = 0 sits on a 32-byte boundary: cpu_fields.h).
