@@ -18,8 +18,8 @@ extern "C" {
  * carries it, so that a restart reruns the shot files an older form computed. Change it with the
  * form. */
 #define TW_UPDATE_FORM                                                                                 \
-  "pair form in two fused chains, g = RN(1/(1+a)), subnormals flushed, x the longer horizontal axis "  \
-  "(2026-11-25)"
+  "pair form in two fused chains, g = RN(RN(1/(1+(ax+ay))) * RN(1/(1+az))), subnormals flushed, "      \
+  "x the longer horizontal axis (2026-11-28)"
 
 typedef struct tw_problem tw_problem;
 

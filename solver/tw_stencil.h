@@ -3,7 +3,8 @@
  *
  * Contract (docs/design.md §1):
  *   L       = Σ_axis Σ_{m=1..r} C_m/d_axis² (p[+m] + p[−m] − 2 p[0])
- *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / (1 + a),   a = η dt / 2
+ *   p^{n+1} = (2 p^n − (1 − a) p^{n−1} + c²dt² (L + S^n)) / ((1 + axy)(1 + az)),
+ *   a = axy + az = η dt / 2, axy = ax + ay (1 + a wherever axy or az is 0)
  * Form used here (the one fixed order of summation every kernel shares): the pair form
  *   T_m = wx_m ((x₋m + x₊m) − 2p0), then wy_m (…), then wz_m (…)   (three terms, tw_lap_term)
  *   two chains, each accumulated from 0 in increasing m: chain 0 the terms of odd m, chain 1 those
@@ -19,8 +20,9 @@
  *   L += S only in cells that have a source (so S = 0 cells are bitwise untouched);
  *   t = 2 p0 + c2dt2 · L;   p^{n+1} = a == 0 ? t − pm : (t − (1 − a)·pm) · g,
  *   a = (ax + ay) + az,   g = RN(RN(1/(1 + (ax + ay))) · RN(1/(1 + az))).
- * The damped update multiplies by correctly rounded reciprocals instead of dividing by 1 + a
- * (one rounding more, ≤ 1 ulp from the quotient): they are the same bits on the host (IEEE 1/x)
+ * The damped update multiplies by correctly rounded reciprocals instead of dividing (where one
+ * factor is 1, one rounding more, ≤ 1 ulp from the quotient; where both are not, three roundings,
+ * within ~3 ulp of num/((1 + axy)(1 + az))): they are the same bits on the host (IEEE 1/x)
  * and the device (__frcp_rn, tw_dev_recip), so every kernel may precompute them and no kernel has
  * to emulate a division bit for bit. g takes the horizontal and the vertical factor apart
  * (tw_damp_g): a kernel precomputes one per column, the other per z, and no cell needs a

@@ -130,7 +130,8 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // (order 2, DTS 2 and 3: Nz up to 768 and 512). For one (r, DTS) the first entry that fits is
 // taken: the order is the measured preference (H200, session 5: DTS 2 with Z = 2 435 Gcell/s
 // against 330 with Z = 1, three blocks per SM; session 6: DTS 3 with Z = 2 559 against 511 on
-// zero fields, 465 against 418 on a wavefield with layers, where its y-layer path pays). The default
+// zero fields, 465 against 418 on a wavefield with layers, then with a y-layer path since removed:
+// session 34). The default
 // tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x (dia_init: the towers' parallelism).
 const reg_kernel reg_kernels[] = {
     DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
@@ -243,7 +244,8 @@ void zero_range(const float *a, int n, int *z0, int *z1) {
     }
   // The tables are 0 over the padding: a zero run that reaches an edge goes on beyond it, so that
   // the towers clipped by that edge take the undamped paths (without this, every edge tower of a
-  // grid without layers ran a damped path: 1.9x the interior's time per step, on the critical path)
+  // grid without layers ran a damped path: 1.9x the interior's time per step, on the critical path,
+  // when that path took a reciprocal per cell; measured before session 34)
   if (lo < hi && lo == 0) lo = -(1 << 29);
   if (lo < hi && hi == n) hi = 1 << 29;
   *z0 = lo;
@@ -450,8 +452,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     return tw_error_set(err, TW_EUNSUPPORTED, "order %d is not supported (orders 2, 4, 6, 8; use kernel \"cpu\")",
                         pb->order);
   // Without solver.dts, order 2 takes DTS 3 here (the shared default, 4, stays cpu-diamond's): its
-  // two-z tower has the y-layer path and measured 1.03x DTS 4 on zero fields, 1.06x on a wavefield
-  // with absorbing layers (H200, docs/performance.md, session 6).
+  // two-z tower measured 1.03x DTS 4 on zero fields, 1.06x on a wavefield with absorbing layers
+  // (H200, docs/performance.md, session 6, with the y-layer path removed in session 34).
   const int dts_gpu = pb->dts ? pb->dts : (pb->order == 2 ? 3 : 0);
   tw_status st = tw_schedule_params(pb->order, dts_gpu, pb->tower_height, &s->dts, &s->nt, err);
   if (st) return st;

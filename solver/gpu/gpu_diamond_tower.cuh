@@ -221,7 +221,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // tw_damp_g every damped path multiplies by. The towers take RN(1/(1 + a)) as __frcp_rn, the bits
   // of tw_damp_recip (tw_gpu_recip_check: every float in [1, 2^32)): with tw_damp_recip's
   // branch-free form the default tower ran 3 % slower (461 against 476 Gcell/s, docs/performance.md
-  // session 34), its SASS otherwise the same.
+  // session 34): the per-step factors no longer sat in a block of their own, and the schedule of the
+  // whole step changed.
   const auto damp_recip = [](float a) { return __frcp_rn(1.0f + a); };
   float az_om[Z], az_g[Z];
   for (int j = 0; j < Z; j++) {

@@ -6,7 +6,7 @@
 // consecutive z cells of one row, 128 B coalesced).
 //
 // What must hold (docs/design.md §1):
-//  * every cell is computed with tw_laplacian / tw_damping / tw_cell_update of tw_stencil.h, with
+//  * every cell is computed with tw_laplacian / tw_damping_xy / tw_cell_update of tw_stencil.h, with
 //    the same values in the same order as every other kernel: x-neighbours come from the register
 //    queue, y- and z-neighbours from shared memory; outside the padded grid they are 0, above a
 //    free surface they are the image −p[−k] (put into the z halo, as the CPU puts it into its

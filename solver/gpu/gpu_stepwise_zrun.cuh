@@ -174,8 +174,9 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
     }
     // A damped plane redoes the four updates with the damped form (one reciprocal for the column,
     // one per cell for z): apart from the undamped loop it holds only lapv, so the order-4 kernel
-    // keeps 96 registers and 5 blocks per SM (with a damped branch per cell it took 101-102, and a
-    // variant at 101 ran 4 blocks and 8 % slower; docs/performance.md, session 34).
+    // keeps 96 registers and 5 blocks per SM (with the two-factor form in a damped branch per cell
+    // it took 100-102, and a variant at 101 ran 4 blocks and 8 % slower; docs/performance.md,
+    // session 34).
     if (!fast) {
       const float gxy = tw_damp_recip(axy);
 #pragma unroll
