@@ -158,10 +158,16 @@ TW_HD float tw_cell_update_damped_g(float p0, float pm, float lap, float c2dt2, 
   return tw_cell_damped_num(p0, pm, lap, c2dt2, om) * g;
 }
 
-/* The damped formula from the cell's axy and az. Exact for a = 0 too — (1 − 0)·pm = pm, g = 1,
- * x · 1 = x: the bits of tw_cell_update_undamped —, so a kernel may run it for every cell of a group
- * that straddles a layer's edge. */
+/* The damped formula from the cell's axy and az (_col: with the column's factor gxy =
+ * tw_damp_recip(axy) taken ahead, once per column and step). Exact for a = 0 too — (1 − 0)·pm = pm,
+ * g = 1, x · 1 = x: the bits of tw_cell_update_undamped —, so a kernel may run it for every cell of
+ * a group that straddles a layer's edge. */
+TW_HD float tw_cell_update_damped_col(float p0, float pm, float lap, float c2dt2, float axy, float gxy, float az) {
+  return tw_cell_update_damped_g(p0, pm, lap, c2dt2, 1.0f - (axy + az), tw_damp_g_col(gxy, az));
+}
 TW_HD float tw_cell_update_damped(float p0, float pm, float lap, float c2dt2, float axy, float az) {
+  /* (tw_cell_update_damped_col with gxy = tw_damp_recip(axy), written out: with the reciprocal
+   * passed as an argument nvcc emits other code for the kernels that call this per cell) */
   return tw_cell_update_damped_g(p0, pm, lap, c2dt2, 1.0f - (axy + az), tw_damp_g(axy, az));
 }
 

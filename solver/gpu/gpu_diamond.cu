@@ -131,8 +131,8 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // taken: the order is the measured preference (H200, session 5: DTS 2 with Z = 2 435 Gcell/s
 // against 330 with Z = 1, three blocks per SM; session 6: DTS 3 with Z = 2 559 against 511 on
 // zero fields, 465 against 418 on a wavefield with layers, then with a y-layer path since removed:
-// session 34). The default
-// tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x (dia_init: the towers' parallelism).
+// session 34). The default tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x
+// (dia_init: the towers' parallelism).
 const reg_kernel reg_kernels[] = {
     DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
     DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),

@@ -181,8 +181,7 @@ __global__ void __launch_bounds__(ZT *TY, MINB)
       const float gxy = tw_damp_recip(axy);
 #pragma unroll
       for (int e = 0; e < V; e++)
-        out[e] = tw_cell_update_damped_g(xq[R][e], pmv[e], lapv[e], c2v[e], 1.0f - (axy + azv[e]),
-                                         tw_damp_g_col(gxy, azv[e]));
+        out[e] = tw_cell_update_damped_col(xq[R][e], pmv[e], lapv[e], c2v[e], axy, gxy, azv[e]);
     }
     if (wr) {
       float *dst = pio + (long long)x * sx + o;
