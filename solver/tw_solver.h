@@ -372,8 +372,9 @@ int tw_gpu_count(void);
 void tw_cuda_versions(int *runtime, int *driver);
 tw_status tw_gpu_props_get(int device, tw_gpu_props *p, tw_error *err);
 /* A test's tool: the device reciprocal of the damping (tw_stencil.h, tw_dev_recip) against
- * __frcp_rn for every float in [lo, hi), 1 ≤ lo < hi < inf, on the current device: how many were
- * checked, how many differ and the first that does (all bits set where none). TW_ENODEV without CUDA. */
+ * __frcp_rn for every float in [lo, hi), 1 ≤ lo < hi < inf, on the current device: how many the
+ * kernel compared (counted on the device), how many differ and the first that does (all bits set
+ * where none). TW_ENODEV without CUDA. */
 tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, long long *mismatches, float *first,
                              tw_error *err);
 

@@ -111,54 +111,71 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
 }
 
 /* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured
- * (docs/performance.md, session 12): the forced tower's rate over gpu-stepwise's on an H200,
- * 1024 x 2048 x Nz, layers of 20 cells (the bottom one included) under a free surface, the default
- * DTS (order 2: 3, order 4: 2), 64 steps; linear in Nz between the points, constant outside them.
- * The towers are held by the SMs and the stepwise kernel by memory, so on a GPU with less DRAM
- * bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s,
- * the same SMs and clock): there the 20 points measured 1.21–1.40 times the H200 ratio (the model:
- * 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or
- * within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at
- * 1.755 GHz) the towers would gain less than this predicts — not measured. */
-static const struct {
+ * (docs/performance.md, session 35, with the two-part damping factor of session 34): the forced
+ * tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz, layers of 20 cells (the bottom one
+ * included) under a free surface, the default DTS (order 2: 3, order 4: 2), 64 steps x 3, the mean of
+ * two runs where both measured (they agreed within 0.5 %); linear in Nz between the points, constant
+ * outside them. The grid is wide enough across its sweep for every block an SM to have a tower, so
+ * these are the gains at a share of 1 (tw_gpu_tower_share). The ratio is not smooth in Nz: the
+ * stepwise kernel runs ~10 % faster on columns of a multiple of 32 cells and the tower's blocks
+ * change in whole warps (order 2: 64 z cells a warp), e.g. Nz 320 (5 warps, 1 block an SM) 1.56,
+ * Nz 256 (4 warps, 2 blocks) 1.88. The towers are held by the SMs and the stepwise kernel by memory,
+ * so on a GPU with less DRAM bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7,
+ * fitted on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of then): there the
+ * 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the choice at
+ * TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within 1 %. Both have 132
+ * SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at 1.755 GHz) the towers
+ * would gain less than this predicts — not measured. */
+typedef struct {
   int nz;
-  float r1, r2; /* order 2 (r = 1), order 4 (r = 2) */
-} tower_ratio[] = {{48, .561f, .364f},   {64, .577f, .336f},   {80, .841f, .483f},   {96, .832f, .499f},
-                   {112, 1.055f, .575f}, {128, 1.082f, .592f}, {160, 1.422f, .818f}, {192, 1.629f, .928f},
-                   {224, 1.642f, .988f}, {256, 1.768f, 1.013f}};
+  float q;
+} tower_point;
+static const tower_point tower_o2[] = {{48, .752f},   {64, .783f},   {80, 1.006f},  {96, .988f},   {104, 1.222f},
+                                       {112, 1.240f}, {120, 1.258f}, {128, 1.272f}, {144, 1.526f}, {160, 1.558f},
+                                       {176, 1.789f}, {192, 1.817f}, {224, 1.742f}, {256, 1.882f}, {320, 1.559f},
+                                       {384, 1.796f}, {448, 2.024f}, {512, 1.814f}};
+/* order 4 (dts 2, one z cell a thread): below the stepwise kernel at every Nz on an H200 (at most
+ * 0.88x; session 12 measured 1.01x at Nz 256); predicted above TW_TOWER_MIN_GAIN on an H100 (x 1.29)
+ * from Nz ~ 190 */
+static const tower_point tower_o4[] = {{48, .329f},  {64, .316f},  {80, .469f},  {96, .485f},  {112, .558f},
+                                       {128, .569f}, {160, .696f}, {192, .808f}, {224, .860f}, {256, .882f}};
 #define TOWER_BW_EXPONENT 0.7
 
-static double tower_point(int r, int i) { return r == 1 ? tower_ratio[i].r1 : tower_ratio[i].r2; }
+static double tower_interp(const tower_point *t, int n, int nz) {
+  if (nz <= t[0].nz) return t[0].q;
+  for (int i = 1; i < n; i++)
+    if (nz <= t[i].nz) return t[i - 1].q + (double)(nz - t[i - 1].nz) / (t[i].nz - t[i - 1].nz) * (t[i].q - t[i - 1].q);
+  return t[n - 1].q;
+}
 
 double tw_gpu_tower_gain(int r, int nz, double bw) {
-  const int n = (int)(sizeof tower_ratio / sizeof tower_ratio[0]);
-  if (r < 1 || r > 2) return 0.0;
-  double q = tower_point(r, n - 1);
-  if (nz <= tower_ratio[0].nz) q = tower_point(r, 0);
-  for (int i = 1; i < n; i++)
-    if (nz > tower_ratio[i - 1].nz && nz <= tower_ratio[i].nz) {
-      const double f = (double)(nz - tower_ratio[i - 1].nz) / (tower_ratio[i].nz - tower_ratio[i - 1].nz);
-      q = tower_point(r, i - 1) + f * (tower_point(r, i) - tower_point(r, i - 1));
-    }
+  double q;
+  if (r == 1)
+    q = tower_interp(tower_o2, (int)(sizeof tower_o2 / sizeof tower_o2[0]), nz);
+  else if (r == 2)
+    q = tower_interp(tower_o4, (int)(sizeof tower_o4 / sizeof tower_o4[0]), nz);
+  else
+    return 0.0;
   return q * (bw > 0 ? pow(TW_H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
 }
 
 /* The share of tw_gpu_tower_gain that a persistent grid keeps on a grid of P towers of parallelism
- * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, session 32: order 2, dts 3,
- * `bench` 256 steps, layers of 20; Nz 256: 128 threads a tower, bmax = 2 blocks an SM fit; Nz 384
- * and 512: 1). With b blocks an SM, two bounds:
+ * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, sessions 32 and 35: order 2,
+ * dts 3, the x sweep, `bench` 256 steps, layers of 20; Nz 200–256: 128 threads a tower, bmax = 2
+ * blocks an SM fit; Nz 384 and 512: 1). With b blocks an SM, two bounds:
  *   - the workers: b of bmax blocks an SM run at (b / bmax)^0.22 of the SMs' full rate (Nz 256
- *     with 1 block of 2: 0.86);
+ *     with 1 block of 2: 0.83–0.86);
  *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P
  *     towers at the rate each has: with b ≥ 2 an SM's b-th (1/b of its full rate), alone (b = 1)
- *     γ = 0.85·bmax^−0.48 of it (0.85 where one tower fills the SM, less than 1 because the chain
- *     runs through the slower towers of the y layers; 0.61 where it holds half of what fits).
+ *     γ = 0.96·bmax^−0.5 of it (0.96 where one tower fills the SM; 0.68 where it holds half of what
+ *     fits). Session 32 fitted γ = 0.85·bmax^−0.48: the chain ran through the slower towers of the y
+ *     layers, which since the two-part damping factor (session 34) cost 1–2 % instead of 5–20 %.
  * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
- * workers than towers to run only slow the chain (2048 × 1024 × 256, P 171: 2 blocks 298 Gcell/s,
- * 1 block 347), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 358, 2 blocks 419). On
- * eleven grids (P 43–257, Nz 200–512) it gives the tower's rate within 13 % and, against
+ * workers than towers to run only slow the chain (2048 × 1024 × 256, P 171: 2 blocks 348 Gcell/s,
+ * 1 block 385), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 386, 2 blocks 463). On
+ * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 7 % and, against
  * TW_TOWER_MIN_GAIN, the faster kernel on each (test_schedule checks all three): 4000 × 300 × 400
- * (P 51) 0.66× gpu-stepwise measured, 2048 × 640 × 384 (P 107) 1.27×. */
+ * (P 51) 0.72× gpu-stepwise measured, 2048 × 640 × 384 (P 107) 1.43×. */
 double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;
@@ -166,7 +183,7 @@ double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
   if (sms >= 1 && P > 0)
     for (int b = 1; b <= bmax; b++) {
       const double work = pow((double)b / bmax, 0.22);
-      const double chain = (b == 1 ? 0.85 * pow(bmax, -0.48) : 1.0 / b) * P / sms;
+      const double chain = (b == 1 ? 0.96 / sqrt((double)bmax) : 1.0 / b) * P / sms;
       const double share = chain < work ? chain : work;
       if (share > best) best = share, bb = b;
     }

@@ -444,6 +444,14 @@ tw_status dia_receivers(dia_state *s, tw_error *err) {
   return TW_OK;
 }
 
+// The blocks of a register tower (either sweep) that can be resident on an SM with its dynamic
+// shared memory allowed: 0 where none can.
+static tw_status resident_blocks(const void *fn, int threads, size_t smem, int *blocks, tw_error *err) {
+  TW_CUDA_TRY(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, fn, threads, smem));
+  return TW_OK;
+}
+
 tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const tw_grid *g = &pb->g;
   s->pb = pb;
@@ -516,10 +524,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
         snprintf(why, sizeof why, "the register tower of dts %d needs %zu B of shared memory for Nz = %d, %d available",
                  d, smem, s->N2, smem_optin);
       } else {
-        TW_CUDA_TRY(err, cudaFuncSetAttribute((const void *)rk->fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int)smem));
-        TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&s->blocks_per_sm, (const void *)rk->fn,
-                                                                       threads, smem));
+        if ((st = resident_blocks((const void *)rk->fn, threads, smem, &s->blocks_per_sm, err))) return st;
         if (s->blocks_per_sm >= 1) {
           s->fn = rk->fn;
           s->fn_yx = rk->fn_yx;
@@ -564,11 +569,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       const double py = tw_schedule_parallelism(&sy);
       int by = 1, bmax_y = 0;
       cudaFuncAttributes fy;
-      TW_CUDA_TRY(err, cudaFuncSetAttribute((const void *)s->fn_yx, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            (int)s->smem));
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fy, (const void *)s->fn_yx));
-      TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bmax_y, (const void *)s->fn_yx, s->threads,
-                                                                     s->smem));
+      if ((st = resident_blocks((const void *)s->fn_yx, s->threads, s->smem, &bmax_y, err))) return st;
       const double sy_share = bmax_y >= 1 ? tw_gpu_tower_share(py, s->sms, bmax_y, &by) : 0.0;
       uint64_t wc = 0;
       int wa = 0;
@@ -602,9 +604,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // move at most 0.62 of gpu-stepwise's bytes (order 2, dts 3: 1.85x, session 6).
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
   // columns, and by how much depends on the GPU's memory (estimate.c: tw_gpu_tower_gain; a tower of
-  // Nz < 128 is one or two warps per block, order 4's, at 212 registers, one block of up to 8 warps
-  // per SM): on an H200 order 2 from Nz 112 (1.06x) and order 4 nowhere (at most 1.01x), on an H100
-  // order 2 from Nz 80 (1.15x) and order 4 from Nz 160 (1.09–1.31x). TW_DIAMOND_MODE runs any tower
+  // Nz < 128 is one or two warps per block, order 4's, at 229 registers, one block of up to 8 warps
+  // per SM): on an H200 order 2 from Nz ~98 (1.22x at 104, session 35) and order 4 nowhere (at most
+  // 0.88x), on an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
+  // (1.09–1.31x; session 35's table predicts it there from Nz ~190). TW_DIAMOND_MODE runs any tower
   // on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;

@@ -67,16 +67,19 @@ extern "C" tw_status tw_gpu_props_get(int dev, tw_gpu_props *p, tw_error *err) {
 }
 
 // Every float x in [lo, hi) by bit pattern: tw_dev_recip(x) against __frcp_rn(x), bitwise.
-// r[0] counts the differences, r[1] keeps the smallest differing pattern.
+// r[0] counts the differences, r[1] keeps the smallest differing pattern, r[2] counts the patterns
+// the threads compared (the caller checks it against hi − lo: a launch that ran no thread fails).
 static __global__ void recip_check_kernel(unsigned lo, unsigned hi, unsigned long long *r) {
+  unsigned long long n = 0;
   for (unsigned long long b = lo + blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; b < hi;
-       b += (unsigned long long)gridDim.x * blockDim.x) {
+       b += (unsigned long long)gridDim.x * blockDim.x, n++) {
     const float x = __uint_as_float((unsigned)b);
     if (__float_as_uint(tw_dev_recip(x)) != __float_as_uint(__frcp_rn(x))) {
       atomicAdd(&r[0], 1ull);
       atomicMin(&r[1], b);
     }
   }
+  atomicAdd(&r[2], n);
 }
 
 extern "C" tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, long long *mismatches, float *first,
@@ -86,7 +89,7 @@ extern "C" tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, 
   unsigned blo, bhi;
   memcpy(&blo, &lo, sizeof blo);
   memcpy(&bhi, &hi, sizeof bhi);
-  unsigned long long h[2] = {0, ~0ull}, *d = NULL;
+  unsigned long long h[3] = {0, ~0ull, 0}, *d = NULL;
   TW_CUDA_TRY(err, cudaMalloc(&d, sizeof h));
   cudaError_t e = cudaMemcpy(d, h, sizeof h, cudaMemcpyHostToDevice);
   if (e == cudaSuccess) {
@@ -94,9 +97,10 @@ extern "C" tw_status tw_gpu_recip_check(float lo, float hi, long long *checked, 
     e = cudaGetLastError();
   }
   if (e == cudaSuccess) e = cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost);
-  cudaFree(d);
+  const cudaError_t ef = cudaFree(d);
+  if (e == cudaSuccess) e = ef;
   if (e != cudaSuccess) return tw_cuda_fail(err, e, "recip_check_kernel", __FILE__, __LINE__);
-  *checked = (long long)(bhi - blo);
+  *checked = (long long)h[2];
   *mismatches = (long long)h[0];
   const unsigned fb = h[0] ? (unsigned)h[1] : 0xffffffffu;
   memcpy(first, &fb, sizeof *first);
