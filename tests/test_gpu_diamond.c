@@ -173,13 +173,19 @@ static int full_snap(const schedule *sc, int b) {
 }
 
 /* The implementation knobs of gpu-diamond for one create: TW_DIAMOND_MODE = `mode` up to a "/zN"
- * suffix, which sets TW_DIAMOND_ZPT = N (z cells per thread of the register tower), and a "/sy" or
+ * suffix, which sets TW_DIAMOND_ZPT = N (z cells per thread of the register tower), a "/sy" or
  * "/sx" suffix, TW_DIAMOND_SWEEP = y or x (the towers across x, sweeping y, where the tower has
- * that kernel: order 2, dts 3, two z); NULL: the defaults. */
+ * that kernel: order 2, dts 3, two z), and a last "/bN", TW_DIAMOND_BANDS = N (the tower of N band
+ * buffers where it has one: order 2, dts 3, two z, N = 2 or 3); NULL: the defaults. */
 static void mode_env(const char *mode) {
   if (!mode) return;
   char m[32];
   snprintf(m, sizeof m, "%s", mode);
+  char *bn = strstr(m, "/b");
+  if (bn) {
+    setenv("TW_DIAMOND_BANDS", bn + 2, 1);
+    *bn = 0;
+  }
   char *sw = strstr(m, "/s");
   if (sw) {
     setenv("TW_DIAMOND_SWEEP", sw + 2, 1);
@@ -196,6 +202,7 @@ static void mode_env_clear(void) {
   unsetenv("TW_DIAMOND_MODE");
   unsetenv("TW_DIAMOND_ZPT");
   unsetenv("TW_DIAMOND_SWEEP");
+  unsetenv("TW_DIAMOND_BANDS");
 }
 /* be->create with the knobs of `mode` set for it (mode_env). */
 static tw_status create_in_mode(const tw_backend_ops *be, const tw_problem *pb, const char *mode, void **st,
@@ -286,15 +293,18 @@ static void random_spec(spec *sp, int order, int i) {
   sp->height = heights[(i / 3) % 4];
 }
 
-static int sweeps_y; /* runs whose towers swept y (the report says so) */
+static int sweeps_y;     /* runs whose towers swept y (the report says so) */
+static int bands_run[2]; /* runs of the dts-3 tower of two z with 2 and with 3 band buffers asked and run */
 static void matrix(const char *bitref, int ncases) {
   /* the three implementations forced, and the default (which may run the stepwise kernel where
    * DiamondTorre cannot win: the report says so); at order 2 also the other choice of z cells per
    * thread (the defaults: DTS 2 two, DTS 1 and 3 one; DTS 1 has no Z = 2 tower and then runs the
    * generic one), and the dts-3 tower of two z sweeping y and x, whatever the grid's shape (the
-   * default takes y where that has more towers at a time: grids longer in x) */
-  static const char *modes[9] = {"persistent", "stage",         "generic",     NULL,           "persistent/z2",
-                                 "stage/z1",   "persistent/sy", "stage/z2/sy", "persistent/sx"};
+   * default takes y where that has more towers at a time: grids longer in x), each sweep with 2
+   * and with 3 band buffers (the default takes 3 where the blocks leave the SM enough L1) */
+  static const char *modes[10] = {"persistent",       "stage",           "generic",          NULL,
+                                  "persistent/z2",    "stage/z1",        "persistent/sy/b3", "stage/z2/sy/b2",
+                                  "persistent/sx/b2", "persistent/sx/b3"};
   const int have_ref = tw_backend_find(bitref) != NULL;
   if (!have_ref) printf("NOTE: %s is not in this build: compared with cpu only\n", bitref);
   int total = 0;
@@ -320,7 +330,7 @@ static void matrix(const char *bitref, int ncases) {
         CHECK(rc == TW_OK, "%s: %s: %s", what, bitref, err.msg);
         ref_ok = rc == TW_OK;
       }
-      for (int m = 0; m < (order == 2 ? 9 : 4); m++) {
+      for (int m = 0; m < (order == 2 ? 10 : 4); m++) {
         const int dts = pb->dts;
         if (m >= 6) pb->dts = 3;  // (dts changes no bit: the sweep's tower is dts 3's)
         tw_status rc = run_backend(pb, "gpu-diamond", modes[m], sc, &dia, &err);
@@ -329,8 +339,13 @@ static void matrix(const char *bitref, int ncases) {
         CHECK(rc == TW_OK, "%s [%s]: gpu-diamond: %s", what, ml, err.msg);
         if (rc) continue;
         /* the sweep asked for ran, where the dts-3 tower of two z did (it has both) */
-        if (m >= 6 && strstr(dia.rep.note, "dts 3 (R = 3)") && strstr(dia.rep.note, "x 2 z,"))
+        if (m >= 6 && strstr(dia.rep.note, "dts 3 (R = 3)") && strstr(dia.rep.note, "x 2 z,")) {
           CHECK((strstr(dia.rep.note, "sweeping y") != NULL) == (m < 8), "%s [%s]: ran '%s'", what, ml, dia.rep.note);
+          const int nb = m == 6 || m == 9 ? 3 : 2;
+          const int ran = strstr(dia.rep.note, nb == 3 ? "3 band buffers" : "2 band buffers") != NULL;
+          CHECK(ran, "%s [%s]: ran '%s'", what, ml, dia.rep.note);
+          bands_run[nb - 2] += ran;
+        }
         sweeps_y += strstr(dia.rep.note, "sweeping y") != NULL;
         CHECK(!nonfinite(dia.taps, ntaps), "%s [%s]: taps not all written (NaN poison left)", what, ml);
         if (ref_ok) {
@@ -362,7 +377,8 @@ static void matrix(const char *bitref, int ncases) {
       tw_problem_destroy(pb);
       total++;
     }
-  printf("%d cases (%d runs with the towers sweeping y)\n", total, sweeps_y);
+  printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3)\n", total, sweeps_y,
+         bands_run[0], bands_run[1]);
 }
 
 /* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise;

@@ -112,20 +112,22 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
 
 /* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured
  * (docs/performance.md, session 35, with the two-part damping factor of session 34): the forced
- * tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz, layers of 20 cells (the bottom one
- * included) under a free surface, the default DTS (order 2: 3, order 4: 2), 64 steps x 3, the mean of
- * two runs where both measured (they agreed within 0.5 %); linear in Nz between the points, constant
- * outside them. The grid is wide enough across its sweep for every block an SM to have a tower, so
- * these are the gains at a share of 1 (tw_gpu_tower_share). The ratio is not smooth in Nz: the
+ * tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz, layers of 20 cells (the bottom
+ * one included) under a free surface, the default DTS (order 2: 3, order 4: 2), 64 steps x 3,
+ * the mean of two runs where both measured (they agreed within 0.5 %); linear in Nz between the
+ * points, constant outside them. The grid is wide enough across its sweep for every block an SM
+ * to have a tower, so these are the gains at a share of 1 (tw_gpu_tower_share). Measured with 3
+ * band buffers: where dia_init now takes 2 (NZp 64, 128, 256, 512: TOWER_L1_ROOM) the tower runs
+ * 6–16 % faster than this predicts (not measured again yet). The ratio is not smooth in Nz: the
  * stepwise kernel runs ~10 % faster on columns of a multiple of 32 cells and the tower's blocks
  * change in whole warps (order 2: 64 z cells a warp), e.g. Nz 320 (5 warps, 1 block an SM) 1.56,
- * Nz 256 (4 warps, 2 blocks) 1.88. The towers are held by the SMs and the stepwise kernel by memory,
- * so on a GPU with less DRAM bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7,
- * fitted on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of then): there the
- * 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the choice at
- * TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within 1 %. Both have 132
- * SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at 1.755 GHz) the towers
- * would gain less than this predicts — not measured. */
+ * Nz 256 (4 warps, 2 blocks) 1.88. The towers are held by the SMs and the stepwise kernel by
+ * memory, so on a GPU with less DRAM bandwidth B the towers gain: the ratio scales by
+ * (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of
+ * then): there the 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the
+ * choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within
+ * 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at
+ * 1.755 GHz) the towers would gain less than this predicts — not measured. */
 typedef struct {
   int nz;
   float q;

@@ -97,6 +97,7 @@ enum { MODE_STAGE = 0, MODE_PERSISTENT = 1, MODE_GENERIC = 2 };
 
 struct reg_kernel {
   int r, dts, z;  // radius, DTS, z cells per thread
+  int nb;         // band buffers (gpu_diamond_tower.cuh: band_buffers)
   kernel_fn fn;
   kernel_fn fn_yx;  // the same tower sweeping the grid's y (dia_args.yx), or NULL where not built
   size_t (*smem)(int NZp);
@@ -119,11 +120,21 @@ constexpr double model_bpu() {
 // With absorbing layers on the z faces a tower must move at most 0.62 of that.
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
-#define DIA_REG(R_, D_, Z_) \
-  {R_, D_, Z_, tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, model_bpu<R_, D_>()}
-#define DIA_REG_YX(R_, D_, Z_)                                                                  \
-  {R_, D_, Z_, tower_kernel<R_, D_, Z_>, tower_kernel<R_, D_, Z_, true>, tower_smem_bytes<R_, D_, Z_>, \
+// The L1 of an SM is what its shared memory leaves of 256 KB (H100 / H200: the carveout is one of 0,
+// 8, 16, 32, 64, 100, 132, 164, 196 or 228 KB), and the towers need it (their global loads go
+// through it: cp.async of 8 bytes). The order-2 tower with 3 band buffers at Nz 512 (212 KB, 28 KB
+// of L1) ran at 480 Gcell/s, with 2 (175 KB, 60 KB of L1) at 543; at Nz 448, 3 buffers (186 KB, 60
+// KB of L1) 540 against 515 with 2; the tower at Nz 448 forced to the 228 KB carveout 452
+// (docs/performance.md, session 35). So a tower of more buffers runs only where its blocks an SM
+// leave at least this much of the SM's shared memory to the L1; else its sibling of fewer.
+constexpr int TOWER_L1_ROOM = 32 * 1024;
+
+#define DIA_REG(R_, D_, Z_)                                                                             \
+  {R_, D_, Z_, band_buffers<R_, D_, Z_>(), tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
    model_bpu<R_, D_>()}
+#define DIA_REG_YX(R_, D_, Z_, NB_)                                                            \
+  {R_, D_, Z_, NB_, tower_kernel<R_, D_, Z_, false, NB_>, tower_kernel<R_, D_, Z_, true, NB_>, \
+   tower_smem_bytes<R_, D_, Z_, NB_>, model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
@@ -132,9 +143,11 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // against 330 with Z = 1, three blocks per SM; session 6: DTS 3 with Z = 2 559 against 511 on
 // zero fields, 465 against 418 on a wavefield with layers, then with a y-layer path since removed:
 // session 34). The default tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x
-// (dia_init: the towers' parallelism).
+// (dia_init: the towers' parallelism), and comes with 3 band buffers and with 2: the first where
+// its blocks leave the SM enough L1, else the second (dia_init: TOWER_L1_ROOM).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2), DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
+    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2, 3), DIA_REG_YX(1, 3, 2, 2),
+    DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
     DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),
     // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
@@ -147,6 +160,7 @@ struct dia_state {
   const tw_problem *pb;
   int r, dts, R, nt;
   int zpt;      // z cells per thread of the register tower
+  int nb;       // its band buffers
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
   double bpu;     // the chosen register tower's model bytes per update
@@ -476,11 +490,14 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   s->NXd = s->N0 + 2 * s->PX;
   s->NYd = s->N1 + 2 * s->PY;
   s->zpt = 1;
+  s->nb = 0;
   int dev = 0;
   TW_CUDA_TRY(err, cudaGetDevice(&dev));
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
-  int smem_optin = 0;
+  int smem_optin = 0, smem_sm = 0, smem_rsv = 0;
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, dev));
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&smem_rsv, cudaDevAttrReservedSharedMemoryPerBlock, dev));
   TW_CUDA_TRY(err, cudaStreamCreate(&s->stream));
   if (tw_status st0 = tw_gpu_samples_init(&s->samples, err)) return st0;
 
@@ -488,8 +505,9 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // NZp / Z threads fits (registers and shared memory), Z = 1 or else 2 z cells per thread; the
   // generic tower otherwise. Environment (tuning and test knobs: the tests compare the
   // implementations bitwise, docs/performance.md their speed): TW_DIAMOND_MODE = persistent
-  // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z; TW_DIAMOND_TRACE = FILE
-  // writes the towers' times of the last persistent launch (dia_trace_write).
+  // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z; TW_DIAMOND_BANDS = 2 | 3
+  // the tower of that many band buffers where it has one (else TOWER_L1_ROOM decides);
+  // TW_DIAMOND_TRACE = FILE writes the towers' times of the last persistent launch (dia_trace_write).
   const char *me = getenv("TW_DIAMOND_MODE");
   int mode = MODE_PERSISTENT;
   if (me && strcmp(me, "stage") == 0) mode = MODE_STAGE;
@@ -498,6 +516,16 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   s->trace_path = mtr && *mtr ? mtr : NULL;
   const char *mz = getenv("TW_DIAMOND_ZPT");
   const int zforce = mz && *mz ? atoi(mz) : 0;
+  const char *mbands = getenv("TW_DIAMOND_BANDS");
+  const int bforce = mbands && *mbands ? atoi(mbands) : 0;
+  // the entry of reg_kernels of the same tower as entry i with nb band buffers (-1: none)
+  auto sibling = [](int i, int nb) {
+    for (int j = 0; j < NREGK; j++)
+      if (reg_kernels[j].r == reg_kernels[i].r && reg_kernels[j].dts == reg_kernels[i].dts &&
+          reg_kernels[j].z == reg_kernels[i].z && reg_kernels[j].nb == nb)
+        return j;
+    return -1;
+  };
   s->fn = NULL;
   s->dts_req = s->dts;
   snprintf(s->why, sizeof s->why, "generic tower requested");
@@ -512,6 +540,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       const reg_kernel *rk = &reg_kernels[i];
       const int z = rk->z;
       if (rk->r != r || rk->dts != d || (zforce && z != zforce)) continue;
+      if (bforce && rk->nb != bforce && sibling(i, bforce) >= 0) continue;
       // a warp covers 32·Z cells of z: the column is padded to a whole number of warps
       const int nzp = (s->N2 + 32 * z - 1) / (32 * z) * (32 * z), threads = nzp / z;
       cudaFuncAttributes fa;
@@ -525,12 +554,16 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
                  d, smem, s->N2, smem_optin);
       } else {
         if ((st = resident_blocks((const void *)rk->fn, threads, smem, &s->blocks_per_sm, err))) return st;
+        const double footprint = (double)s->blocks_per_sm * (double)(smem + (size_t)smem_rsv);
+        if (!bforce && s->blocks_per_sm >= 1 && sibling(i, rk->nb - 1) > i && footprint > smem_sm - TOWER_L1_ROOM)
+          continue;  // the sibling of fewer buffers, next in the table, leaves the L1 more
         if (s->blocks_per_sm >= 1) {
           s->fn = rk->fn;
           s->fn_yx = rk->fn_yx;
           s->smem = smem;
           s->threads = threads;
           s->zpt = z;
+          s->nb = rk->nb;
           s->NZp = nzp;
           s->regs = fa.numRegs;
           s->mode = mode;
@@ -1104,9 +1137,9 @@ void dd_report(void *state, tw_run_report *rep) {
   // the figures first, the reasons after: a bench line shows the note's first 160 characters (the
   // tower height had fallen off it behind a lowered dts's reason)
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d (R = %d), tower height %d, "
-           "%d threads x %d z, %d registers, %d blocks/SM on %d SMs%s%s%s%s",
+           "%d threads x %d z, %d registers, %d band buffers, %d blocks/SM on %d SMs%s%s%s%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, s->R, s->nt, s->threads,
-           s->zpt, s->regs, s->blocks_per_sm, s->sms, s->yx ? ", sweeping y" : "", lowered, gain, win);
+           s->zpt, s->regs, s->nb, s->blocks_per_sm, s->sms, s->yx ? ", sweeping y" : "", lowered, gain, win);
 }
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }

@@ -53,16 +53,19 @@ __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
   return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
          (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 2 * (size_t)Geo<r, DTS>::ND + 1;
 }
-// Band buffers: 3 (copies two steps ahead: measured 2–30 % faster at order 2, where a step is
-// short against the DRAM latency) when that still fits 227 KB at the block's largest Nz
-// (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
+// Band buffers, the most a tower has: 3 (copies two steps ahead: measured 2–30 % faster at order 2,
+// where a step is short against the DRAM latency) when that still fits 227 KB at the block's
+// largest Nz (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
+// A tower of 3 may also be built with 2 (the NB parameter): the third buffer's shared memory comes
+// out of the SM's L1, and where the blocks an SM would leave only 28 KB of it the tower of 2 runs
+// 7–14 % faster (dia_init's choice; docs/performance.md, session 35).
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_buffers() {
   return smem_floats<r, DTS, Z>(256 * Z, 3) <= 227 * 1024 / 4 ? 3 : 2;
 }
-template <int r, int DTS, int Z>
+template <int r, int DTS, int Z, int NB = band_buffers<r, DTS, Z>()>
 __host__ __device__ size_t tower_smem_bytes(int NZp) {
-  return smem_floats<r, DTS, Z>(NZp, band_buffers<r, DTS, Z>()) * sizeof(float);
+  return smem_floats<r, DTS, Z>(NZp, NB) * sizeof(float);
 }
 
 // Diagnostic builds (never the default: their results are wrong), to split a tower's time into
@@ -96,14 +99,15 @@ constexpr bool NOCOMP = false;
 // YX: the towers sweep the grid's y (dia_args.yx): the frame's x is the grid's y, so the Laplacian
 // adds the frame's y term (the grid's x) before its x term, the order of tw_laplacian, and the
 // result is the same bits as in the grid's own frame.
-template <int r, int DTS, int Z, bool YX>
+template <int r, int DTS, int Z, bool YX, int NB>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
   using G = Geo<r, DTS>;
   using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
   constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
   constexpr int H = halo_rows<r, Z>();
   constexpr int PZ = exch_group<r, DTS, Z>();
-  constexpr int NB = band_buffers<r, DTS, Z>(), PD = NB - 1;  // buffers, prefetch distance in steps
+  constexpr int PD = NB - 1;  // prefetch distance in steps (NB buffers)
+  static_assert(NB >= 2 && NB <= band_buffers<r, DTS, Z>(), "band buffers: 2, or 3 where they fit");
   constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
   constexpr int NBI = NBF + NBC;  // band items per frame
   const int k = threadIdx.x;
@@ -471,15 +475,15 @@ template <int r, int DTS, int Z>
 constexpr int tower_max_threads() {
   return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
 }
-template <int r, int DTS, int Z, bool YX = false>
+template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
 __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
   DIA_DYN_SMEM(sm);
   if (!A.persistent) {
     const int s = A.s;
-    run_tower<r, DTS, Z, YX>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    run_tower<r, DTS, Z, YX, NB>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
     return;
   }
-  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z>(A.NZp) / sizeof(float) - 1));
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB>(A.NZp) / sizeof(float) - 1));
   for (;;) {
     if (threadIdx.x == 0) sh_ticket[0] = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
     __syncthreads();
@@ -503,7 +507,7 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
     }
     if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
     __syncthreads();
-    run_tower<r, DTS, Z, YX>(A, s, kk, sm);
+    run_tower<r, DTS, Z, YX, NB>(A, s, kk, sm);
     __threadfence();
     __syncthreads();
     if (threadIdx.x == 0) {
