@@ -375,31 +375,35 @@ static void check_parallelism(int N0, int N1, int r, int dts, int nt) {
 }
 
 /* tw_gpu_tower_share at the grids of docs/performance.md, sessions 32 and 35 (H200, order 2, dts 3,
- * h 128, the x sweep, `bench` 256 steps, layers of 20; measured in session 35): its share of the Nz
- * table's gain must give the tower's measured rate over gpu-stepwise's within 10 %, pick the kernel that measured
- * faster, and the blocks an SM that measured faster where both were run (0: not run). */
+ * h 128, the x sweep, the band buffers dia_init takes, `bench` 256 steps, layers of 20; measured in
+ * session 35): its share of the Nz table's gain must give the tower's measured rate over
+ * gpu-stepwise's within 10 %, pick the kernel that measured faster, and blocks an SM whose rate
+ * was within 2 % of the faster count's where both were run. */
 static void check_share(void) {
   static const struct {
     int n0, n1, nz;
-    double stepwise, tower; /* Gcell/s measured: gpu-stepwise, the tower at the blocks an SM below */
-    int blocks;
-  } m[] = {{2048, 1024, 256, 247.6, 385.4, 1}, {2048, 512, 256, 264.8, 209.1, 1},  {4096, 256, 256, 263.4, 105.5, 1},
-           {2048, 384, 512, 241.0, 207.0, 0},  {1024, 1024, 512, 245.4, 476.3, 0}, {2048, 1024, 512, 254.4, 480.2, 0},
-           {1536, 768, 256, 250.3, 311.0, 1},  {2048, 640, 384, 249.6, 357.3, 0},  {3000, 900, 200, 216.1, 283.4, 1},
-           {4000, 300, 400, 226.1, 163.3, 0},  {2048, 1536, 256, 253.0, 463.4, 2}};
+    double stepwise, tower[2]; /* Gcell/s measured: gpu-stepwise, the tower at 1 and 2 blocks an SM (0: not run) */
+  } m[] = {{2048, 1024, 256, 244.8, {371.4, 376.7}}, {2048, 512, 256, 264.8, {227.6, 196.0}},
+           {4096, 256, 256, 263.3, {115.2, 100.6}},  {2048, 384, 512, 240.1, {237.0, 0}},
+           {1024, 1024, 512, 245.0, {539.8, 0}},     {2048, 1024, 512, 254.8, {543.0, 0}},
+           {1536, 768, 256, 250.3, {331.5, 287.1}},  {2048, 640, 384, 246.1, {358.7, 0}},
+           {3000, 900, 200, 214.8, {289.8, 261.1}},  {4000, 300, 400, 224.2, {163.3, 0}},
+           {2048, 1536, 256, 251.4, {371.5, 523.0}}};
   for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
     tw_schedule sc;
     tw_schedule_init(&sc, m[i].n0, m[i].n1, 1, 3, 128);
-    const int bmax = m[i].nz <= 256 ? 2 : 1; /* 248 registers: two blocks of 128 threads fit, one of 192–256 */
+    const int bmax = m[i].nz <= 256 ? 2 : 1; /* 254 registers: two blocks of 128 threads fit, one of 192–256 */
     int b = 0;
     const double share = tw_gpu_tower_share(tw_schedule_parallelism(&sc), 132, bmax, &b);
-    const double gain = tw_gpu_tower_gain(1, m[i].nz, 0.0) * share, meas = m[i].tower / m[i].stepwise;
+    const double best = m[i].tower[0] > m[i].tower[1] ? m[i].tower[0] : m[i].tower[1];
+    const double gain = tw_gpu_tower_gain(1, m[i].nz, 0.0) * share, meas = best / m[i].stepwise;
     CHECK((gain >= TW_TOWER_MIN_GAIN) == (meas >= 1.0), "%d x %d x %d: predicted %.2fx, measured %.2fx", m[i].n0,
           m[i].n1, m[i].nz, gain, meas);
     CHECK(fabs(gain / meas - 1.0) < 0.10, "%d x %d x %d: predicted %.2fx, measured %.2fx (off by more than 10 %%)",
           m[i].n0, m[i].n1, m[i].nz, gain, meas);
-    CHECK(!m[i].blocks || b == m[i].blocks, "%d x %d x %d: %d blocks an SM, %d measured faster", m[i].n0, m[i].n1,
-          m[i].nz, b, m[i].blocks);
+    const double at_b = b >= 1 && b <= 2 ? m[i].tower[b - 1] : 0.0;
+    CHECK(at_b >= 0.98 * best, "%d x %d x %d: %d blocks an SM: %.1f Gcell/s measured, %.1f with the other count",
+          m[i].n0, m[i].n1, m[i].nz, b, at_b, best);
     printf(
         "%4d x %4d x %3d: %5.1f towers at a time, share %.2f, %d block(s) an SM: predicted %.2fx gpu-stepwise, "
         "measured %.2fx\n",

@@ -113,29 +113,29 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
 /* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured
  * (docs/performance.md, session 35, with the two-part damping factor of session 34): the forced
  * tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz, layers of 20 cells (the bottom
- * one included) under a free surface, the default DTS (order 2: 3, order 4: 2), 64 steps x 3,
- * the mean of two runs where both measured (they agreed within 0.5 %); linear in Nz between the
- * points, constant outside them. The grid is wide enough across its sweep for every block an SM
- * to have a tower, so these are the gains at a share of 1 (tw_gpu_tower_share). Measured with 3
- * band buffers: where dia_init now takes 2 (NZp 64, 128, 256, 512: TOWER_L1_ROOM) the tower runs
- * 6–16 % faster than this predicts (not measured again yet). The ratio is not smooth in Nz: the
- * stepwise kernel runs ~10 % faster on columns of a multiple of 32 cells and the tower's blocks
- * change in whole warps (order 2: 64 z cells a warp), e.g. Nz 320 (5 warps, 1 block an SM) 1.56,
- * Nz 256 (4 warps, 2 blocks) 1.88. The towers are held by the SMs and the stepwise kernel by
- * memory, so on a GPU with less DRAM bandwidth B the towers gain: the ratio scales by
- * (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of
- * then): there the 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the
- * choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within
- * 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at
- * 1.755 GHz) the towers would gain less than this predicts — not measured. */
+ * one included) under a free surface, the default DTS (order 2: 3, order 4: 2) and band buffers
+ * (order 2: 2 where 3 would leave the SM too little L1, NZp 64, 128, 256 and 512:
+ * gpu_diamond.cu, TOWER_L1_ROOM), 64 steps x 3; linear in Nz between the points, constant
+ * outside them (Nz where the band buffers did not change agreed within 0.5 % over three runs).
+ * The grid is wide enough across its sweep for every block an SM to have a tower, so these are
+ * the gains at a share of 1 (tw_gpu_tower_share). The ratio is not smooth in Nz: the stepwise
+ * kernel runs ~10 % faster on columns of a multiple of 32 cells and the tower's blocks change in
+ * whole warps (order 2: 64 z cells a warp), e.g. Nz 320 (5 warps, 1 block an SM) 1.56, Nz 256 (4
+ * warps, 2 blocks) 2.01. The towers are held by the SMs and the stepwise kernel by memory, so on
+ * a GPU with less DRAM bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7, fitted
+ * on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of then): there the 20
+ * points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the choice at
+ * TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within 1 %. Both
+ * have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at 1.755 GHz)
+ * the towers would gain less than this predicts — not measured. */
 typedef struct {
   int nz;
   float q;
 } tower_point;
-static const tower_point tower_o2[] = {{48, .752f},   {64, .783f},   {80, 1.006f},  {96, .988f},   {104, 1.222f},
-                                       {112, 1.240f}, {120, 1.258f}, {128, 1.272f}, {144, 1.526f}, {160, 1.558f},
-                                       {176, 1.789f}, {192, 1.817f}, {224, 1.742f}, {256, 1.882f}, {320, 1.559f},
-                                       {384, 1.796f}, {448, 2.024f}, {512, 1.814f}};
+static const tower_point tower_o2[] = {{64, .814f},   {80, 1.070f},  {96, 1.062f},  {104, 1.315f}, {112, 1.333f},
+                                       {120, 1.347f}, {128, 1.367f}, {144, 1.527f}, {160, 1.558f}, {176, 1.786f},
+                                       {192, 1.817f}, {224, 1.862f}, {256, 2.014f}, {320, 1.559f}, {384, 1.797f},
+                                       {448, 2.023f}, {512, 2.065f}};
 /* order 4 (dts 2, one z cell a thread): below the stepwise kernel at every Nz on an H200 (at most
  * 0.88x; session 12 measured 1.01x at Nz 256); predicted above TW_TOWER_MIN_GAIN on an H100 (x 1.29)
  * from Nz ~ 190 */
@@ -165,26 +165,28 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, sessions 32 and 35: order 2,
  * dts 3, the x sweep, `bench` 256 steps, layers of 20; Nz 200–256: 128 threads a tower, bmax = 2
  * blocks an SM fit; Nz 384 and 512: 1). With b blocks an SM, two bounds:
- *   - the workers: b of bmax blocks an SM run at (b / bmax)^0.22 of the SMs' full rate (Nz 256
- *     with 1 block of 2: 0.83–0.86);
+ *   - the workers: b of bmax blocks an SM run at (b / bmax)^0.49 of the SMs' full rate (Nz 256
+ *     with 1 block of 2: 0.71, with the 2 band buffers taken there since session 35; with 3,
+ *     0.83–0.86 and an exponent of 0.22);
  *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P
  *     towers at the rate each has: with b ≥ 2 an SM's b-th (1/b of its full rate), alone (b = 1)
  *     γ = 0.96·bmax^−0.5 of it (0.96 where one tower fills the SM; 0.68 where it holds half of what
  *     fits). Session 32 fitted γ = 0.85·bmax^−0.48: the chain ran through the slower towers of the y
  *     layers, which since the two-part damping factor (session 34) cost 1–2 % instead of 5–20 %.
  * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
- * workers than towers to run only slow the chain (2048 × 1024 × 256, P 171: 2 blocks 348 Gcell/s,
- * 1 block 385), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 386, 2 blocks 463). On
- * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 7 % and, against
- * TW_TOWER_MIN_GAIN, the faster kernel on each (test_schedule checks all three): 4000 × 300 × 400
- * (P 51) 0.72× gpu-stepwise measured, 2048 × 640 × 384 (P 107) 1.43×. */
+ * workers than towers to run only slow the chain (2048 × 512 × 256, P 86: 2 blocks 196 Gcell/s,
+ * 1 block 228), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 372, 2 blocks 523). On
+ * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 8 %, against
+ * TW_TOWER_MIN_GAIN the faster kernel on each, and blocks an SM within 2 % of the faster count
+ * (test_schedule checks all three): 4000 × 300 × 400 (P 51) 0.73× gpu-stepwise measured, 2048 ×
+ * 384 × 512 (P 65) 0.99×, 2048 × 640 × 384 (P 107) 1.46×. */
 double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;
   int bb = bmax;
   if (sms >= 1 && P > 0)
     for (int b = 1; b <= bmax; b++) {
-      const double work = pow((double)b / bmax, 0.22);
+      const double work = pow((double)b / bmax, 0.49);
       const double chain = (b == 1 ? 0.96 / sqrt((double)bmax) : 1.0 / b) * P / sms;
       const double share = chain < work ? chain : work;
       if (share > best) best = share, bb = b;
