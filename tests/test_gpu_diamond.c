@@ -379,6 +379,9 @@ static void matrix(const char *bitref, int ncases) {
     }
   printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3)\n", total, sweeps_y,
          bands_run[0], bands_run[1]);
+  /* the forced sweeps and band buffers ran somewhere (the report's format, the random specs) */
+  CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0, "%d runs swept y, %d ran 2 band buffers, %d ran 3",
+        sweeps_y, bands_run[0], bands_run[1]);
 }
 
 /* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise;

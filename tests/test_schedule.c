@@ -402,7 +402,7 @@ static void check_share(void) {
     CHECK(fabs(gain / meas - 1.0) < 0.10, "%d x %d x %d: predicted %.2fx, measured %.2fx (off by more than 10 %%)",
           m[i].n0, m[i].n1, m[i].nz, gain, meas);
     const double at_b = b >= 1 && b <= 2 ? m[i].tower[b - 1] : 0.0;
-    CHECK(at_b >= 0.98 * best, "%d x %d x %d: %d blocks an SM: %.1f Gcell/s measured, %.1f with the other count",
+    CHECK(at_b >= 0.98 * best, "%d x %d x %d: %d blocks an SM: %.1f Gcell/s measured, %.1f at the faster count",
           m[i].n0, m[i].n1, m[i].nz, b, at_b, best);
     printf(
         "%4d x %4d x %3d: %5.1f towers at a time, share %.2f, %d block(s) an SM: predicted %.2fx gpu-stepwise, "

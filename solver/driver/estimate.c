@@ -117,17 +117,20 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
  * (order 2: 2 where 3 would leave the SM too little L1, NZp 64, 128, 256 and 512:
  * gpu_diamond.cu, TOWER_L1_ROOM), 64 steps x 3; linear in Nz between the points, constant
  * outside them (Nz where the band buffers did not change agreed within 0.5 % over three runs).
- * The grid is wide enough across its sweep for every block an SM to have a tower, so these are
- * the gains at a share of 1 (tw_gpu_tower_share). The ratio is not smooth in Nz: the stepwise
- * kernel runs ~10 % faster on columns of a multiple of 32 cells and the tower's blocks change in
- * whole warps (order 2: 64 z cells a warp), e.g. Nz 320 (5 warps, 1 block an SM) 1.56, Nz 256 (4
- * warps, 2 blocks) 2.01. The towers are held by the SMs and the stepwise kernel by memory, so on
- * a GPU with less DRAM bandwidth B the towers gain: the ratio scales by (B_H200 / B)^0.7, fitted
- * on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of then): there the 20
- * points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the choice at
- * TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within 1 %. Both
- * have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at 1.755 GHz)
- * the towers would gain less than this predicts — not measured. */
+ * Across its sweep (2048 columns, P 342 towers at a time) the grid has a tower for every block
+ * an SM where up to 2 fit (Nz > 128), so there these are the gains at a share of 1
+ * (tw_gpu_tower_share). Up to Nz 128 (4 or 8 blocks an SM) the ratios hold that grid's share
+ * (~0.86 at 4 blocks), which tw_gpu_tower_share applies again: the prediction is that much low
+ * there (the towers measured faster from Nz 80; predicted from Nz ~100 on wide grids). The ratio
+ * is not smooth in Nz: the stepwise kernel runs ~10 % faster on columns of a multiple of 32
+ * cells and the tower's blocks change in whole warps (order 2: 64 z cells a warp), e.g. Nz 320
+ * (5 warps, 1 block an SM) 1.56, Nz 256 (4 warps, 2 blocks) 2.01. The towers are held by the SMs
+ * and the stepwise kernel by memory, so on a GPU with less DRAM bandwidth B the towers gain: the
+ * ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and clock;
+ * session 12, the damping of then): there the 20 points measured 1.21–1.40 times the H200 ratio
+ * (the model: 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points
+ * on both GPUs, or within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs
+ * (an H100 PCIe: 114 at 1.755 GHz) the towers would gain less than this predicts — not measured. */
 typedef struct {
   int nz;
   float q;
@@ -176,7 +179,7 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
  * workers than towers to run only slow the chain (2048 × 512 × 256, P 86: 2 blocks 196 Gcell/s,
  * 1 block 228), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 372, 2 blocks 523). On
- * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 8 %, against
+ * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 7 %, against
  * TW_TOWER_MIN_GAIN the faster kernel on each, and blocks an SM within 2 % of the faster count
  * (test_schedule checks all three): 4000 × 300 × 400 (P 51) 0.73× gpu-stepwise measured, 2048 ×
  * 384 × 512 (P 65) 0.99×, 2048 × 640 × 384 (P 107) 1.46×. */

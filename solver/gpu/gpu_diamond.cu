@@ -120,13 +120,16 @@ constexpr double model_bpu() {
 // With absorbing layers on the z faces a tower must move at most 0.62 of that.
 constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.62;
 
-// The L1 of an SM is what its shared memory leaves of 256 KB (H100 / H200: the carveout is one of 0,
-// 8, 16, 32, 64, 100, 132, 164, 196 or 228 KB), and the towers need it (their global loads go
-// through it: cp.async of 8 bytes). The order-2 tower with 3 band buffers at Nz 512 (212 KB, 28 KB
-// of L1) ran at 480 Gcell/s, with 2 (175 KB, 60 KB of L1) at 543; at Nz 448, 3 buffers (186 KB, 60
-// KB of L1) 540 against 515 with 2; the tower at Nz 448 forced to the 228 KB carveout 452
+// The L1 of an SM is what its shared memory leaves of 256 KiB (H100 / H200: the carveout is one of
+// 0, 8, 16, 32, 64, 100, 132, 164, 196 or 228 KiB), and the towers need it (their global loads go
+// through it: cp.async of 8 bytes). The order-2 tower with 3 band buffers at Nz 512 (207 KiB, 28
+// KiB of L1) ran at 480 Gcell/s, with 2 (171 KiB, 60 KiB of L1) at 543; at Nz 448, 3 buffers (181
+// KiB, 60 KiB of L1) 540 against 515 with 2; the tower at Nz 448 forced to the 228 KiB carveout 452
 // (docs/performance.md, session 35). So a tower of more buffers runs only where its blocks an SM
-// leave at least this much of the SM's shared memory to the L1; else its sibling of fewer.
+// leave at least this much of the SM's shared memory to the L1; else its sibling of fewer. The
+// blocks counted are those that fit, not those launched (tw_gpu_tower_share may launch 1 of 2):
+// at 1 block of 2 (Nz 256) 2 buffers still measured faster on 4 of 5 grids (3.6 % slower on
+// 2048 × 1024 × 256).
 constexpr int TOWER_L1_ROOM = 32 * 1024;
 
 #define DIA_REG(R_, D_, Z_)                                                                             \
@@ -506,7 +509,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // generic tower otherwise. Environment (tuning and test knobs: the tests compare the
   // implementations bitwise, docs/performance.md their speed): TW_DIAMOND_MODE = persistent
   // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z; TW_DIAMOND_BANDS = 2 | 3
-  // the tower of that many band buffers where it has one (else TOWER_L1_ROOM decides);
+  // the tower of that many band buffers where it has one (else TOWER_L1_ROOM decides; any other
+  // value than 2 or 3 leaves the rule out and takes the first tower that fits, 3 buffers);
   // TW_DIAMOND_TRACE = FILE writes the towers' times of the last persistent launch (dia_trace_write).
   const char *me = getenv("TW_DIAMOND_MODE");
   int mode = MODE_PERSISTENT;
@@ -638,8 +642,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
   // columns, and by how much depends on the GPU's memory (estimate.c: tw_gpu_tower_gain; a tower of
   // Nz < 128 is one or two warps per block, order 4's, at 229 registers, one block of up to 8 warps
-  // per SM): on an H200 order 2 from Nz ~78 (1.07x at 80, session 35) and order 4 nowhere (at most
-  // 0.88x), on an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
+  // per SM): on an H200 order 2 from Nz ~100 on wide grids (the table's Nz 80–96, 1.06–1.07x, were
+  // measured at 4 blocks an SM and its share: session 35) and order 4 nowhere (at most 0.88x), on an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
   // (1.09–1.31x; session 35's table predicts it there from Nz ~190). TW_DIAMOND_MODE runs any tower
   // on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;

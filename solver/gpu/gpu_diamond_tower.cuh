@@ -57,7 +57,7 @@ __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
 // where a step is short against the DRAM latency) when that still fits 227 KB at the block's
 // largest Nz (256·Z), else 2 (one step ahead: orders 4 and 6, whose bands are 2–4 times larger).
 // A tower of 3 may also be built with 2 (the NB parameter): the third buffer's shared memory comes
-// out of the SM's L1, and where the blocks an SM would leave only 28 KB of it the tower of 2 runs
+// out of the SM's L1, and where the blocks an SM would leave only 28 KiB of it the tower of 2 runs
 // 7–14 % faster (dia_init's choice; docs/performance.md, session 35).
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_buffers() {
