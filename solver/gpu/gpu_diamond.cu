@@ -643,7 +643,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // columns, and by how much depends on the GPU's memory (estimate.c: tw_gpu_tower_gain; a tower of
   // Nz < 128 is one or two warps per block, order 4's, at 229 registers, one block of up to 8 warps
   // per SM): on an H200 order 2 from Nz ~100 on wide grids (the table's Nz 80–96, 1.06–1.07x, were
-  // measured at 4 blocks an SM and its share: session 35) and order 4 nowhere (at most 0.88x), on an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
+  // measured at 4 blocks an SM and its share: session 35) and order 4 nowhere (at most 0.88x); on
+  // an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
   // (1.09–1.31x; session 35's table predicts it there from Nz ~190). TW_DIAMOND_MODE runs any tower
   // on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
