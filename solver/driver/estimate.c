@@ -110,40 +110,45 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
   return TW_OK;
 }
 
-/* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured
- * (docs/performance.md, session 35, with the two-part damping factor of session 34): the forced
- * tower's rate over gpu-stepwise's on an H200, 1024 x 2048 x Nz, layers of 20 cells (the bottom
- * one included) under a free surface, the default DTS (order 2: 3, order 4: 2) and band buffers
- * (order 2: 2 where 3 would leave the SM too little L1, NZp 64, 128, 256 and 512:
- * gpu_diamond.cu, TOWER_L1_ROOM), 64 steps x 3; linear in Nz between the points, constant
- * outside them (Nz where the band buffers did not change agreed within 0.5 % over three runs).
- * Across its sweep (2048 columns, P 342 towers at a time) the grid has a tower for every block
- * an SM where up to 2 fit (Nz > 128), so there these are the gains at a share of 1
- * (tw_gpu_tower_share). Up to Nz 128 (4 or 8 blocks an SM) the ratios hold that grid's share
- * (~0.86 at 4 blocks), which tw_gpu_tower_share applies again: the prediction is that much low
- * there (the towers measured faster from Nz 80; predicted from Nz ~100 on wide grids). The ratio
- * is not smooth in Nz: the stepwise kernel runs ~10 % faster on columns of a multiple of 32
- * cells and the tower's blocks change in whole warps (order 2: 64 z cells a warp), e.g. Nz 320
- * (5 warps, 1 block an SM) 1.56, Nz 256 (4 warps, 2 blocks) 2.01. The towers are held by the SMs
- * and the stepwise kernel by memory, so on a GPU with less DRAM bandwidth B the towers gain: the
- * ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and clock;
- * session 12, the damping of then): there the 20 points measured 1.21–1.40 times the H200 ratio
- * (the model: 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40 points
- * on both GPUs, or within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs
- * (an H100 PCIe: 114 at 1.755 GHz) the towers would gain less than this predicts — not measured. */
+/* Where the register towers that pass gpu-diamond's model beat the stepwise kernel, measured: the
+ * forced tower's rate over gpu-stepwise's on an H200 at a share of 1 (tw_gpu_tower_share: a grid
+ * wide enough across its sweep that every block an SM that fits has a tower to run), layers of 20
+ * cells (the bottom one included) under a free surface, the default DTS (order 2: 3, order 4: 2)
+ * and band buffers (order 2: 2 where 3 would leave the SM too little L1, NZp 64, 128, 256 and 512:
+ * gpu_diamond.cu, TOWER_L1_ROOM); linear in Nz between the points, constant outside them. Order 2
+ * (docs/performance.md): Nz 144–512 on 1024 x 2048 x Nz swept along y (2048 across, P 342 towers
+ * at a time, 1–2 blocks an SM; session 35, 64 steps x 3); Nz 80–128 on 4096 x 4096 x Nz (P 683,
+ * 4 blocks an SM) and Nz 64 on 4096 x 8192 x 64 swept along y (P 1366, 8 blocks of one warp; session
+ * 36, 32 steps x 3; Nz 96 and 128 the mean of two calls, within 2.8 %). Session 35 had taken Nz
+ * 64–128 from 1024 x 2048 too, where 4–8 blocks an SM hold only 0.4–0.7 of this (a share the model
+ * then applied twice: the towers were predicted 0.8–1.37x where they ran up to 1.9x). On 4096 x
+ * 4096 x 144 the ratio measured 1.59 against 1.53 here (the stepwise kernel's rate differs by the
+ * grid). The ratio is not smooth in Nz: the stepwise kernel runs 10–15 % faster on columns of some
+ * lengths (Nz 104: 218 Gcell/s, 120: 246), the tower's rate goes with Nz over its padded column
+ * (whole warps of 64 z cells: Nz 80 317, 128 505 Gcell/s), and its blocks an SM change with the
+ * warps (Nz 320: 5 warps, 1 block, 1.56; Nz 256: 4 warps, 2 blocks, 2.01). The towers are held by
+ * the SMs and the stepwise kernel by memory, so on a GPU with less DRAM bandwidth B the towers
+ * gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and
+ * clock; session 12, the damping of then): there the 20 points measured 1.21–1.40 times the H200
+ * ratio (the model: 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40
+ * points on both GPUs, or within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower
+ * SMs (an H100 PCIe: 114 at 1.755 GHz) the towers would gain less than this predicts — not measured. */
 typedef struct {
   int nz;
   float q;
 } tower_point;
-static const tower_point tower_o2[] = {{64, .814f},   {80, 1.070f},  {96, 1.062f},  {104, 1.315f}, {112, 1.333f},
-                                       {120, 1.347f}, {128, 1.367f}, {144, 1.527f}, {160, 1.558f}, {176, 1.786f},
+static const tower_point tower_o2[] = {{64, 1.908f},  {80, 1.472f},  {96, 1.518f},  {104, 1.899f}, {112, 1.879f},
+                                       {120, 1.935f}, {128, 1.940f}, {144, 1.527f}, {160, 1.558f}, {176, 1.786f},
                                        {192, 1.817f}, {224, 1.862f}, {256, 2.014f}, {320, 1.559f}, {384, 1.797f},
                                        {448, 2.023f}, {512, 2.065f}};
-/* order 4 (dts 2, one z cell a thread): below the stepwise kernel at every Nz on an H200 (at most
- * 0.88x; session 12 measured 1.01x at Nz 256); predicted above TW_TOWER_MIN_GAIN on an H100 (x 1.29)
- * from Nz ~ 190 */
-static const tower_point tower_o4[] = {{48, .329f},  {64, .316f},  {80, .469f},  {96, .485f},  {112, .558f},
-                                       {128, .569f}, {160, .696f}, {192, .808f}, {224, .860f}, {256, .882f}};
+/* order 4 (dts 2, one z cell a thread; session 36, 4096 x 2048 x Nz, P 256 towers at a time: a
+ * share of 1): below the stepwise kernel up to Nz ~240 on an H200, 1.02–1.05x at Nz 256 on three
+ * grids 2048–4096 across (1.028 on this one: just below TW_TOWER_MIN_GAIN); predicted above it on
+ * an H100 (x 1.29) from Nz ~150 (session 12 measured 1.09–1.31x there from Nz 160). Narrow grids
+ * cost this tower more than the model says: on 1024 x 2048 x 256 (P 128) it ran 0.87x, the model
+ * 0.97 · 1.028 (sessions 13–35 measured there: 1024 across since the kernels sweep the longer
+ * axis, 2048 in session 12, whose 1.01x is this table's 1.028). */
+static const tower_point tower_o4[] = {{128, .790f}, {192, .896f}, {256, 1.028f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
@@ -165,37 +170,41 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
 }
 
 /* The share of tw_gpu_tower_gain that a persistent grid keeps on a grid of P towers of parallelism
- * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, sessions 32 and 35: order 2,
- * dts 3, the x sweep, `bench` 256 steps, layers of 20; Nz 200–256: 128 threads a tower, bmax = 2
- * blocks an SM fit; Nz 384 and 512: 1). With b blocks an SM, two bounds:
- *   - the workers: b of bmax blocks an SM run at (b / bmax)^0.49 of the SMs' full rate (Nz 256
- *     with 1 block of 2: 0.71, with the 2 band buffers taken there since session 35; with 3,
- *     0.83–0.86 and an exponent of 0.22);
- *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P
- *     towers at the rate each has: with b ≥ 2 an SM's b-th (1/b of its full rate), alone (b = 1)
- *     γ = 0.96·bmax^−0.5 of it (0.96 where one tower fills the SM; 0.68 where it holds half of what
- *     fits). Session 32 fitted γ = 0.85·bmax^−0.48: the chain ran through the slower towers of the y
- *     layers, which since the two-part damping factor (session 34) cost 1–2 % instead of 5–20 %.
+ * (tw_schedule_parallelism), measured on an H200 (docs/performance.md, sessions 32, 35 and 36:
+ * order 2, dts 3, the x sweep, layers of 20; Nz 96–128: 64 threads a tower, bmax = 4 blocks an SM
+ * fit; Nz 200–256: 128 threads, bmax 2; Nz 384–512: 1). With b blocks an SM launched, two bounds:
+ *   - the workers: b of bmax blocks an SM run at work(b) = 1 − (1 − b/bmax)^1.7 of the SMs' full
+ *     rate (measured at bmax 4: 0.37, 0.67, 0.86, 1; at bmax 2: 0.71, 1 — the SM's resident warps,
+ *     whatever the blocks they come in: a tower of 2 warps alone hides little of its latency);
+ *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P towers
+ *     at the rate each one has, u(b) of the SM's full rate: alone, work(1); beside others, 1.54 ·
+ *     b^−0.36 / bmax (a tower's steps go at a pace set by the blocks beside it, b, and its cells
+ *     are 1/bmax of what the SM holds; fitted at bmax 2 and 4, the same 1.16 / bmax at b = 2).
  * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
- * workers than towers to run only slow the chain (2048 × 512 × 256, P 86: 2 blocks 196 Gcell/s,
- * 1 block 228), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 372, 2 blocks 523). On
- * eleven grids (P 43–257, Nz 200–512, session 35) it gives the tower's rate within 7 %, against
- * TW_TOWER_MIN_GAIN the faster kernel on each, and blocks an SM within 2 % of the faster count
- * (test_schedule checks all three): 4000 × 300 × 400 (P 51) 0.73× gpu-stepwise measured, 2048 ×
- * 384 × 512 (P 65) 0.99×, 2048 × 640 × 384 (P 107) 1.46×. */
+ * workers than towers to run only slow the chain (4096 × 2048 × 128, P 342: 4 blocks 319 Gcell/s,
+ * 3 blocks 339), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 372, 2 blocks 523). On 24
+ * grids (P 43–1366, Nz 64–512, bmax 1–8) it gives the tower's rate within 7 % (every b run within
+ * 11 %), against TW_TOWER_MIN_GAIN the faster kernel on each, and blocks an SM within 2 % of the
+ * fastest count (test_schedule checks all three), but on the one grid of bmax 8 measured, 4096 ×
+ * 8192 × 64: there it takes 7 blocks where 8 ran 6 % faster (its chain bound at b = 8, 0.94, was
+ * not reached). Session 35's form (work (b/bmax)^0.49, a chain of P/b) was fitted at bmax ≤ 2 only:
+ * at bmax 4 it was 40 % too high on grids of P 171 (1024 across). */
 double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;
   int bb = bmax;
-  if (sms >= 1 && P > 0)
+  if (sms >= 1 && P > 0) {
+    const double work1 = 1.0 - pow(1.0 - 1.0 / bmax, 1.7);
     for (int b = 1; b <= bmax; b++) {
-      const double work = pow((double)b / bmax, 0.49);
-      const double chain = (b == 1 ? 0.96 / sqrt((double)bmax) : 1.0 / b) * P / sms;
+      const double work = 1.0 - pow(1.0 - (double)b / bmax, 1.7);
+      const double pace = 1.54 * pow((double)b, -0.36) / bmax;
+      const double chain = (pace < work1 ? pace : work1) * P / sms;
       const double share = chain < work ? chain : work;
       if (share > best) best = share, bb = b;
     }
-  else
+  } else {
     best = 1.0;
+  }
   if (blocks) *blocks = bb;
   return best < 1.0 ? best : 1.0;
 }

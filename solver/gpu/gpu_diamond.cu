@@ -640,13 +640,14 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warp on the damped path and the step barrier paces the whole tower by it: there a tower must
   // move at most 0.62 of gpu-stepwise's bytes (order 2, dts 3: 1.85x, session 6).
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
-  // columns, and by how much depends on the GPU's memory (estimate.c: tw_gpu_tower_gain; a tower of
-  // Nz < 128 is one or two warps per block, order 4's, at 229 registers, one block of up to 8 warps
-  // per SM): on an H200 order 2 from Nz ~100 on wide grids (the table's Nz 80–96, 1.06–1.07x, were
-  // measured at 4 blocks an SM and its share: session 35) and order 4 nowhere (at most 0.88x); on
-  // an H100 (measured in session 12) order 2 from Nz 80 (1.15x) and order 4 from Nz 160
-  // (1.09–1.31x; session 35's table predicts it there from Nz ~190). TW_DIAMOND_MODE runs any tower
-  // on request.
+  // columns of wide enough grids, and by how much depends on the GPU's memory (estimate.c:
+  // tw_gpu_tower_gain at a share of 1, times tw_gpu_tower_share; a tower of Nz ≤ 128 is one or two
+  // warps per block, 4–8 blocks an SM, order 4's, at 229 registers, one block of up to 8 warps per
+  // SM): on an H200 order 2 on columns of Nz 96–128 from ~1 400–1 800 columns across the sweep
+  // (1.5–1.9x where every block has a tower: 4096 across), Nz 160–512 from ~400–770, and order 4
+  // nowhere (at most 1.05x, at Nz 256 on wide grids: below the threshold); on an H100 the ratios are
+  // 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz 160, 1.09–1.31x).
+  // TW_DIAMOND_MODE runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)
