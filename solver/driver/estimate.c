@@ -116,39 +116,44 @@ tw_status tw_estimate_fits(const tw_job *job, const char *kernel, const tw_estim
  * cells (the bottom one included) under a free surface, the default DTS (order 2: 3, order 4: 2)
  * and band buffers (order 2: 2 where 3 would leave the SM too little L1, NZp 64, 128, 256 and 512:
  * gpu_diamond.cu, TOWER_L1_ROOM); linear in Nz between the points, constant outside them. Order 2
- * (docs/performance.md): Nz 144–512 on 1024 x 2048 x Nz swept along y (2048 across, P 342 towers
- * at a time, 1–2 blocks an SM; session 35, 64 steps x 3); Nz 80–128 on 4096 x 4096 x Nz (P 683,
- * 4 blocks an SM) and Nz 64 on 4096 x 8192 x 64 swept along y (P 1366, 8 blocks of one warp; session
- * 36, 32 steps x 3; Nz 96 and 128 the mean of two calls, within 2.8 %). Session 35 had taken Nz
- * 64–128 from 1024 x 2048 too, where 4–8 blocks an SM hold only 0.4–0.7 of this (a share the model
- * then applied twice: the towers were predicted 0.8–1.37x where they ran up to 1.9x). On 4096 x
- * 4096 x 144 the ratio measured 1.59 against 1.53 here (the stepwise kernel's rate differs by the
- * grid). The ratio is not smooth in Nz: the stepwise kernel runs 10–15 % faster on columns of some
- * lengths (Nz 104: 218 Gcell/s, 120: 246), the tower's rate goes with Nz over its padded column
- * (whole warps of 64 z cells: Nz 80 317, 128 505 Gcell/s), and its blocks an SM change with the
- * warps (Nz 320: 5 warps, 1 block, 1.56; Nz 256: 4 warps, 2 blocks, 2.01). The towers are held by
- * the SMs and the stepwise kernel by memory, so on a GPU with less DRAM bandwidth B the towers
- * gain: the ratio scales by (B_H200 / B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and
- * clock; session 12, the damping of then): there the 20 points measured 1.21–1.40 times the H200
- * ratio (the model: 1.29), and the choice at TW_TOWER_MIN_GAIN was the faster kernel at all 40
- * points on both GPUs, or within 1 %. Both have 132 SMs at 1.98 GHz; on a GPU with fewer or slower
- * SMs (an H100 PCIe: 114 at 1.755 GHz) the towers would gain less than this predicts — not measured. */
+ * (docs/performance.md, sessions 35 and 36): Nz 144–192, 224, 256 and the multiples of 64 up to
+ * 512 on 1024 x 2048 x Nz swept along y (2048 across, P 342 towers at a time, 1–2 blocks an SM;
+ * 64 steps x 3); the rest on 4096 x 4096 (Nz 65–208: P 683, 2–4 blocks), 4096 x 2048 (Nz 257–449,
+ * 1 block) and 4096 x 8192 swept along y (Nz 32–64: P 1366, 7–8 blocks of one warp), 32 steps x 3.
+ * Session 35 had taken Nz 64–128 from 1024 x 2048 too, where 4–8 blocks an SM keep only 0.4–0.7 of
+ * this (a share the model then applied twice: it predicted 0.8–1.37x where the towers ran up to
+ * 1.9x). The same Nz on the two kinds of grid agreed within 4 % (Nz 144: 1.59 on 4096 x 4096). The
+ * ratio is not smooth in Nz, so there is a point on each side of every multiple of 64 (the tower's
+ * warps: 64 z cells each, its rate goes with Nz over the padded column, and its blocks an SM change
+ * with the warps) and of 32 (the stepwise kernel's z tile: it runs 10–25 % slower on columns just
+ * above one, Nz 65 173 Gcell/s, 128 260). The towers are held by the SMs and the stepwise kernel by
+ * memory, so on a GPU with less DRAM bandwidth B the towers gain: the ratio scales by (B_H200 /
+ * B)^0.7, fitted on an H100 (3.35 TB/s, the same SMs and clock; session 12, the damping of then):
+ * there the 20 points measured 1.21–1.40 times the H200 ratio (the model: 1.29), and the choice at
+ * TW_TOWER_MIN_GAIN was the faster kernel at all 40 points on both GPUs, or within 1 %. Both have
+ * 132 SMs at 1.98 GHz; on a GPU with fewer or slower SMs (an H100 PCIe: 114 at 1.755 GHz) the
+ * towers would gain less than this predicts — not measured. */
 typedef struct {
   int nz;
   float q;
 } tower_point;
-static const tower_point tower_o2[] = {{64, 1.908f},  {80, 1.472f},  {96, 1.518f},  {104, 1.899f}, {112, 1.879f},
-                                       {120, 1.935f}, {128, 1.940f}, {144, 1.527f}, {160, 1.558f}, {176, 1.786f},
-                                       {192, 1.817f}, {224, 1.862f}, {256, 2.014f}, {320, 1.559f}, {384, 1.797f},
-                                       {448, 2.023f}, {512, 2.065f}};
-/* order 4 (dts 2, one z cell a thread; session 36, 4096 x 2048 x Nz, P 256 towers at a time: a
- * share of 1): below the stepwise kernel up to Nz ~240 on an H200, 1.02–1.05x at Nz 256 on three
- * grids 2048–4096 across (1.028 on this one: just below TW_TOWER_MIN_GAIN); predicted above it on
- * an H100 (x 1.29) from Nz ~150 (session 12 measured 1.09–1.31x there from Nz 160). Narrow grids
- * cost this tower more than the model says: on 1024 x 2048 x 256 (P 128) it ran 0.87x, the model
- * 0.97 · 1.028 (sessions 13–35 measured there: 1024 across since the kernels sweep the longer
+static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f},  {65, 1.509f},  {72, 1.505f},
+                                       {80, 1.472f},  {96, 1.518f},  {104, 1.899f}, {112, 1.879f}, {120, 1.935f},
+                                       {128, 1.940f}, {129, 1.587f}, {136, 1.587f}, {144, 1.527f}, {160, 1.558f},
+                                       {176, 1.786f}, {192, 1.817f}, {193, 1.950f}, {208, 1.969f}, {224, 1.862f},
+                                       {256, 2.014f}, {257, 1.492f}, {288, 1.491f}, {320, 1.559f}, {321, 1.793f},
+                                       {384, 1.797f}, {385, 2.007f}, {448, 2.023f}, {449, 2.105f}, {512, 2.065f}};
+/* order 4 (dts 2, one z cell a thread): Nz 128–256 on 4096 x 2048 x Nz (P 256 towers at a time:
+ * a share of 1; session 36), below the stepwise kernel up to Nz ~240 on an H200 and 1.02–1.05x at
+ * Nz 256 on three grids 2048–4096 across (1.028 on this one: just below TW_TOWER_MIN_GAIN). Below
+ * Nz 128 session 35's points on 1024 x 2048, a share below 1: a lower bound, so that no GPU of less
+ * bandwidth is predicted a gain there that was not measured. On an H100 (x 1.29) the table predicts
+ * the tower from Nz ~135 on wide grids (session 12 measured 1.09–1.31x there from Nz 160). Narrow
+ * grids cost this tower more than the model says: on 1024 x 2048 x 256 (P 128) it ran 0.87x, the
+ * model 0.97 · 1.028 (sessions 13–35 measured there: 1024 across since the kernels sweep the longer
  * axis, 2048 in session 12, whose 1.01x is this table's 1.028). */
-static const tower_point tower_o4[] = {{128, .790f}, {192, .896f}, {256, 1.028f}};
+static const tower_point tower_o4[] = {{48, .329f},  {64, .316f},  {80, .469f},  {96, .485f},
+                                       {112, .558f}, {128, .790f}, {192, .896f}, {256, 1.028f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
@@ -179,16 +184,19 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  *   - the chain: a block takes at least its longest chain of towers, so the rate is at most P towers
  *     at the rate each one has, u(b) of the SM's full rate: alone, work(1); beside others, 1.54 ·
  *     b^−0.36 / bmax (a tower's steps go at a pace set by the blocks beside it, b, and its cells
- *     are 1/bmax of what the SM holds; fitted at bmax 2 and 4, the same 1.16 / bmax at b = 2).
+ *     are 1/bmax of what the SM holds; fitted at bmax 2 and 4: at b = 2 both measured 1.13–1.18 /
+ *     bmax, the formula 1.20 / bmax).
  * The share is the larger over b of the lower of the two, and that b is the blocks to launch: more
  * workers than towers to run only slow the chain (4096 × 2048 × 128, P 342: 4 blocks 319 Gcell/s,
  * 3 blocks 339), fewer leave SMs idle (2048 × 1536 × 256, P 257: 1 block 372, 2 blocks 523). On 24
  * grids (P 43–1366, Nz 64–512, bmax 1–8) it gives the tower's rate within 7 % (every b run within
- * 11 %), against TW_TOWER_MIN_GAIN the faster kernel on each, and blocks an SM within 2 % of the
- * fastest count (test_schedule checks all three), but on the one grid of bmax 8 measured, 4096 ×
- * 8192 × 64: there it takes 7 blocks where 8 ran 6 % faster (its chain bound at b = 8, 0.94, was
- * not reached). Session 35's form (work (b/bmax)^0.49, a chain of P/b) was fitted at bmax ≤ 2 only:
- * at bmax 4 it was 40 % too high on grids of P 171 (1024 across). */
+ * 11 %; test_schedule allows 10 %), against TW_TOWER_MIN_GAIN the faster kernel on each, and blocks
+ * an SM within 2 % of the fastest count but on the one grid of bmax 8 measured, 4096 × 8192 × 64:
+ * there it takes 7 blocks where 8 ran 6 % faster (its chain bound at b = 8, 0.94, was not reached).
+ * At TW_TOWER_MIN_GAIN's edge that error can take the slower kernel: 1024 × 2048 × 96 (swept along
+ * y, P 342, 2 blocks) was predicted 1.05x and ran 0.98x (session 36).
+ * Session 35's form (work (b/bmax)^0.49, a chain of P/b) was fitted at bmax ≤ 2 only: at bmax 4 it
+ * predicted 0.65 of the gain on grids of P 171 (1024 across), where 0.38 ran. */
 double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;

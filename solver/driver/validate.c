@@ -532,10 +532,9 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
  * H200's (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
  * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain
  * times tw_gpu_tower_share, the kernel's own choice): then that prediction times the stepwise rate.
- * The towers exist for
- * columns of up to ~768 cells at order 2 and ~288 at order 4 (one block of Nz / Z threads must
- * fit: gpu_diamond.cu, reg_kernels); the realistic job on an H100: 419 Gcell/s estimated, 398
- * measured (session 12). */
+ * The towers exist for columns of up to ~768 cells at order 2 and 256 at order 4 (one block of
+ * Nz / Z threads must fit: gpu_diamond.cu, reg_kernels; order 4's, at 229 registers, takes at most
+ * 256 threads); the realistic job on an H100: 419 Gcell/s estimated, 398 measured (session 12). */
 static const double gpu_rates[4] = {260, 240, 210, 200};
 
 /* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256
@@ -580,7 +579,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         gain *= share;
       }
     }
-    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 288)) {
+    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 256)) {
       rate *= gain;
       const size_t l = strlen(val->run_basis);
       snprintf(val->run_basis + l, sizeof val->run_basis - l, " x %.2f for gpu-diamond's register tower", gain);

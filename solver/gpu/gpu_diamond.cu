@@ -127,7 +127,7 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // KiB, 60 KiB of L1) 540 against 515 with 2; the tower at Nz 448 forced to the 228 KiB carveout 452
 // (docs/performance.md, session 35). So a tower of more buffers runs only where its blocks an SM
 // leave at least this much of the SM's shared memory to the L1; else its sibling of fewer. The
-// blocks counted are those that fit, not those launched (tw_gpu_tower_share may launch 1 of 2):
+// blocks counted are those that fit, not those launched (tw_gpu_tower_share may launch fewer):
 // at 1 block of 2 (Nz 256) 2 buffers still measured faster on 4 of 5 grids (3.6 % slower on
 // 2048 × 1024 × 256).
 constexpr int TOWER_L1_ROOM = 32 * 1024;
@@ -643,11 +643,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // columns of wide enough grids, and by how much depends on the GPU's memory (estimate.c:
   // tw_gpu_tower_gain at a share of 1, times tw_gpu_tower_share; a tower of Nz ≤ 128 is one or two
   // warps per block, 4–8 blocks an SM, order 4's, at 229 registers, one block of up to 8 warps per
-  // SM): on an H200 order 2 on columns of Nz 96–128 from ~1 400–1 800 columns across the sweep
-  // (1.5–1.9x where every block has a tower: 4096 across), Nz 160–512 from ~400–770, and order 4
-  // nowhere (at most 1.05x, at Nz 256 on wide grids: below the threshold); on an H100 the ratios are
-  // 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz 160, 1.09–1.31x).
-  // TW_DIAMOND_MODE runs any tower on request.
+  // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
+  // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
+  // and order 4 nowhere (at most 1.05x, at Nz 256 on wide grids: below the threshold); on an H100
+  // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
+  // 160, 1.09–1.31x). TW_DIAMOND_MODE runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)

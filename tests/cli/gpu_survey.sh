@@ -15,8 +15,8 @@ source "$TW_SOURCE_DIR/tests/survey_lib.sh"
 sv_init
 cd "$tmp"
 # 8 shots on a 224 x 200 x 100 padded grid (order 2: gpu-diamond runs its towers, asked for with
-# TW_DIAMOND_MODE since by default a column of Nz < 128 runs the stepwise kernel; order 8: the
-# stepwise kernel), 600 steps: a fraction of a second per shot.
+# TW_DIAMOND_MODE since by default a grid this narrow across its sweep runs the stepwise kernel;
+# order 8: the stepwise kernel), 600 steps: a fraction of a second per shot.
 shots=("400.0 1000.0 20.0" "1600.0 600.0 35.0" "1000.0 1500.0 5.0" "300.0 300.0 20.0" "700.0 300.0 20.0"
        "1100.0 300.0 20.0" "1500.0 300.0 20.0" "1900.0 300.0 20.0")  # job order: positions, then the line
 SV_SHOTS='shots = { positions = ( [400.0, 1000.0, 20.0], [1600.0, 600.0, 35.0], [1000.0, 1500.0, 5.0] );

@@ -31,7 +31,7 @@ for k in gpu-diamond gpu-stepwise; do
     --set 'solver.device_memory="24M"' -o "$k-window.h5"
   expect 0 '^PASS' -- "$T" compare "$k-incore.h5" "$k-window.h5" --rtol 1e-30
 done
-# gpu-diamond's own towers (order 2, no z layers; asked for: by default a column of Nz < 128 runs the
+# gpu-diamond's own towers (order 2, no z layers; asked for: by default a grid this small runs the
 # stepwise kernel), in core and windowed
 export TW_DIAMOND_MODE=persistent
 expect 0 'register tower' -- "$T" run long.cfg -q --set 'scheme.order=2' --set 'boundary.absorbing=0' \
