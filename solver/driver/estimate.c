@@ -194,7 +194,9 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * an SM within 2 % of the fastest count but on the one grid of bmax 8 measured, 4096 × 8192 × 64:
  * there it takes 7 blocks where 8 ran 6 % faster (its chain bound at b = 8, 0.94, was not reached).
  * At TW_TOWER_MIN_GAIN's edge that error can take the slower kernel: 1024 × 2048 × 96 (swept along
- * y, P 342, 2 blocks) was predicted 1.05x and ran 0.98x (session 36).
+ * y, P 342, 2 blocks) was predicted 1.05x and ran 0.98x (session 36). Off the grids it was fitted
+ * to it can miss by more: 2000 × 1500 × 200 was predicted 1.95x and ran 1.64x (each kernel's rate
+ * moved 8 % with the grid's shape, in opposite directions).
  * Session 35's form (work (b/bmax)^0.49, a chain of P/b) was fitted at bmax ≤ 2 only: at bmax 4 it
  * predicted 0.65 of the gain on grids of P 171 (1024 across), where 0.38 ran. */
 double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
