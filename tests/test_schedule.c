@@ -378,11 +378,11 @@ static void check_parallelism(int N0, int N1, int r, int dts, int nt) {
  * dts 3, h 128, the band buffers dia_init takes, layers of 20; each grid in the frame of its sweep:
  * N0 along it, N1 across): its share of the Nz table's gain must give the tower's measured rate over
  * gpu-stepwise's within 10 %, pick the kernel that measured faster, and blocks an SM whose rate was
- * within 2 % of the fastest count's among those run. Session 35 (`bench` 256 steps, the x sweep):
- * Nz 200–512, 1–2 blocks an SM fit; session 36 (32 steps): Nz 64–128, 4 or 8 fit, the x sweep
- * forced on 4096 x N1 (call 2), and five other grids in the sweep `auto` took (calls 3 and 5). */
+ * within 2 % of the fastest count's among those run (the count it picks must have been run).
+ * Session 35 (`bench` 256 steps, the x sweep): Nz 200–512, 1–2 blocks an SM fit; session 36 (32
+ * steps): Nz 64–128, 4 or 8 fit, the x sweep forced on 4096 x N1 (call 2), and five other grids in
+ * the sweep `auto` took (calls 3 and 5). */
 static void check_share(void) {
-  int blocks_checked = 0; /* the grids whose chosen count was run */
   static const struct {
     int n0, n1, nz, bmax;
     double stepwise, tower[8]; /* Gcell/s measured: gpu-stepwise, the tower at 1 … bmax blocks an SM (0: not run) */
@@ -428,17 +428,14 @@ static void check_share(void) {
     /* (4096 x 8192 x 64, 8 blocks of one warp fit: the one grid of bmax 8 measured; the model takes 7,
      * 6 % below 8 — its chain bound at b = 8, 0.94, where the grid kept all of the gain) */
     const double btol = m[i].btol > 0 ? m[i].btol : 0.98;
-    CHECK(at_b >= btol * best || (at_b == 0.0 && b >= 1 && b <= bmax),
-          "%d x %d x %d: %d blocks an SM: %.1f Gcell/s measured, %.1f at the fastest count", m[i].n0, m[i].n1, m[i].nz,
-          b, at_b, best);
-    blocks_checked += at_b > 0.0;
-    if (at_b == 0.0) printf("%d x %d x %d: the %d blocks an SM predicted were not run\n", m[i].n0, m[i].n1, m[i].nz, b);
+    CHECK(at_b >= btol * best,
+          "%d x %d x %d: %d blocks an SM: %.1f Gcell/s measured (0: not run), %.1f at the fastest count", m[i].n0,
+          m[i].n1, m[i].nz, b, at_b, best);
     printf(
         "%4d x %4d x %3d: %5.1f towers at a time, share %.2f, %d of %d blocks an SM: predicted %.2fx gpu-stepwise, "
         "measured %.2fx\n",
         m[i].n0, m[i].n1, m[i].nz, tw_schedule_parallelism(&sc), share, b, bmax, gain, meas);
   }
-  CHECK(blocks_checked == (int)(sizeof m / sizeof m[0]), "blocks an SM checked on %d grids", blocks_checked);
   /* wide grids keep the whole gain with every block that fits, and the share never grows as the
    * grid narrows, whatever fits an SM (1 block: Nz 257–512, 2: 129–256, 4: 65–128, 8: up to 64) */
   for (int bmax = 1; bmax <= 8; bmax *= 2) {
