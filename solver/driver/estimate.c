@@ -143,17 +143,18 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
                                        {176, 1.786f}, {192, 1.817f}, {193, 1.950f}, {208, 1.969f}, {224, 1.862f},
                                        {256, 2.014f}, {257, 1.492f}, {288, 1.491f}, {320, 1.559f}, {321, 1.793f},
                                        {384, 1.797f}, {385, 2.007f}, {448, 2.023f}, {449, 2.105f}, {512, 2.065f}};
-/* order 4 (dts 2, one z cell a thread): Nz 128–256 on 4096 x 2048 x Nz (P 256 towers at a time:
- * a share of 1; session 36), below the stepwise kernel up to Nz ~240 on an H200 and 1.02–1.05x at
- * Nz 256 on three grids 2048–4096 across (1.028 on this one: just below TW_TOWER_MIN_GAIN). Below
- * Nz 128 session 35's points on 1024 x 2048, a share below 1: a lower bound, so that no GPU of less
- * bandwidth is predicted a gain there that was not measured. On an H100 (x 1.29) the table predicts
- * the tower from Nz ~135 on wide grids (session 12 measured 1.09–1.31x there from Nz 160). Narrow
- * grids cost this tower more than the model says: on 1024 x 2048 x 256 (P 128) it ran 0.87x, the
- * model 0.97 · 1.028 (sessions 13–35 measured there: 1024 across since the kernels sweep the longer
- * axis, 2048 in session 12, whose 1.01x is this table's 1.028). */
-static const tower_point tower_o4[] = {{48, .329f},  {64, .316f},  {80, .469f},  {96, .485f},
-                                       {112, .558f}, {128, .790f}, {192, .896f}, {256, 1.028f}};
+/* order 4 (dts 2, one z cell a thread, the band by cooperative 16-byte copies: gpu_diamond_tower.cuh,
+ * band_coop): Nz 96–256 on 4096 x 2048 x Nz (P 256 towers at a time), Nz 48–80 on 4096 x 4096
+ * (P 512), 32 steps x 3 (session 37). Where one block fits an SM (Nz 129–256) that is a share of 1
+ * (the same tower ran 265.5–265.9 Gcell/s from 1280 to 2048 columns across at Nz 256); where 2–4 fit
+ * (Nz ≤ 128) it is less (Nz 128: 221 on this grid, 267 on 4096 x 4096, 1.12x), so that these points
+ * are lower bounds: no grid is predicted a gain there that was not measured. The tower beats the
+ * stepwise kernel from Nz ~193 (1.13–1.27x at Nz 193–240, where the stepwise kernel's 64-cell z tile
+ * is short; 1.10–1.20x at 256) and not below Nz 192 (0.79–1.02x). */
+static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},
+                                       {112, .865f},  {128, .890f},  {129, .879f},  {160, .890f},
+                                       {176, .994f},  {192, 1.024f}, {193, 1.254f}, {208, 1.253f},
+                                       {224, 1.271f}, {225, 1.131f}, {240, 1.154f}, {256, 1.101f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
@@ -198,17 +199,23 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * to it can miss by more: 2000 × 1500 × 200 was predicted 1.95x and ran 1.64x (each kernel's rate
  * moved 8 % with the grid's shape, in opposite directions).
  * Session 35's form (work (b/bmax)^0.49, a chain of P/b) was fitted at bmax ≤ 2 only: at bmax 4 it
- * predicted 0.65 of the gain on grids of P 171 (1024 across), where 0.38 ran. */
-double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks) {
+ * predicted 0.65 of the gain on grids of P 171 (1024 across), where 0.38 ran.
+ * Order 4's towers (r = 2; one block an SM at Nz 129–256) keep less on a chain: at P 128 (2048 x
+ * 1024 x 256) 0.858 of their rate where order 2's form says 0.97, and all of it from P 160 (session
+ * 37): the chain bound there is TOWER_CHAIN_O4 times order 2's. One point fits it; orders 6 and 8
+ * have no tower that `auto` runs. */
+#define TOWER_CHAIN_O4 0.885
+double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;
   int bb = bmax;
   if (sms >= 1 && P > 0) {
     const double work1 = 1.0 - pow(1.0 - 1.0 / bmax, 1.7);
+    const double chain_r = r >= 2 ? TOWER_CHAIN_O4 : 1.0;
     for (int b = 1; b <= bmax; b++) {
       const double work = 1.0 - pow(1.0 - (double)b / bmax, 1.7);
       const double pace = 1.54 * pow((double)b, -0.36) / bmax;
-      const double chain = (pace < work1 ? pace : work1) * P / sms;
+      const double chain = (pace < work1 ? pace : work1) * chain_r * P / sms;
       const double share = chain < work ? chain : work;
       if (share > best) best = share, bb = b;
     }

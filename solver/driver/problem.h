@@ -173,11 +173,11 @@ int tw_gpu_count(void);
  * `check` estimates its rate with it (validate.c). */
 #define TW_TOWER_MIN_GAIN 1.03
 double tw_gpu_tower_gain(int r, int nz, double dram_bytes_per_s);
-/* The share of that ratio a persistent grid of towers keeps where the tower DAG is narrow: P its
- * average parallelism in towers (plan/schedule.h: tw_schedule_parallelism), the GPU's SMs, bmax the
- * tower's blocks that fit an SM; *blocks (may be NULL): the blocks an SM to launch, in [1, bmax].
- * In (0, 1]; estimate.c says what it was fitted on. */
-double tw_gpu_tower_share(double P, int sms, int bmax, int *blocks);
+/* The share of that ratio a persistent grid of towers of radius r keeps where the tower DAG is
+ * narrow: P its average parallelism in towers (plan/schedule.h: tw_schedule_parallelism), the GPU's
+ * SMs, bmax the tower's blocks that fit an SM; *blocks (may be NULL): the blocks an SM to launch, in
+ * [1, bmax]. In (0, 1]; estimate.c says what it was fitted on. */
+double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks);
 /* A GPU's DRAM bandwidth from its memory clock (kHz) and bus width (bits), double data rate; 0 when
  * either is unknown. TW_H200_DRAM_BYTES_PER_S: the H200's, the GPU the tables of rates were measured
  * on, as its attributes give it (6144 bits, ~3.13 GHz: 4.8 TB/s; `check` printed a scale of 0.98

@@ -569,11 +569,11 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         tw_schedule_init(&sc, kg.N[0], kg.N[1], r, dts, nt);
         const int threads = (nz + 32 * (r == 1 ? 2 : 1) - 1) / (32 * (r == 1 ? 2 : 1)) * 32;
         const int bmax = threads < 256 ? 256 / threads : 1;
-        double share = tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, bmax, NULL);
+        double share = tw_gpu_tower_share(r, tw_schedule_parallelism(&sc), sms, bmax, NULL);
         /* in core the two-z dts-3 tower (Nz up to 512: its shared memory) may sweep y (dia_init) */
         if (r == 1 && dts == 3 && nz <= 512 && !val->est.window_planes) {
           tw_schedule_init(&sc, kg.N[1], kg.N[0], r, dts, nt);
-          const double sy = tw_gpu_tower_share(tw_schedule_parallelism(&sc), sms, bmax, NULL);
+          const double sy = tw_gpu_tower_share(r, tw_schedule_parallelism(&sc), sms, bmax, NULL);
           share = sy > share ? sy : share;
         }
         gain *= share;

@@ -18,7 +18,8 @@
 //    W = D ∪ cross(D) ∪ (D + (r, r)) (the diamond, every x/y neighbour its stencil reads, and the
 //    cells that enter the diamond next step, whose p^n is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
 //    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
-//    entering columns; cp.async into shared memory one or two steps ahead) and only the columns
+//    entering columns; cp.async into shared memory one or two steps ahead, at orders 4 and 6 by the
+//    warp's lanes together, 16 bytes a copy: gpu_diamond_tower.cuh, band_coop) and only the columns
 //    that leave D are stored (their last two levels). z-neighbours: each thread writes its p^n of
 //    the 2R² columns to shared memory, one barrier, then reads z ± m from there (double-buffered:
 //    one barrier per step). All table indices are compile-time (Geo<r, DTS> below, unrolled with
@@ -594,7 +595,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
     s->par = tw_schedule_parallelism(&sc);
     int b = s->blocks_per_sm;
-    share = tw_gpu_tower_share(s->par, s->sms, s->blocks_per_sm, &b);
+    share = tw_gpu_tower_share(r, s->par, s->sms, s->blocks_per_sm, &b);
     // Across x instead (dia_args.yx): a grid longer in x than in y has more towers at a time when
     // they sweep y. In core only (the window's ring slides along x: decided with the x-y padding
     // both sides need, PX), where the tower has that kernel, and where the share gains 2 %.
@@ -608,7 +609,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       cudaFuncAttributes fy;
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fy, (const void *)s->fn_yx));
       if ((st = resident_blocks((const void *)s->fn_yx, s->threads, s->smem, &bmax_y, err))) return st;
-      const double sy_share = bmax_y >= 1 ? tw_gpu_tower_share(py, s->sms, bmax_y, &by) : 0.0;
+      const double sy_share = bmax_y >= 1 ? tw_gpu_tower_share(r, py, s->sms, bmax_y, &by) : 0.0;
       uint64_t wc = 0;
       int wa = 0;
       const double need_yx = 3.0 * sizeof(float) * (double)(s->N0 + 2 * s->PX) * (double)(s->N1 + 2 * s->PX) * s->NZp;
@@ -642,10 +643,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
   // columns of wide enough grids, and by how much depends on the GPU's memory (estimate.c:
   // tw_gpu_tower_gain at a share of 1, times tw_gpu_tower_share; a tower of Nz ≤ 128 is one or two
-  // warps per block, 4–8 blocks an SM, order 4's, at 229 registers, one block of up to 8 warps per
+  // warps per block, 4–8 blocks an SM, order 4's, at 220 registers, one block of up to 8 warps per
   // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
   // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
-  // and order 4 nowhere (at most 1.05x, at Nz 256 on wide grids: below the threshold); on an H100
+  // and order 4 at Nz 193–256 from ~1 200 columns across (1.06–1.27x; session 37); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
   // 160, 1.09–1.31x). TW_DIAMOND_MODE runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;

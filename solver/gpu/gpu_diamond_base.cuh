@@ -19,6 +19,9 @@ template <int Z>
 __device__ inline void cp_async_z(float *dst, const float *src) {
   for (int j = 0; j < Z; j++) dst[j] = src[j];
 }
+__device__ inline void cp_async_16(float *dst, const float *src) {
+  for (int j = 0; j < 4; j++) dst[j] = src[j];
+}
 __device__ inline void cp_async_commit() {}
 template <int N>
 __device__ inline void cp_async_wait() {}
@@ -39,6 +42,13 @@ __device__ __forceinline__ void cp_async_z(float *dst, const float *src) {
   static_assert(Z == 1 || Z == 2, "4- or 8-byte copies");
   const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(src), "n"(4 * Z) : "memory");
+}
+// 16 bytes (4 z cells of one band item, both addresses 16-byte aligned): the cooperative band
+// copies (gpu_diamond_tower.cuh: band_coop), issued by one lane for the 4 / Z threads whose cells
+// they are.
+__device__ __forceinline__ void cp_async_16(float *dst, const float *src) {
+  const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(src) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>

@@ -48,10 +48,38 @@ template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_stride_nb(int nb) {
   return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
 }
+// The band's layout, one of two:
+//  * per thread: thread k's items at k·SB (SB odd: distinct banks), its Z cells of an item copied by
+//    the thread itself, Z·4 bytes a cp.async;
+//  * cooperative (band_coop): [NZp / 4 groups of 4 z cells][odd_up(NBI) items][4], one 16-byte copy
+//    per (group, item), issued by a lane of the warp that holds the group, 4 / Z items a warp
+//    instruction; thread k reads item J of its group k / (4 / Z) at offset 4·J (an immediate), the
+//    lanes of one item on distinct banks (the odd item count). The lanes' column offsets come from
+//    a table in shared memory (OT), one load a copy; a __syncwarp after the wait.
+// At order 4 (Z = 1: 54 items a step for 32 updates) the per-thread copies held the tower in the
+// LSU queue (lg_throttle 1.21 stalls an issued instruction) and the cooperative ones run it 10–14 %
+// faster (242 → 266 Gcell/s on 4096 × 2048 × 256); at order 2 (Z = 2: 8-byte copies, 0.13) the
+// table's loads cost more than the copies they save, 3–6 % (docs/performance.md, session 37).
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr bool band_coop() {
+  return r >= 2;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int coop_items() {  // items a warp's copy instruction covers
+  return 4 / Z;
+}
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int coop_table() {  // OT entries: NBF and NBC rounded up to whole instructions
+  constexpr int I = coop_items<r, DTS, Z>();
+  return ((Tab<r, DTS>::T.NBF + I - 1) / I + (Tab<r, DTS>::T.NBC + I - 1) / I) * I;
+}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
-  return 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>() +
-         (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 2 * (size_t)Geo<r, DTS>::ND + 1;
+  const size_t xch = 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>();
+  if (band_coop<r, DTS, Z>())
+    return (xch + 3) / 4 * 4 + (size_t)nb * NZp * odd_up(Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC) +
+           2 * 2 * (size_t)Geo<r, DTS>::ND + coop_table<r, DTS, Z>() + 1;
+  return xch + (size_t)(NZp / Z) * band_stride_nb<r, DTS, Z>(nb) + 2 * 2 * (size_t)Geo<r, DTS>::ND + 1;
 }
 // Band buffers, the most a tower has: 3 (copies two steps ahead: measured 2–30 % faster at order 2,
 // where a step is short against the DRAM latency) when that still fits 227 KB at the block's
@@ -124,8 +152,17 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
   float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
   const int XBSZ = (NZp + 2 * H) / Z * PZ;
-  float *const bandk = sm + 2 * XBSZ + k * SB;                  // [NB][NBI][Z] of thread k
-  float *const sdamp = sm + 2 * XBSZ + NZp / Z * SB;  // [2][ND][2]: axy and RN(1/(1 + axy)) of a column
+  // the band: cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary, else [NZp / Z][SB]
+  constexpr bool COOP = band_coop<r, DTS, Z>();
+  constexpr int NBIo = odd_up(NBI), IPW = coop_items<r, DTS, Z>();
+  constexpr int BQ = COOP ? 4 : Z;  // floats between a thread's consecutive items
+  float *const band0 = sm + (COOP ? (2 * XBSZ + 3) / 4 * 4 : 2 * XBSZ);
+  const int BSTR = COOP ? NZp * NBIo : NBI * Z;  // floats between buffers, in a thread's view
+  float *const bandk = COOP ? band0 + k / (4 / Z) * NBIo * 4 + k % (4 / Z) * Z : band0 + k * SB;
+  // [2][ND][2]: axy and RN(1/(1 + axy)) of a column; then (COOP) OT, the column offsets of the
+  // band items, p then c²dt²
+  float *const sdamp = band0 + (COOP ? NB * NZp * NBIo : NZp / Z * SB);
+  int *const otab = (int *)(sdamp + 4 * ND);
   static_assert(ND <= 32, "the columns' damping: one warp");
   float azk[Z];
   for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
@@ -156,7 +193,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   auto fget = [&](auto Jc, auto Wc) -> float {
     constexpr int j = Jc, w = Wc;
     constexpr int b = TB::T.fromB[w];
-    if constexpr (HS && b >= 0) return bcur[b * Z + j];
+    if constexpr (HS && b >= 0) return bcur[b * BQ + j];
     else return F[j][w];
   };
   auto fgetD = [&](auto Jc, auto Ic) -> float {  // the same for diamond column i
@@ -165,8 +202,23 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
   // Band of frame τ1 (origin R·s + τ1·r): p^{t0+τ1} of the BF cells (values other towers computed,
   // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
+  // COOP: lane l of warp w copies z group 8Z·w + l % 8Z of items J ≡ l / 8Z (mod IPW)
+  const int cq = (k & 31) / (8 * Z), cz = 32 * Z * (k >> 5) + 4 * ((k & 31) % (8 * Z));
   auto band_issue_async = [&](int tau1) {
-    if (!NOMEM && tau1 < thi) {
+    if (COOP && !NOMEM && tau1 < thi) {
+      constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;
+      float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
+      const int *const tq = otab + cq;
+      const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + cz;
+      const float *const srcb = lvl(A, A.t0 + tau1) + b1, *const c2b = A.c2 + b1;
+      sfor<0, NIF>([&](auto I) {
+        if (I < NIF - 1 || cq < NBF - (NIF - 1) * IPW) cp_async_16(dq + I * IPW * 4, at(srcb, tq[I * IPW]));
+      });
+      sfor<0, NIC>([&](auto I) {
+        if (I < NIC - 1 || cq < NBC - (NIC - 1) * IPW)
+          cp_async_16(dq + (NBF + I * IPW) * 4, at(c2b, tq[NIF * IPW + I * IPW]));
+      });
+    } else if (!NOMEM && tau1 < thi) {
       float *dst = bandk + (tau1 % NB) * NBI * Z;
       const float *src = lvl(A, A.t0 + tau1);
       const long long b1 = base_of(R * s + tau1 * r);
@@ -189,18 +241,30 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const int b = e / (2 * (H / Z) * PZ), rem = e % (2 * (H / Z) * PZ), g = rem / PZ, col = rem % PZ;
     xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
   }
-  __syncthreads();  // before the ghost threads write the image rows
+  if constexpr (COOP) {  // OT: entry J for p item J, NIF·IPW + J for c²dt² item J
+    constexpr int NIF = (NBF + IPW - 1) / IPW;
+    const int nt = blockDim.x;
+    sfor<0, NBF>([&](auto J) {
+      constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
+      if ((int)threadIdx.x == J % nt) otab[J] = off((u + v) / 2, (u - v) / 2);
+    });
+    sfor<0, NBC>([&](auto J) {
+      constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
+      if ((int)threadIdx.x == J % nt) otab[NIF * IPW + J] = off((u + v) / 2, (u - v) / 2);
+    });
+  }
+  __syncthreads();  // before the ghost threads write the image rows (and the copies read OT)
 
   // The first active step: the whole working set from memory.
   {
     const long long n = A.t0 + tlo;
     const float *cur = lvl(A, n), *old = lvl(A, n + 1);
     const long long b0 = base_of(R * s + tlo * r);
-    float *const bfirst = bandk + (tlo % NB) * NBI * Z;
+    float *const bfirst = bandk + (tlo % NB) * BSTR;
     sfor<0, NW>([&](auto I) {
       constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
       load_z<Z>(cur + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) {
-        if constexpr (HS && b >= 0) bfirst[b * Z + J] = val;
+        if constexpr (HS && b >= 0) bfirst[b * BQ + J] = val;
         else F[J][I] = val;
       });
       // a one-time phase, but its register peak would set the whole kernel's count: in chunks
@@ -243,7 +307,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const long long b0 = base_of(X0);
     float *const xbb = xb + (tau & 1) * XBSZ;
     float *const row = xbb + (k + H / Z) * PZ;  // the thread's group of rows
-    bcur = bandk + (tau % NB) * NBI * Z;
+    bcur = bandk + (tau % NB) * BSTR;
     const bool tap_prev = A.ntap && phase == 0 && tau > tlo;  // level n, computed at τ−1
     const int phase1 = phase + 1 == A.interval ? 0 : phase + 1;
     const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
@@ -387,10 +451,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
       cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
-      const float *srcb = bandk + ((tau + 1) % NB) * NBI * Z;
+      if constexpr (COOP) __syncwarp();  // (the other lanes' copies of this thread's cells)
+      const float *srcb = bandk + ((tau + 1) % NB) * BSTR;
       if constexpr (!HS)
-        sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * Z, [&](auto J, float x) { BF[J][B] = x; }); });
-      sfor<0, NBC>([&](auto B) { load_z<Z>(srcb + (NBF + B) * Z, [&](auto J, float x) { BC[J][B] = x; }); });
+        sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * BQ, [&](auto J, float x) { BF[J][B] = x; }); });
+      sfor<0, NBC>([&](auto B) { load_z<Z>(srcb + (NBF + B) * BQ, [&](auto J, float x) { BC[J][B] = x; }); });
       sfor<0, Z>([&](auto J) {
         float Fn[NW], Gn[ND], Cn[ND];
         sfor<0, NW>([&](auto I) {
