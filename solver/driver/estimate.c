@@ -148,9 +148,11 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * (P 512), 32 steps x 3 (session 37). Where one block fits an SM (Nz 129–256) that is a share of 1
  * (the same tower ran 265.5–265.9 Gcell/s from 1280 to 2048 columns across at Nz 256); where 2–4 fit
  * (Nz ≤ 128) it is less (Nz 128: 221 on this grid, 267 on 4096 x 4096, 1.12x), so that these points
- * are lower bounds: no grid is predicted a gain there that was not measured. The tower beats the
- * stepwise kernel from Nz ~193 (1.13–1.27x at Nz 193–240, where the stepwise kernel's 64-cell z tile
- * is short; 1.10–1.20x at 256) and not below Nz 192 (0.79–1.02x). */
+ * are lower bounds, not scaled for a GPU's bandwidth (tw_gpu_tower_gain): no grid is predicted a
+ * gain there that was not measured. The tower beats the stepwise kernel from Nz ~193 (1.13–1.27x at
+ * Nz 193–240, where the stepwise kernel's 64-cell z tile is short; 1.10–1.20x at 256) and not below
+ * Nz 192 (0.79–1.02x). On an H100 (x 1.29) the table predicts the tower from Nz 129 on wide grids
+ * (session 12 measured 1.09–1.31x there from Nz 160, with the kernel of then). */
 static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},
                                        {112, .865f},  {128, .890f},  {129, .879f},  {160, .890f},
                                        {176, .994f},  {192, 1.024f}, {193, 1.254f}, {208, 1.253f},
@@ -168,10 +170,14 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
   double q;
   if (r == 1)
     q = tower_interp(tower_o2, (int)(sizeof tower_o2 / sizeof tower_o2[0]), nz);
-  else if (r == 2)
+  else if (r == 2) {
     q = tower_interp(tower_o4, (int)(sizeof tower_o4 / sizeof tower_o4[0]), nz);
-  else
+    /* the points up to Nz 128 are the H200's lower bounds (2–4 blocks an SM, below Nz 48 none
+     * measured): a GPU of less bandwidth is predicted no more than that there */
+    if (nz <= 128) return q;
+  } else {
     return 0.0;
+  }
   return q * (bw > 0 ? pow(TW_H200_DRAM_BYTES_PER_S / bw, TOWER_BW_EXPONENT) : 1.0);
 }
 

@@ -404,6 +404,10 @@ tw_status window_setup(dia_state *s, const tw_problem *pb, uint64_t cap, int aut
   }
   s->NYd = L.NYd;
   s->SX = L.SX;  // the ring's plane pitch (tw_gpu_window_fit)
+  // (in core SX = NYd·NZp, NZp a multiple of 32: the 16-byte band copies need SX, SY = NZp and the
+  // ring's origin in multiples of 4 floats, gpu_diamond_tower.cuh: band_coop)
+  if (s->SX % 4 || s->NZp % 4)
+    return tw_error_set(err, TW_EUNSUPPORTED, "the window's plane pitch %lld floats is not a multiple of 4", s->SX);
   if (s->SX * (2 * R + 2 * r + 2) >= (1LL << 31))
     return tw_error_set(err, TW_EUNSUPPORTED, "an x plane of %d x %d cells is too large for 32-bit in-tower offsets",
                         s->N1, s->N2);
@@ -646,9 +650,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warps per block, 4–8 blocks an SM, order 4's, at 220 registers, one block of up to 8 warps per
   // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
   // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
-  // and order 4 at Nz 193–256 from ~1 200 columns across (1.06–1.27x; session 37); on an H100
+  // and order 4 at Nz 193–256 from ~1 000–1 100 columns across (1.06–1.27x; session 37); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
-  // 160, 1.09–1.31x). TW_DIAMOND_MODE runs any tower on request.
+  // 160, 1.09–1.31x; order 4's points up to Nz 128 are not scaled: lower bounds). TW_DIAMOND_MODE
+  // runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)

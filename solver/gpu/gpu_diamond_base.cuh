@@ -34,7 +34,7 @@ __device__ inline unsigned dia_smid() { return 0; }
 template <typename T>
 __device__ inline T *at(T *base, int off) { return base + off; }
 #else
-#define DIA_DYN_SMEM(name) extern __shared__ float name[]
+#define DIA_DYN_SMEM(name) extern __shared__ __align__(16) float name[]  // (cp_async_16)
 // Asynchronous global → shared copy of Z floats (4 or 8 bytes, aligned; sm_80+): the thread that
 // issues it is the only one that reads the words, after cp_async_wait, so no barrier is involved.
 template <int Z>

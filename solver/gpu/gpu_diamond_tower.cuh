@@ -27,11 +27,12 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
 // ---------------------------------------------------------------------------------- register tower
 
 // Shared memory of the register tower, in floats: the double-buffered z exchange
-// [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers [NZp / Z][SB] (thread-private: the current
-// frame's, read by HS, and the next NB − 1 frames', in flight; item J of buffer b at word
-// (b·nb + J)·Z), the damping of the current frame's ND columns [2][ND][2] (axy and its factor,
-// by step parity), and one word for the persistent ticket. H: halo rows above z = 0 (r, rounded
-// up to whole groups of Z).
+// [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers (the current frame's, read by HS, and the next
+// NB − 1 frames', in flight): per thread [NZp / Z][SB] (item J of buffer b at word (b·nb + J)·Z of
+// thread k's SB), or cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary (band_coop), then
+// the damping of the current frame's ND columns [2][ND][2] (axy and its factor, by step parity),
+// the cooperative copies' column offsets (OT), and one word for the persistent ticket. H: halo rows
+// above z = 0 (r, rounded up to whole groups of Z).
 template <int r, int DTS>
 struct Tab {
   static constexpr Geo<r, DTS> T{};
@@ -55,7 +56,9 @@ __host__ __device__ constexpr int band_stride_nb(int nb) {
 //    per (group, item), issued by a lane of the warp that holds the group, 4 / Z items a warp
 //    instruction; thread k reads item J of its group k / (4 / Z) at offset 4·J (an immediate), the
 //    lanes of one item on distinct banks (the odd item count). The lanes' column offsets come from
-//    a table in shared memory (OT), one load a copy; a __syncwarp after the wait.
+//    a table in shared memory (OT), one load a copy; a __syncwarp after the wait (which the host
+//    emulation, TW_DIAMOND_EMU, must make a real barrier of its warp's threads). The 16-byte
+//    global addresses need NZp, SX and SY in multiples of 4 floats (dia_init checks).
 // At order 4 (Z = 1: 54 items a step for 32 updates) the per-thread copies held the tower in the
 // LSU queue (lg_throttle 1.21 stalls an issued instruction) and the cooperative ones run it 10–14 %
 // faster (242 → 266 Gcell/s on 4096 × 2048 × 256); at order 2 (Z = 2: 8-byte copies, 0.13) the
@@ -205,32 +208,34 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // COOP: lane l of warp w copies z group 8Z·w + l % 8Z of items J ≡ l / 8Z (mod IPW)
   const int cq = (k & 31) / (8 * Z), cz = 32 * Z * (k >> 5) + 4 * ((k & 31) % (8 * Z));
   auto band_issue_async = [&](int tau1) {
-    if (COOP && !NOMEM && tau1 < thi) {
-      constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;
-      float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
-      const int *const tq = otab + cq;
-      const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + cz;
-      const float *const srcb = lvl(A, A.t0 + tau1) + b1, *const c2b = A.c2 + b1;
-      sfor<0, NIF>([&](auto I) {
-        if (I < NIF - 1 || cq < NBF - (NIF - 1) * IPW) cp_async_16(dq + I * IPW * 4, at(srcb, tq[I * IPW]));
-      });
-      sfor<0, NIC>([&](auto I) {
-        if (I < NIC - 1 || cq < NBC - (NIC - 1) * IPW)
-          cp_async_16(dq + (NBF + I * IPW) * 4, at(c2b, tq[NIF * IPW + I * IPW]));
-      });
-    } else if (!NOMEM && tau1 < thi) {
-      float *dst = bandk + (tau1 % NB) * NBI * Z;
-      const float *src = lvl(A, A.t0 + tau1);
-      const long long b1 = base_of(R * s + tau1 * r);
-      const float *const srcb = src + b1, *const c2b = A.c2 + b1;
-      sfor<0, NBF>([&](auto J) {
-        constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
-        cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
-      });
-      sfor<0, NBC>([&](auto J) {
-        constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
-        cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
-      });
+    if (!NOMEM && tau1 < thi) {
+      if constexpr (COOP) {
+        constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;
+        float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
+        const int *const tq = otab + cq;
+        const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + cz;
+        const float *const srcb = lvl(A, A.t0 + tau1) + b1, *const c2b = A.c2 + b1;
+        sfor<0, NIF>([&](auto I) {
+          if (I < NIF - 1 || cq < NBF - (NIF - 1) * IPW) cp_async_16(dq + I * IPW * 4, at(srcb, tq[I * IPW]));
+        });
+        sfor<0, NIC>([&](auto I) {
+          if (I < NIC - 1 || cq < NBC - (NIC - 1) * IPW)
+            cp_async_16(dq + (NBF + I * IPW) * 4, at(c2b, tq[NIF * IPW + I * IPW]));
+        });
+      } else {
+        float *dst = bandk + (tau1 % NB) * NBI * Z;
+        const float *src = lvl(A, A.t0 + tau1);
+        const long long b1 = base_of(R * s + tau1 * r);
+        const float *const srcb = src + b1, *const c2b = A.c2 + b1;
+        sfor<0, NBF>([&](auto J) {
+          constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
+          cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
+        });
+        sfor<0, NBC>([&](auto J) {
+          constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
+          cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
+        });
+      }
     }
     cp_async_commit();  // an empty group past the end keeps the wait counts uniform
   };
