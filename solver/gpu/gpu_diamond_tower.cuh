@@ -58,7 +58,7 @@ __host__ __device__ constexpr int band_stride_nb(int nb) {
 //    lanes of one item on distinct banks (the odd item count). The lanes' column offsets come from
 //    a table in shared memory (OT), one load a copy; a __syncwarp after the wait (which the host
 //    emulation, TW_DIAMOND_EMU, must make a real barrier of its warp's threads). The 16-byte
-//    global addresses need NZp, SX and SY in multiples of 4 floats (dia_init checks).
+//    global addresses need NZp, SX and SY in multiples of 4 floats (window_setup checks the ring).
 // At order 4 (Z = 1: 54 items a step for 32 updates) the per-thread copies held the tower in the
 // LSU queue (lg_throttle 1.21 stalls an issued instruction) and the cooperative ones run it 10–14 %
 // faster (242 → 266 Gcell/s on 4096 × 2048 × 256); at order 2 (Z = 2: 8-byte copies, 0.13) the
