@@ -211,15 +211,16 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * 37): the chain bound there is TOWER_CHAIN_O4 times order 2's. One point fits it; orders 6 and 8
  * have no tower that `auto` runs. */
 #define TOWER_CHAIN_O4 0.885
+static double tower_work(int b, int bmax) { return 1.0 - pow(1.0 - (double)b / bmax, 1.7); }
 double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
   double best = 0.0;
   int bb = bmax;
   if (sms >= 1 && P > 0) {
-    const double work1 = 1.0 - pow(1.0 - 1.0 / bmax, 1.7);
+    const double work1 = tower_work(1, bmax);
     const double chain_r = r >= 2 ? TOWER_CHAIN_O4 : 1.0;
     for (int b = 1; b <= bmax; b++) {
-      const double work = 1.0 - pow(1.0 - (double)b / bmax, 1.7);
+      const double work = tower_work(b, bmax);
       const double pace = 1.54 * pow((double)b, -0.36) / bmax;
       const double chain = (pace < work1 ? pace : work1) * chain_r * P / sms;
       const double share = chain < work ? chain : work;

@@ -533,7 +533,7 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
  * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain
  * times tw_gpu_tower_share, the kernel's own choice): then that prediction times the stepwise rate.
  * The towers exist for columns of up to ~768 cells at order 2 and 256 at order 4 (one block of
- * Nz / Z threads must fit: gpu_diamond.cu, reg_kernels; order 4's, at 229 registers, takes at most
+ * Nz / Z threads must fit: gpu_diamond.cu, reg_kernels; order 4's, at 220 registers, takes at most
  * 256 threads); the realistic job on an H100: 419 Gcell/s estimated, 398 measured (session 12). */
 static const double gpu_rates[4] = {260, 240, 210, 200};
 

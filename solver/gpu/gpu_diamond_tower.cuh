@@ -158,6 +158,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the band: cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary, else [NZp / Z][SB]
   constexpr bool COOP = band_coop<r, DTS, Z>();
   constexpr int NBIo = odd_up(NBI), IPW = coop_items<r, DTS, Z>();
+  constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;  // copy instructions: p, c²dt²
   constexpr int BQ = COOP ? 4 : Z;  // floats between a thread's consecutive items
   float *const band0 = sm + (COOP ? (2 * XBSZ + 3) / 4 * 4 : 2 * XBSZ);
   const int BSTR = COOP ? NZp * NBIo : NBI * Z;  // floats between buffers, in a thread's view
@@ -210,7 +211,6 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   auto band_issue_async = [&](int tau1) {
     if (!NOMEM && tau1 < thi) {
       if constexpr (COOP) {
-        constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;
         float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
         const int *const tq = otab + cq;
         const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + cz;
@@ -247,7 +247,6 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
   }
   if constexpr (COOP) {  // OT: entry J for p item J, NIF·IPW + J for c²dt² item J
-    constexpr int NIF = (NBF + IPW - 1) / IPW;
     const int nt = blockDim.x;
     sfor<0, NBF>([&](auto J) {
       constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
