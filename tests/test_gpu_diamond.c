@@ -175,12 +175,19 @@ static int full_snap(const schedule *sc, int b) {
 /* The implementation knobs of gpu-diamond for one create: TW_DIAMOND_MODE = `mode` up to a "/zN"
  * suffix, which sets TW_DIAMOND_ZPT = N (z cells per thread of the register tower), a "/sy" or
  * "/sx" suffix, TW_DIAMOND_SWEEP = y or x (the towers across x, sweeping y, where the tower has
- * that kernel: order 2, dts 3, two z), and a last "/bN", TW_DIAMOND_BANDS = N (the tower of N band
- * buffers where it has one: order 2, dts 3, two z, N = 2 or 3); NULL: the defaults. */
+ * that kernel: order 2, dts 3, two z), a "/bN", TW_DIAMOND_BANDS = N (the tower of N band buffers
+ * where it has one: order 2, dts 3, two z, N = 2 or 3), and a last "/cN", TW_DIAMOND_CL = N (the
+ * tower's z column over a cluster of N CTAs where it has one: order 4, dts 2; 1: never); NULL: the
+ * defaults. */
 static void mode_env(const char *mode) {
   if (!mode) return;
   char m[32];
   snprintf(m, sizeof m, "%s", mode);
+  char *cn = strstr(m, "/c");
+  if (cn) {
+    setenv("TW_DIAMOND_CL", cn + 2, 1);
+    *cn = 0;
+  }
   char *bn = strstr(m, "/b");
   if (bn) {
     setenv("TW_DIAMOND_BANDS", bn + 2, 1);
@@ -203,6 +210,7 @@ static void mode_env_clear(void) {
   unsetenv("TW_DIAMOND_ZPT");
   unsetenv("TW_DIAMOND_SWEEP");
   unsetenv("TW_DIAMOND_BANDS");
+  unsetenv("TW_DIAMOND_CL");
 }
 /* be->create with the knobs of `mode` set for it (mode_env). */
 static tw_status create_in_mode(const tw_backend_ops *be, const tw_problem *pb, const char *mode, void **st,
@@ -294,6 +302,7 @@ static void random_spec(spec *sp, int order, int i) {
 }
 
 static int sweeps_y;     /* runs whose towers swept y (the report says so) */
+static int clusters_run; /* runs of order 4's tower over a cluster of 2 CTAs */
 static int bands_run[2]; /* runs of the dts-3 tower of two z with 2 and with 3 band buffers asked and run */
 static void matrix(const char *bitref, int ncases) {
   /* the three implementations forced, and the default (which may run the stepwise kernel where
@@ -301,10 +310,15 @@ static void matrix(const char *bitref, int ncases) {
    * thread (the defaults: DTS 2 two, DTS 1 and 3 one; DTS 1 has no Z = 2 tower and then runs the
    * generic one), and the dts-3 tower of two z sweeping y and x, whatever the grid's shape (the
    * default takes y where that has more towers at a time: grids longer in x), each sweep with 2
-   * and with 3 band buffers (the default takes 3 where the blocks leave the SM enough L1) */
-  static const char *modes[10] = {"persistent",       "stage",           "generic",          NULL,
-                                  "persistent/z2",    "stage/z1",        "persistent/sy/b3", "stage/z2/sy/b2",
-                                  "persistent/sx/b2", "persistent/sx/b3"};
+   * and with 3 band buffers (the default takes 3 where the blocks leave the SM enough L1); at order
+   * 4 the dts-2 tower's z column over a cluster of 2 CTAs (the default only where one CTA cannot
+   * hold the column), persistent and per stage */
+  static const char *modes[12] = {"persistent",       "stage",
+                                  "generic",          NULL,
+                                  "persistent/z2",    "stage/z1",
+                                  "persistent/sy/b3", "stage/z2/sy/b2",
+                                  "persistent/sx/b2", "persistent/sx/b3",
+                                  "persistent/c2",    "stage/c2"};
   const int have_ref = tw_backend_find(bitref) != NULL;
   if (!have_ref) printf("NOTE: %s is not in this build: compared with cpu only\n", bitref);
   int total = 0;
@@ -330,9 +344,11 @@ static void matrix(const char *bitref, int ncases) {
         CHECK(rc == TW_OK, "%s: %s: %s", what, bitref, err.msg);
         ref_ok = rc == TW_OK;
       }
-      for (int m = 0; m < (order == 2 ? 10 : 4); m++) {
+      for (int m = 0; m < (order <= 4 ? 12 : 4); m++) {
+        if (m >= 4 && (order == 2) != (m < 10)) continue;
         const int dts = pb->dts;
-        if (m >= 6) pb->dts = 3;  // (dts changes no bit: the sweep's tower is dts 3's)
+        if (m >= 6 && m < 10) pb->dts = 3;  // (dts changes no bit: the sweep's tower is dts 3's)
+        if (m >= 10) pb->dts = 2;           // (the cluster's tower is dts 2's)
         tw_status rc = run_backend(pb, "gpu-diamond", modes[m], sc, &dia, &err);
         pb->dts = dts;
         const char *ml = modes[m] ? modes[m] : "default";
@@ -345,6 +361,11 @@ static void matrix(const char *bitref, int ncases) {
           const int ran = strstr(dia.rep.note, nb == 3 ? "3 band buffers" : "2 band buffers") != NULL;
           CHECK(ran, "%s [%s]: ran '%s'", what, ml, dia.rep.note);
           bands_run[nb - 2] += ran;
+        }
+        if (m >= 10) {
+          const int ran = strstr(dia.rep.note, "x 2 CTAs (a cluster)") != NULL;
+          CHECK(ran, "%s [%s]: ran '%s'", what, ml, dia.rep.note);
+          clusters_run += ran;
         }
         sweeps_y += strstr(dia.rep.note, "sweeping y") != NULL;
         CHECK(!nonfinite(dia.taps, ntaps), "%s [%s]: taps not all written (NaN poison left)", what, ml);
@@ -377,8 +398,8 @@ static void matrix(const char *bitref, int ncases) {
       tw_problem_destroy(pb);
       total++;
     }
-  printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3)\n", total, sweeps_y,
-         bands_run[0], bands_run[1]);
+  printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3; %d over a cluster)\n", total,
+         sweeps_y, bands_run[0], bands_run[1], clusters_run);
   /* the forced sweeps and band buffers ran somewhere (the report's format, the random specs) */
   CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0, "%d runs swept y, %d ran 2 band buffers, %d ran 3",
         sweeps_y, bands_run[0], bands_run[1]);
@@ -431,8 +452,9 @@ static long focused_case(const char *bitref, const char *what, const tw_problem 
 }
 
 /* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
- * tower holds it (the stepwise kernel by default); order 2: the register tower with two z cells
- * per thread (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`). */
+ * tower holds it (the stepwise kernel by default); Nz 500: the dts-2 tower over a cluster of 2 CTAs
+ * (256 threads each); order 2: the register tower with two z cells per thread (Nz 500: DTS 3; Nz
+ * 700: DTS 2), which the report must name (`want`). */
 static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
   spec sp;
   memset(&sp, 0, sizeof sp);
@@ -550,6 +572,7 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
   const uint64_t smallest = smallest_cap(pb, kernel);
   mode_env_clear();
   REQUIRE(run_backend(pb, kernel, mode, sc, &ref, &err) == TW_OK, "%s: in-core: %s", what, err.msg);
+  if (mode && strstr(mode, "/c2")) CHECK(strstr(ref.rep.note, "x 2 CTAs"), "%s: ran '%s'", what, ref.rep.note);
   const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
   unsigned char *same = malloc((size_t)pb->g.N[0]);
   REQUIRE(same, "alloc");
@@ -703,6 +726,18 @@ static void window_matrix(int ncases) {
     setenv(j == 0 ? "TW_DIAMOND_STAGES" : "TW_DIAMOND_STREAMS", "1", 1);
     runs += window_case(&sp, "gpu-diamond", "persistent");
     unsetenv(j == 0 ? "TW_DIAMOND_STAGES" : "TW_DIAMOND_STREAMS");
+    cases++;
+  }
+  /* order 4's tower over a cluster of 2 CTAs (dts 2), persistent (its window groups on two streams)
+   * and per stage */
+  for (int j = 0; j < 2; j++) {
+    spec sp;
+    random_spec(&sp, 4, 110 + j);
+    sp.n[0] = tg_int(150, 300), sp.n[1] = tg_int(470, 490), sp.n[2] = tg_int(33, 100);
+    sp.steps = tg_int(10, 60);
+    sp.height = tg_int(2, 30);
+    sp.dts = 2;
+    runs += window_case(&sp, "gpu-diamond", j ? "stage/c2" : "persistent/c2");
     cases++;
   }
   const int lowered = window_lowered(2, "gpu-diamond", "persistent") + window_lowered(8, "gpu-stepwise", NULL) +
@@ -908,6 +943,7 @@ int main(int argc, char **argv) {
   printf("gpu-diamond against %s and cpu, bitwise, %d cases per order\n", bitref, ncases);
   matrix(bitref, ncases);
   tall_column(bitref, 4, 1100, 2, NULL);
+  tall_column(bitref, 4, 500, 2, "256 threads x 1 z x 2 CTAs (a cluster)");
   tall_column(bitref, 2, 500, 3, "dts 3 (R = 3), tower height 7, 256 threads x 2 z");
   tall_column(bitref, 2, 700, 3, "x 2 z");
   tails_case(bitref, 2, 3, "persistent/z1", "1 z");

@@ -98,6 +98,7 @@ enum { MODE_STAGE = 0, MODE_PERSISTENT = 1, MODE_GENERIC = 2 };
 
 struct reg_kernel {
   int r, dts, z;  // radius, DTS, z cells per thread
+  int cl;         // CTAs a tower (2: a thread-block cluster holds its z column)
   int nb;         // band buffers (gpu_diamond_tower.cuh: band_buffers)
   kernel_fn fn;
   kernel_fn fn_yx;  // the same tower sweeping the grid's y (dia_args.yx), or NULL where not built
@@ -133,12 +134,15 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // 2048 × 1024 × 256).
 constexpr int TOWER_L1_ROOM = 32 * 1024;
 
-#define DIA_REG(R_, D_, Z_)                                                                             \
-  {R_, D_, Z_, band_buffers<R_, D_, Z_>(), tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
+#define DIA_REG(R_, D_, Z_)                                                                                \
+  {R_, D_, Z_, 1, band_buffers<R_, D_, Z_>(), tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
    model_bpu<R_, D_>()}
-#define DIA_REG_YX(R_, D_, Z_, NB_)                                                            \
-  {R_, D_, Z_, NB_, tower_kernel<R_, D_, Z_, false, NB_>, tower_kernel<R_, D_, Z_, true, NB_>, \
+#define DIA_REG_YX(R_, D_, Z_, NB_)                                                               \
+  {R_, D_, Z_, 1, NB_, tower_kernel<R_, D_, Z_, false, NB_>, tower_kernel<R_, D_, Z_, true, NB_>, \
    tower_smem_bytes<R_, D_, Z_, NB_>, model_bpu<R_, D_>()}
+#define DIA_REG_CL2(R_, D_, Z_)                                                                                \
+  {R_, D_, Z_, 2, band_buffers<R_, D_, Z_>(), tower_kernel_cl2<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
+   model_bpu<R_, D_>()}
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
@@ -148,11 +152,14 @@ constexpr int TOWER_L1_ROOM = 32 * 1024;
 // zero fields, 465 against 418 on a wavefield with layers, then with a y-layer path since removed:
 // session 34). The default tower (order 2, DTS 3, Z = 2) also sweeps y, for grids long in x
 // (dia_init: the towers' parallelism), and comes with 3 band buffers and with 2: the first where
-// its blocks leave the SM enough L1, else the second (dia_init: TOWER_L1_ROOM).
+// its blocks leave the SM enough L1, else the second (dia_init: TOWER_L1_ROOM). Order 4's DTS-2
+// tower also comes with its z column over a cluster of 2 CTAs, after its one-CTA twin: taken where
+// the twin does not fit (Nz 257–512: 220 registers, at most 256 threads a CTA). (Order 2's twin
+// fits to Nz 512 and ran 0.96x over a cluster there: session 31.)
 const reg_kernel reg_kernels[] = {
     DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2, 3), DIA_REG_YX(1, 3, 2, 2),
     DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
-    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG(3, 1, 1),
+    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG_CL2(2, 2, 1), DIA_REG(3, 1, 1),
     // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
 constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
@@ -164,6 +171,7 @@ struct dia_state {
   const tw_problem *pb;
   int r, dts, R, nt;
   int zpt;      // z cells per thread of the register tower
+  int cl;       // its CTAs a tower (2: a cluster); the persistent grid's workers are towers
   int nb;       // its band buffers
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
@@ -177,6 +185,7 @@ struct dia_state {
   kernel_fn fn_yx;  // the chosen register tower sweeping y (reg_kernel.fn_yx), or NULL
   size_t smem;
   int threads, regs, blocks_per_sm, sms;
+  int clusters;  // cl > 1: the clusters resident at once (the persistent grid's workers)
   // layout
   int N0, N1, N2, NZp, PX, PY, NXd, NYd;
   long long SX;
@@ -473,6 +482,19 @@ static tw_status resident_blocks(const void *fn, int threads, size_t smem, int *
   TW_CUDA_TRY(err, cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, fn, threads, smem));
   return TW_OK;
 }
+// A tower over clusters of cl CTAs (its cluster size compiled in): how many clusters can be
+// resident on the GPU at once (0: none).
+static tw_status resident_clusters(const void *fn, int cl, int threads, size_t smem, int sms, int *clusters,
+                                   tw_error *err) {
+  TW_CUDA_TRY(err, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+  cudaLaunchConfig_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.gridDim = dim3((unsigned)(cl * sms));
+  cfg.blockDim = dim3((unsigned)threads);
+  cfg.dynamicSmemBytes = smem;
+  TW_CUDA_TRY(err, cudaOccupancyMaxActiveClusters(clusters, fn, &cfg));
+  return TW_OK;
+}
 
 tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const tw_grid *g = &pb->g;
@@ -527,15 +549,19 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const int zforce = mz && *mz ? atoi(mz) : 0;
   const char *mbands = getenv("TW_DIAMOND_BANDS");
   const int bforce = mbands && *mbands ? atoi(mbands) : 0;
+  const char *mcl = getenv("TW_DIAMOND_CL");
+  const int clforce = mcl && *mcl ? atoi(mcl) : 0;
   // the entry of reg_kernels of the same tower as entry i with nb band buffers (-1: none)
   auto sibling = [](int i, int nb) {
     for (int j = 0; j < NREGK; j++)
       if (reg_kernels[j].r == reg_kernels[i].r && reg_kernels[j].dts == reg_kernels[i].dts &&
-          reg_kernels[j].z == reg_kernels[i].z && reg_kernels[j].nb == nb)
+          reg_kernels[j].z == reg_kernels[i].z && reg_kernels[j].cl == reg_kernels[i].cl && reg_kernels[j].nb == nb)
         return j;
     return -1;
   };
   s->fn = NULL;
+  s->cl = 1;
+  s->clusters = 0;
   s->dts_req = s->dts;
   snprintf(s->why, sizeof s->why, "generic tower requested");
   // The largest dts ≤ the requested one whose register tower fits: dts changes no bit of the
@@ -547,22 +573,31 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
              d, zforce ? " and the z per thread asked" : "", r * d);
     for (int i = 0; i < NREGK && !s->fn; i++) {
       const reg_kernel *rk = &reg_kernels[i];
-      const int z = rk->z;
-      if (rk->r != r || rk->dts != d || (zforce && z != zforce)) continue;
+      const int z = rk->z, cl = rk->cl;
+      if (rk->r != r || rk->dts != d || (zforce && z != zforce) || (clforce && cl != clforce)) continue;
       if (bforce && rk->nb != bforce && sibling(i, bforce) >= 0) continue;
-      // a warp covers 32·Z cells of z: the column is padded to a whole number of warps
-      const int nzp = (s->N2 + 32 * z - 1) / (32 * z) * (32 * z), threads = nzp / z;
+      // a warp covers 32·Z cells of z: the column is padded to a whole number of warps (a CTA's
+      // part of it, over a cluster)
+      const int nzp = (s->N2 + 32 * z * cl - 1) / (32 * z * cl) * (32 * z * cl), threads = nzp / (z * cl);
       cudaFuncAttributes fa;
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)rk->fn));
-      const size_t smem = rk->smem(nzp);
+      const size_t smem = rk->smem(nzp / cl);
       if (threads > fa.maxThreadsPerBlock) {
-        snprintf(why, sizeof why, "Nz = %d needs %d threads (%d z per thread), the register tower of dts %d (%d "
-                 "registers) allows %d", s->N2, threads, z, d, fa.numRegs, fa.maxThreadsPerBlock);
+        snprintf(why, sizeof why, "Nz = %d needs %d threads (%d z per thread%s), the register tower of dts %d (%d "
+                 "registers) allows %d", s->N2, threads, z, cl > 1 ? ", 2 CTAs" : "", d, fa.numRegs,
+                 fa.maxThreadsPerBlock);
       } else if (smem > (size_t)smem_optin) {
         snprintf(why, sizeof why, "the register tower of dts %d needs %zu B of shared memory for Nz = %d, %d available",
                  d, smem, s->N2, smem_optin);
       } else {
-        if ((st = resident_blocks((const void *)rk->fn, threads, smem, &s->blocks_per_sm, err))) return st;
+        if (cl > 1) {  // (one CTA an SM: the clusters resident, as blocks an SM)
+          int nclu = 0;
+          if ((st = resident_clusters((const void *)rk->fn, cl, threads, smem, s->sms, &nclu, err))) return st;
+          s->blocks_per_sm = nclu >= 1 ? 1 : 0;
+          s->clusters = nclu;
+        } else if ((st = resident_blocks((const void *)rk->fn, threads, smem, &s->blocks_per_sm, err))) {
+          return st;
+        }
         const double footprint = (double)s->blocks_per_sm * (double)(smem + (size_t)smem_rsv);
         if (!bforce && s->blocks_per_sm >= 1 && sibling(i, rk->nb - 1) > i && footprint > smem_sm - TOWER_L1_ROOM)
           continue;  // the sibling of fewer buffers, next in the table, leaves the L1 more
@@ -572,6 +607,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
           s->smem = smem;
           s->threads = threads;
           s->zpt = z;
+          s->cl = cl;
           s->nb = rk->nb;
           s->NZp = nzp;
           s->regs = fa.numRegs;
@@ -599,7 +635,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
     tw_schedule_init(&sc, s->N0, s->N1, r, s->dts, s->nt);
     s->par = tw_schedule_parallelism(&sc);
     int b = s->blocks_per_sm;
-    share = tw_gpu_tower_share(r, s->par, s->sms, s->blocks_per_sm, &b);
+    // (over clusters the workers are the clusters, each tower on cl SMs: the share of as many
+    // "SMs" as clusters, one block each)
+    share = s->cl > 1 ? tw_gpu_tower_share(r, s->par, s->clusters, 1, &b)
+                      : tw_gpu_tower_share(r, s->par, s->sms, s->blocks_per_sm, &b);
     // Across x instead (dia_args.yx): a grid longer in x than in y has more towers at a time when
     // they sweep y. In core only (the window's ring slides along x: decided with the x-y padding
     // both sides need, PX), where the tower has that kernel, and where the share gains 2 %.
@@ -842,9 +881,9 @@ tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, cudaStream
   unsigned long long t0 = ~0ull;
   for (long t = 0; t < ntow; t++) t0 = tr[(size_t)t * 4] < t0 ? tr[(size_t)t * 4] : t0;
   fprintf(f, "# gpu-diamond trace: r %d dts %d R %d Z %d h %d N0 %d N1 %d N2 %d xz %d %d yz %d %d s_top %d kmax %d "
-          "blocks %ld threads %d\n# ticket stage tower taken ready done sm\n",
+          "blocks %ld threads %d cl %d\n# ticket stage tower taken ready done sm\n",
           s->r, s->dts, s->R, s->zpt, A.h, A.N0, A.N1, s->N2, A.xz0, A.xz1, A.yz0, A.yz1, A.s_top, A.kmax,
-          (long)s->blocks_per_sm * s->sms, s->threads);
+          s->cl > 1 ? (long)s->clusters : (long)s->blocks_per_sm * s->sms, s->threads, s->cl);
   for (long t = 0; t < ntow; t++) {
     const unsigned long long *e = &tr[(size_t)t * 4];
     int st, kk;
@@ -869,7 +908,8 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
     A.ntowers = (int)ntow;
     A.ticket = s->ticket + c;
     A.ticket_base = s->issued[c];
-    long grid = (long)s->blocks_per_sm * s->sms;
+    // (the workers: blocks, or clusters of s->cl blocks of which one takes the tickets for all)
+    long grid = s->cl > 1 ? (long)s->clusters : (long)s->blocks_per_sm * s->sms;
     if (grid > ntow) grid = ntow;
     s->ran[c] = grid > 0;
     s->base[c] = s->issued[c];
@@ -879,9 +919,9 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
       A.trace = s->trace;
     }
     if (grid > 0) {
-      DIA_LAUNCH(s->fn, dim3((unsigned)grid), dim3((unsigned)s->threads), s->smem, stream, A);
+      DIA_LAUNCH(s->fn, dim3((unsigned)(grid * s->cl)), dim3((unsigned)s->threads), s->smem, stream, A);
       TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (persistent)");
-      s->issued[c] += (unsigned)(ntow + grid);  // each block's last take finds no tower (tower_kernel)
+      s->issued[c] += (unsigned)(ntow + grid);  // each worker's last take finds no tower (tower_body)
       if (A.trace) return dia_trace_write(s, A, ntow, stream, err);
     }
     return TW_OK;
@@ -890,7 +930,7 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
     const int ntow = tw_stage_towers(&sc, stg);
     if (!ntow) continue;
     A.s = stg;
-    DIA_LAUNCH(s->fn, dim3((unsigned)ntow), dim3((unsigned)s->threads), s->smem, stream, A);
+    DIA_LAUNCH(s->fn, dim3((unsigned)(ntow * s->cl)), dim3((unsigned)s->threads), s->smem, stream, A);
     TW_CUDA_LAUNCHED(err, "gpu-diamond tower kernel (one stage)");
   }
   return TW_OK;
@@ -1149,9 +1189,10 @@ void dd_report(void *state, tw_run_report *rep) {
   // the figures first, the reasons after: a bench line shows the note's first 160 characters (the
   // tower height had fallen off it behind a lowered dts's reason)
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d (R = %d), tower height %d, "
-           "%d threads x %d z, %d registers, %d band buffers, %d blocks/SM on %d SMs%s%s%s%s",
+           "%d threads x %d z%s, %d registers, %d band buffers, %d blocks/SM on %d SMs%s%s%s%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, s->R, s->nt, s->threads,
-           s->zpt, s->regs, s->nb, s->blocks_per_sm, s->sms, s->yx ? ", sweeping y" : "", lowered, gain, win);
+           s->zpt, s->cl > 1 ? " x 2 CTAs (a cluster)" : "", s->regs, s->nb, s->blocks_per_sm, s->sms,
+           s->yx ? ", sweeping y" : "", lowered, gain, win);
 }
 
 void dd_destroy(void *state) { dia_free((dia_state *)state); }

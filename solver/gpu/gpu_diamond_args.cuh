@@ -130,11 +130,12 @@ __host__ __device__ __forceinline__ int xaddr(int row, int col, int PZ) { return
 // column-parallel over the block's threads, thread k taking columns myc, myc + blockDim.x, … with
 // myc = gather_column(k) (a few columns per warp, not all in warp 0: the warp that gathers is late
 // at the next barrier). `mine` is the record of column myc, loaded a step ahead so that its
-// latency is hidden.
+// latency is hidden. The CTA holds the z cells [zlo, zlo + nzc) of the column (over a cluster each
+// CTA records the taps of its part; its rows are local, z − zlo + H).
 __device__ __forceinline__ int gather_column(int k) { return (k & 31) * (int)(blockDim.x / 32) + (k >> 5); }
 template <int r, int R, int Z, int H>
 __device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb, int PZ, int X0f, int Y0, long long row,
-                                            int myc, int myslot, const colrec &mine) {
+                                            int myc, int myslot, const colrec &mine, int zlo, int nzc) {
   constexpr int ND = 2 * R * R;
   if (myc >= ND) return;
   for (int c = myc; c < ND; c += blockDim.x) {
@@ -142,8 +143,8 @@ __device__ __forceinline__ void gather_taps(const dia_args &A, const float *xbb,
     if (ct.count == 0) continue;
     const int slot = c == myc ? myslot : gather_slot<r, R>(c);
     for (int j = 0; j < ct.count; j++) {
-      const int kz = j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j];
-      A.taps[row * A.ntap + ct.first + j] = xbb[xaddr<Z>(kz + H, slot, PZ)];
+      const int kz = (j == 0 ? ct.k0 : j == 1 ? ct.k1 : A.tapk[ct.first + j]) - zlo;
+      if ((unsigned)kz < (unsigned)nzc) A.taps[row * A.ntap + ct.first + j] = xbb[xaddr<Z>(kz + H, slot, PZ)];
     }
   }
 }

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cuda_runtime.h>
+#ifndef TW_DIAMOND_EMU
+#include <cooperative_groups.h>  // clusters (cl_sync below)
+#endif
 
 #include <type_traits>
 #include <utility>
@@ -31,6 +34,19 @@ __device__ inline void dia_nanosleep(unsigned) {}
 __device__ inline unsigned long long dia_clock_ns() { return 0; }
 __device__ inline unsigned dia_smid() { return 0; }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
+template <int CL>
+__device__ inline void cl_sync() {
+  static_assert(CL == 1, "the emulation has no clusters");
+  __syncthreads();
+}
+template <int CL>
+__device__ inline int cl_rank() {
+  return 0;
+}
+template <int CL>
+__device__ inline float *cl_smem(float *p, int) {
+  return p;
+}
 template <typename T>
 __device__ inline T *at(T *base, int off) { return base + off; }
 #else
@@ -76,6 +92,27 @@ __device__ __forceinline__ unsigned dia_smid() {
   return v;
 }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
+// A register tower whose z column is split over a thread-block cluster of CL CTAs (sm_90; CL = 1:
+// one CTA, and none of this is emitted). cl_sync: the barrier of the whole tower (the cluster's
+// arrive.release and wait.acquire, so that the seam rows each CTA stored into its neighbours'
+// shared memory are visible after it; it also orders every thread of each CTA, as __syncthreads);
+// cl_smem: the address of p in the shared memory of the cluster's CTA `rank` (distributed shared
+// memory, written with ordinary stores).
+template <int CL>
+__device__ __forceinline__ void cl_sync() {
+  if constexpr (CL == 1) __syncthreads();
+  else cooperative_groups::this_cluster().sync();
+}
+template <int CL>
+__device__ __forceinline__ int cl_rank() {
+  if constexpr (CL == 1) return 0;
+  else return (int)cooperative_groups::this_cluster().block_rank();
+}
+template <int CL>
+__device__ __forceinline__ float *cl_smem(float *p, int rank) {
+  if constexpr (CL == 1) return p;
+  else return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+}
 // base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
 // sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
 template <typename T>

@@ -130,7 +130,15 @@ constexpr bool NOCOMP = false;
 // YX: the towers sweep the grid's y (dia_args.yx): the frame's x is the grid's y, so the Laplacian
 // adds the frame's y term (the grid's x) before its x term, the order of tw_laplacian, and the
 // result is the same bits as in the grid's own frame.
-template <int r, int DTS, int Z, bool YX, int NB>
+//
+// Over a cluster (CL > 1): CTA c of the cluster holds the z cells [c·NZc, (c + 1)·NZc), NZc = NZp /
+// CL, its thread k the cells c·NZc + Z·k + j; everything above is per CTA with z offset by c·NZc
+// (its shared memory sized for NZc), except the exchange's halo rows at a seam: the threads holding
+// the last H cells above it and the first H below also write their p^n into the neighbour's halo
+// rows (distributed shared memory), and the step's barrier is the cluster's. Why: a tower whose
+// column needs more registers than one SM has (order 4: 220 a thread, at most 256 z cells a CTA)
+// runs over two SMs instead of not at all (docs/performance.md, session 38).
+template <int r, int DTS, int Z, bool YX, int NB, int CL>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
   using G = Geo<r, DTS>;
   using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
@@ -142,7 +150,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
   constexpr int NBI = NBF + NBC;  // band items per frame
   const int k = threadIdx.x;
-  const int NZp = A.NZp;
+  const int NZp = A.NZp;     // the column's z pitch in memory
+  const int NZc = NZp / CL;  // the z cells of this CTA
+  const int rank = cl_rank<CL>();
+  const int zb = rank * NZc;  // its first z cell
   static_assert((2 * R + 2 * r) * (2 * R + 2 * r + 1) <= DIA_OFF_MAX, "column offset table too small");
 
   int tlo, thi;
@@ -153,27 +164,27 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   int ecur, eend;
   tower_events(A, key, &ecur, &eend);
 
-  float *const xb = sm;                                         // [2][(NZp + 2H) / Z][PZ]
-  const int XBSZ = (NZp + 2 * H) / Z * PZ;
-  // the band: cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary, else [NZp / Z][SB]
+  float *const xb = sm;  // [2][(NZc + 2H) / Z][PZ]
+  const int XBSZ = (NZc + 2 * H) / Z * PZ;
+  // the band: cooperative [NB][NZc / 4][NBIo][4] from a 16-byte boundary, else [NZc / Z][SB]
   constexpr bool COOP = band_coop<r, DTS, Z>();
   constexpr int NBIo = odd_up(NBI), IPW = coop_items<r, DTS, Z>();
   constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;  // copy instructions: p, c²dt²
   constexpr int BQ = COOP ? 4 : Z;  // floats between a thread's consecutive items
   float *const band0 = sm + (COOP ? (2 * XBSZ + 3) / 4 * 4 : 2 * XBSZ);
-  const int BSTR = COOP ? NZp * NBIo : NBI * Z;  // floats between buffers, in a thread's view
+  const int BSTR = COOP ? NZc * NBIo : NBI * Z;  // floats between buffers, in a thread's view
   float *const bandk = COOP ? band0 + k / (4 / Z) * NBIo * 4 + k % (4 / Z) * Z : band0 + k * SB;
   // [2][ND][2]: axy and RN(1/(1 + axy)) of a column; then (COOP) OT, the column offsets of the
   // band items, p then c²dt²
-  float *const sdamp = band0 + (COOP ? NB * NZp * NBIo : NZp / Z * SB);
+  float *const sdamp = band0 + (COOP ? NB * NZc * NBIo : NZc / Z * SB);
   int *const otab = (int *)(sdamp + 4 * ND);
   static_assert(ND <= 32, "the columns' damping: one warp");
   float azk[Z];
-  for (int j = 0; j < Z; j++) azk[j] = A.az[Z * k + j];
+  for (int j = 0; j < Z; j++) azk[j] = A.az[zb + Z * k + j];
   // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
   // so that a warp straddling a layer's edge runs one path, not both.
   bool wz = false;
-  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[(k & ~31) * Z + j] != 0.0f;
+  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[zb + (k & ~31) * Z + j] != 0.0f;
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
@@ -183,7 +194,15 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // the kernel parameters (constant bank), so that an address costs one multiply-add with a
   // constant operand and the offsets hold no registers across the step loop.
   auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
-  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * A.SY + Z * k; };
+  auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * A.SY + zb + Z * k; };
+  // Seam rows (CL > 1): the exchange buffer of the CTA above (rank − 1) gets the p^n of this CTA's
+  // first H cells in its halo rows below its column; the one below (rank + 1), of the last H cells,
+  // in its rows above. (A thread's group of Z rows is one unit: H is a multiple of Z.)
+  float *seam = nullptr;
+  if constexpr (CL > 1) {
+    if (rank > 0 && k < H / Z) seam = cl_smem<CL>(xb, rank - 1) + (NZc / Z + H / Z + k) * PZ;
+    else if (rank < CL - 1 && k >= (NZc - H) / Z) seam = cl_smem<CL>(xb, rank + 1) + (k - (NZc - H) / Z) * PZ;
+  }
 
   float F[Z][NW], Gv[Z][ND], C[Z][ND];
   float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
@@ -213,7 +232,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       if constexpr (COOP) {
         float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
         const int *const tq = otab + cq;
-        const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + cz;
+        const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + zb + cz;
         const float *const srcb = lvl(A, A.t0 + tau1) + b1, *const c2b = A.c2 + b1;
         sfor<0, NIF>([&](auto I) {
           if (I < NIF - 1 || cq < NBF - (NIF - 1) * IPW) cp_async_16(dq + I * IPW * 4, at(srcb, tq[I * IPW]));
@@ -241,10 +260,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   };
 
   // Zero the halo rows of both exchange buffers: groups [0, H/Z) (above z = 0: zero, or the image
-  // written every step by the ghost threads) and [(NZp + H)/Z, (NZp + 2H)/Z) (below the column).
+  // written every step by the ghost threads) and [(NZc + H)/Z, (NZc + 2H)/Z) (below the column).
+  // Not those at a seam: the neighbour CTA writes them every step.
   for (int e = threadIdx.x; e < 2 * 2 * (H / Z) * PZ; e += blockDim.x) {
     const int b = e / (2 * (H / Z) * PZ), rem = e % (2 * (H / Z) * PZ), g = rem / PZ, col = rem % PZ;
-    xb[b * XBSZ + (g < H / Z ? g : NZp / Z + g) * PZ + col] = 0.0f;
+    if (g < H / Z ? rank == 0 : rank == CL - 1) xb[b * XBSZ + (g < H / Z ? g : NZc / Z + g) * PZ + col] = 0.0f;
   }
   if constexpr (COOP) {  // OT: entry J for p item J, NIF·IPW + J for c²dt² item J
     const int nt = blockDim.x;
@@ -257,7 +277,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       if ((int)threadIdx.x == J % nt) otab[NIF * IPW + J] = off((u + v) / 2, (u - v) / 2);
     });
   }
-  __syncthreads();  // before the ghost threads write the image rows (and the copies read OT)
+  // before the ghost threads write the image rows (and the copies read OT); over a cluster, before
+  // any CTA stores into another's shared memory (every CTA of the cluster has started)
+  cl_sync<CL>();
 
   // The first active step: the whole working set from memory.
   {
@@ -324,11 +346,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
     sfor<0, ND>([&](auto I) { store_z<Z>(row + Z * I, [&](auto J) { return fgetD(J, I); }); });
+    if constexpr (CL > 1)
+      if (seam) {
+        float *const srow = seam + (tau & 1) * XBSZ;
+        sfor<0, ND>([&](auto I) { store_z<Z>(srow + Z * I, [&](auto J) { return fgetD(J, I); }); });
+      }
     // (free surface: the threads holding z = 1 … r write the image −p[z] to row H − z; the
     // condition evaluated here, not held across the loop: that register made the z-damped
     // path spill at order 2, DTS 4)
     sfor<0, Z>([&](auto J) {
-      const int z = Z * k + J;
+      const int z = zb + Z * k + J;
       if (A.fs && z >= 1 && z <= r && z < A.N2) {
         float *const grow = xbb + xaddr<Z>(H - z, 0, PZ);
         sfor<0, ND>([&](auto I) { grow[Z * I] = -fgetD(J, I); });
@@ -350,8 +377,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       sd[2 * k] = axy;
       sd[2 * k + 1] = damp_recip(axy);
     }
-    __syncthreads();
-    if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine);
+    cl_sync<CL>();  // (the seam rows too: the neighbours' stores above)
+    if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine, zb, NZc);
 
     // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
     //    τ − 1, before the barrier above.
@@ -417,7 +444,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         sfor<0, Z>([&](auto J) {
           const float p0 = fgetD(J, I);
           float acc = lap(J, I);
-          const int z = Z * k + J;
+          const int z = zb + Z * k + J;
 #pragma unroll 1
           for (int e = e0; e < e1; e++)
             if (A.ev[e].col == i && A.ev[e].k == z) acc = acc + A.ev[e].S;
@@ -502,7 +529,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           store_z<Z>(rown + Z * slot, [&](auto J) { return Gv[J][i]; });
         });
         __syncthreads();
-        gather_taps<r, R, Z, H>(A, xbn, PZ, X0, Y0, trow, myc, myslot, nextrec);
+        gather_taps<r, R, Z, H>(A, xbn, PZ, X0, Y0, trow, myc, myslot, nextrec, zb, NZc);
       }
     }
   }
@@ -544,28 +571,36 @@ template <int r, int DTS, int Z>
 constexpr int tower_max_threads() {
   return r * DTS * Z <= 2 ? 512 : (r == 1 && DTS == 3 && Z == 1 ? 384 : r == 1 && DTS == 2 && Z == 2 ? 384 : 256);
 }
-template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
-__global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
+// The kernel's body, one CTA (CL = 1) or a cluster of CL CTAs a tower: rank 0 takes the tickets
+// (and hands each to the others' shared memory), waits for the predecessors and marks the tower
+// done after the cluster's barrier; every CTA's stores are fenced before that barrier.
+template <int r, int DTS, int Z, bool YX, int NB, int CL>
+__device__ __forceinline__ void tower_body(const dia_args &A) {
   DIA_DYN_SMEM(sm);
   if (!A.persistent) {
     const int s = A.s;
-    run_tower<r, DTS, Z, YX, NB>(A, s, ((s % 2) + 2) % 2 + 2 * (int)blockIdx.x, sm);
+    run_tower<r, DTS, Z, YX, NB, CL>(A, s, ((s % 2) + 2) % 2 + 2 * (int)(blockIdx.x / CL), sm);
     return;
   }
-  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB>(A.NZp) / sizeof(float) - 1));
+  const int rank = cl_rank<CL>();
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB>(A.NZp / CL) / sizeof(float) - 1));
   for (;;) {
-    if (threadIdx.x == 0) sh_ticket[0] = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
-    __syncthreads();
+    if (threadIdx.x == 0 && rank == 0) {
+      const int t = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
+      for (int c = 0; c < CL; c++) *(int *)cl_smem<CL>((float *)sh_ticket, c) = t;
+    }
+    cl_sync<CL>();
     const int t = sh_ticket[0];
-    __syncthreads();
+    cl_sync<CL>();  // (before the next ticket's store)
     if (t >= A.ntowers) break;
     int s, kk;
     decode_ticket(A, t, &s, &kk);
     // (trace: stored at once, so that nothing extra stays live across run_tower)
-    if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t] = dia_clock_ns();
+    if (A.trace && threadIdx.x == 0 && rank == 0) A.trace[4 * (size_t)t] = dia_clock_ns();
     if (threadIdx.x == 0) {
       // Everything up-right of T(p, q) in the (p, q) lattice must be done: its parents
-      // (schedule.h, tw_tower_preds, the rule cpu-diamond's tasks follow too) cover it.
+      // (schedule.h, tw_tower_preds, the rule cpu-diamond's tasks follow too) cover it. (Every CTA
+      // of a cluster waits itself, so that each acquires the stores it reads.)
       tw_schedule sc;
       sc.s_hi = A.s_hi, sc.kmax = A.kmax;
       int ps[2], pk[2];
@@ -574,12 +609,12 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
         while (ld_acquire(&A.done[flag_index(A, ps[j], pk[j])]) < A.epoch) dia_nanosleep(100);
       __threadfence();
     }
-    if (A.trace && threadIdx.x == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
+    if (A.trace && threadIdx.x == 0 && rank == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
     __syncthreads();
-    run_tower<r, DTS, Z, YX, NB>(A, s, kk, sm);
+    run_tower<r, DTS, Z, YX, NB, CL>(A, s, kk, sm);
     __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
+    cl_sync<CL>();  // every CTA of the tower has stored its part
+    if (threadIdx.x == 0 && rank == 0) {
       if (A.trace) {
         const size_t tt = (size_t)sh_ticket[0];  // (not written again before the barrier above the next ticket)
         A.trace[4 * tt + 2] = dia_clock_ns();
@@ -588,6 +623,19 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
       st_release(&A.done[flag_index(A, s, kk)], A.epoch);
     }
   }
+}
+template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
+__global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
+  tower_body<r, DTS, Z, YX, NB, 1>(A);
+}
+// The z column over a cluster of 2 CTAs (sm_90), each of at most tower_max_threads: order 4's
+// tower at Nz 257–512.
+template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
+__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1)
+    tower_kernel_cl2(const dia_args A) {
+#if !defined(TW_DIAMOND_EMU) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+  tower_body<r, DTS, Z, YX, NB, 2>(A);
+#endif
 }
 
 // ---------------------------------------------------------------------------------- generic tower
