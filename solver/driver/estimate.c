@@ -152,11 +152,18 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * gain there that was not measured. The tower beats the stepwise kernel from Nz ~193 (1.13–1.27x at
  * Nz 193–240, where the stepwise kernel's 64-cell z tile is short; 1.10–1.20x at 256) and not below
  * Nz 192 (0.79–1.02x). On an H100 (x 1.29) the table predicts the tower from Nz 129 on wide grids
- * (session 12 measured 1.09–1.31x there from Nz 160, with the kernel of then). */
-static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},
-                                       {112, .865f},  {128, .890f},  {129, .879f},  {160, .890f},
-                                       {176, .994f},  {192, 1.024f}, {193, 1.254f}, {208, 1.253f},
-                                       {224, 1.271f}, {225, 1.131f}, {240, 1.154f}, {256, 1.101f}};
+ * (session 12 measured 1.09–1.31x there from Nz 160, with the kernel of then).
+ * Nz 257–512: the tower's column over a cluster of 2 CTAs (one an SM, 5–8 warps each), on 4096 x
+ * 2048 x Nz (66 clusters, P 512: a share of 1), 32 steps x 3 (session 38): like one CTA at Nz / 2
+ * but for the cluster's barrier, 0.82–0.83x at 5 warps a CTA (Nz 257–320), 1.02x at 6, 1.09–1.17x at
+ * 7–8 (Nz 385–512; 2048 x 2048 x 512 1.09x, 1024 x 1024 x 512 1.01x: the stepwise kernel's rate
+ * moves with the grid's shape). Scaled for an H100's bandwidth like the one-CTA points: not measured
+ * there. */
+static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},   {112, .865f},
+                                       {128, .890f},  {129, .879f},  {160, .890f},  {176, .994f},  {192, 1.024f},
+                                       {193, 1.254f}, {208, 1.253f}, {224, 1.271f}, {225, 1.131f}, {240, 1.154f},
+                                       {256, 1.101f}, {257, .820f},  {288, .820f},  {320, .827f},  {352, 1.019f},
+                                       {384, 1.020f}, {416, 1.159f}, {448, 1.169f}, {480, 1.095f}, {512, 1.090f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {

@@ -532,9 +532,10 @@ static void settings_warnings(const tw_job *job, tw_validation *val) {
  * H200's (the kernel is bound by memory; order 8 on an H200 by the L2). gpu-diamond runs
  * the same kernel unless its register tower is predicted faster on this GPU (tw_gpu_tower_gain
  * times tw_gpu_tower_share, the kernel's own choice): then that prediction times the stepwise rate.
- * The towers exist for columns of up to ~768 cells at order 2 and 256 at order 4 (one block of
+ * The towers exist for columns of up to ~768 cells at order 2 and 512 at order 4 (one block of
  * Nz / Z threads must fit: gpu_diamond.cu, reg_kernels; order 4's, at 220 registers, takes at most
- * 256 threads); the realistic job on an H100: 419 Gcell/s estimated, 398 measured (session 12). */
+ * 256 threads, and above Nz 256 its column goes over a cluster of 2 CTAs); the realistic job on an
+ * H100: 419 Gcell/s estimated, 398 measured (session 12). */
 static const double gpu_rates[4] = {260, 240, 210, 200};
 
 /* CPU kernels: a short calibration, the job's kernel and order on a grid of at most 64 x 64 x 256
@@ -569,7 +570,9 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         tw_schedule_init(&sc, kg.N[0], kg.N[1], r, dts, nt);
         const int threads = (nz + 32 * (r == 1 ? 2 : 1) - 1) / (32 * (r == 1 ? 2 : 1)) * 32;
         const int bmax = threads < 256 ? 256 / threads : 1;
-        double share = tw_gpu_tower_share(r, tw_schedule_parallelism(&sc), sms, bmax, NULL);
+        /* order 4 above Nz 256: the column over a cluster of 2 CTAs, the workers sms / 2 clusters */
+        const int cluster = r == 2 && nz > 256;
+        double share = tw_gpu_tower_share(r, tw_schedule_parallelism(&sc), cluster ? sms / 2 : sms, bmax, NULL);
         /* in core the two-z dts-3 tower (Nz up to 512: its shared memory) may sweep y (dia_init) */
         if (r == 1 && dts == 3 && nz <= 512 && !val->est.window_planes) {
           tw_schedule_init(&sc, kg.N[1], kg.N[0], r, dts, nt);
@@ -579,7 +582,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         gain *= share;
       }
     }
-    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 256)) {
+    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 512)) {
       rate *= gain;
       const size_t l = strlen(val->run_basis);
       snprintf(val->run_basis + l, sizeof val->run_basis - l, " x %.2f for gpu-diamond's register tower", gain);

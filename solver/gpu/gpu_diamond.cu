@@ -25,7 +25,9 @@
 //    one barrier per step). All table indices are compile-time (Geo<r, DTS> below, unrolled with
 //    sfor), so the arrays live in registers; at high order the halo part of W stays in the shared
 //    band buffer instead (HS). Launched per stage, or (default) as a persistent grid that takes
-//    towers by ticket and starts one when its two predecessors have set their done flags.
+//    towers by ticket and starts one when its two predecessors have set their done flags. Order
+//    4's column above 256 cells goes over a cluster of 2 CTAs (tower_kernel_cl2: the seam's halo
+//    rows through distributed shared memory, the cluster's barrier a step).
 //  * the generic tower (generic_kernel<r>): any R, any Nz (z looped inside the block); reads every
 //    neighbour from global memory (L1/L2), writes every update back, one barrier per step. Slower
 //    than gpu-stepwise (docs/performance.md): a second opinion for the tests, run on request only.
@@ -689,7 +691,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warps per block, 4–8 blocks an SM, order 4's, at 220 registers, one block of up to 8 warps per
   // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
   // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
-  // and order 4 at Nz 193–256 from ~1 000–1 100 columns across (1.06–1.27x; session 37); on an H100
+  // and order 4 at Nz 193–256 from ~1 000–1 100 columns across (1.06–1.27x; session 37) and at Nz
+  // ~390–512 over a cluster (1.01–1.17x, session 38); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
   // 160, 1.09–1.31x; order 4's points up to Nz 128 are not scaled: lower bounds). TW_DIAMOND_MODE
   // runs any tower on request.

@@ -40,6 +40,14 @@ __device__ inline void cl_sync() {
   __syncthreads();
 }
 template <int CL>
+__device__ inline void cl_arrive() {
+  static_assert(CL == 1, "the emulation has no clusters");
+}
+template <int CL>
+__device__ inline void cl_wait() {
+  static_assert(CL == 1, "the emulation has no clusters");
+}
+template <int CL>
 __device__ inline int cl_rank() {
   return 0;
 }
@@ -102,6 +110,18 @@ template <int CL>
 __device__ __forceinline__ void cl_sync() {
   if constexpr (CL == 1) __syncthreads();
   else cooperative_groups::this_cluster().sync();
+}
+// The cluster's barrier in its two halves (CL > 1; .aligned: a warp's threads execute each
+// together): arrive (release: this thread's stores before it, the remote ones included, are
+// visible to every thread of the cluster after its wait) and wait (acquire). A thread alternates
+// them; between the two it may do work that does not read what the other CTAs stored.
+template <int CL>
+__device__ __forceinline__ void cl_arrive() {
+  if constexpr (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+}
+template <int CL>
+__device__ __forceinline__ void cl_wait() {
+  if constexpr (CL > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 template <int CL>
 __device__ __forceinline__ int cl_rank() {

@@ -203,6 +203,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     if (rank > 0 && k < H / Z) seam = cl_smem<CL>(xb, rank - 1) + (NZc / Z + H / Z + k) * PZ;
     else if (rank < CL - 1 && k >= (NZc - H) / Z) seam = cl_smem<CL>(xb, rank + 1) + (k - (NZc - H) / Z) * PZ;
   }
+  // The warps at a seam (the first of a CTA below one, the last of a CTA above one: they store the
+  // seam rows and read the neighbour's) wait for the cluster's barrier before their update; the
+  // others only before their next arrival, after theirs, so that the barrier's latency (~0.3 µs
+  // across two SMs, against a step of ~4 µs) is hidden behind their work (step 1).
+  const bool seamw = CL > 1 && ((rank > 0 && (k >> 5) == 0) || (rank < CL - 1 && (k >> 5) == (int)blockDim.x / 32 - 1));
 
   float F[Z][NW], Gv[Z][ND], C[Z][ND];
   float BF[Z][NBF > 0 ? NBF : 1], BC[Z][NBC > 0 ? NBC : 1];
@@ -377,7 +382,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       sd[2 * k] = axy;
       sd[2 * k + 1] = damp_recip(axy);
     }
-    cl_sync<CL>();  // (the seam rows too: the neighbours' stores above)
+    if constexpr (CL > 1) cl_arrive<CL>();  // (the seam rows: waited for below, at a seam first)
+    __syncthreads();
+    if constexpr (CL > 1)
+      if (seamw) cl_wait<CL>();
     if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine, zb, NZc);
 
     // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
@@ -478,6 +486,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
           store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)),
                      [&](auto J) { return fgetD(J, std::integral_constant<int, i>{}); });
     });
+
+    if constexpr (CL > 1)
+      if (!seamw) cl_wait<CL>();
 
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
@@ -584,6 +595,9 @@ __device__ __forceinline__ void tower_body(const dia_args &A) {
   }
   const int rank = cl_rank<CL>();
   int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB>(A.NZp / CL) / sizeof(float) - 1));
+  // (every CTA of the cluster has started before rank 0 stores the first ticket into their shared
+  // memory: compute-sanitizer's racecheck flagged that store without it)
+  if constexpr (CL > 1) cl_sync<CL>();
   for (;;) {
     if (threadIdx.x == 0 && rank == 0) {
       const int t = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
