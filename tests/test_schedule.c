@@ -441,8 +441,9 @@ static void check_share(void) {
    * than the table's. Where `auto` runs the tower it must have measured faster; where the tower
    * measured 3 % faster it must run it, unless the row is one the table only bounds (exact 0: 2–4
    * blocks an SM, the table's points there from a narrower grid); the exact rows within 10 %.
-   * Nz 512 (session 38): the column over a cluster of 2 CTAs (bmax 0: 66 clusters the workers), on
-   * grids other than the table's 4096 x 2048. */
+   * Nz 448 and 512 (session 38): the column over a cluster of 2 CTAs (bmax 0: 66 clusters the
+   * workers); the table there is the lowest ratio of three grid shapes (1024 x 1024's), so the other
+   * shapes are bounds only. */
   static const struct {
     int n0, n1, nz, bmax, exact;
     double stepwise, tower;
@@ -450,7 +451,9 @@ static void check_share(void) {
             {2048, 1536, 256, 1, 1, 243.96, 265.79}, {2048, 2048, 256, 1, 1, 245.28, 265.89},
             {4096, 2048, 224, 1, 1, 226.66, 288.17}, {4096, 2048, 192, 1, 1, 247.48, 253.35},
             {4096, 4096, 128, 2, 0, 237.66, 266.75}, {4096, 4096, 64, 4, 0, 248.74, 201.61},
-            {2048, 2048, 512, 0, 1, 227.19, 248.62}, {1024, 1024, 512, 0, 1, 243.36, 246.03}};
+            {2048, 2048, 512, 0, 0, 227.19, 248.62}, {1024, 1024, 512, 0, 1, 243.36, 246.03},
+            {4096, 2048, 512, 0, 0, 228.99, 249.54}, {2048, 1024, 448, 0, 0, 245.29, 267.70},
+            {1024, 1024, 448, 0, 1, 245.97, 263.55}, {4096, 2048, 448, 0, 0, 230.77, 269.85}};
   for (size_t i = 0; i < sizeof m4 / sizeof m4[0]; i++) {
     tw_schedule sc;
     tw_schedule_init(&sc, m4[i].n0, m4[i].n1, 2, 2, 96);
@@ -469,6 +472,44 @@ static void check_share(void) {
     printf(
         "order 4, %4d x %4d x %3d: %5.1f towers at a time, share %.2f: predicted %.2fx gpu-stepwise, measured %.2fx\n",
         m4[i].n0, m4[i].n1, m4[i].nz, tw_schedule_parallelism(&sc), share, gain, meas);
+  }
+  /* The towers' rate in calls of h steps against 32 (tw_gpu_tower_height_factor), measured on an
+   * H200 (session 38, bench --steps h): order 2 dts 3 on 1024² × 512, order 4 dts 2 on 4096 × 2048 ×
+   * 224 (one CTA) and on 1024² × 512 (a cluster); within 4.5 % at h 8, 3 % from h 12; 1 at h 32; a
+   * call longer than the height is towers of equal height (h = L / ceil(L / nt)). */
+  static const struct {
+    int nt, h;
+    double rel;
+  } hf[] = {{128, 8, .782}, {128, 16, .921}, {128, 20, .953}, {128, 48, 1.033}, {128, 96, 1.064}, {128, 128, 1.071},
+            {96, 8, .836},  {96, 16, .937},  {96, 20, .963},  {96, 48, 1.024},  {96, 96, 1.054},  {96, 12, .910},
+            {96, 24, .977}, {96, 64, 1.041}, {96, 8, .842},   {96, 96, 1.052}};
+  for (size_t i = 0; i < sizeof hf / sizeof hf[0]; i++) {
+    const double f = tw_gpu_tower_height_factor(hf[i].nt, hf[i].h);
+    CHECK(fabs(f / hf[i].rel - 1.0) < (hf[i].h >= 12 ? 0.03 : 0.045), "height %d of %d: factor %.3f, measured %.3f",
+          hf[i].h, hf[i].nt, f, hf[i].rel);
+  }
+  CHECK(fabs(tw_gpu_tower_height_factor(96, 32) - 1.0) < 1e-12 &&
+            tw_gpu_tower_height_factor(96, 0) == tw_gpu_tower_height_factor(96, 96) &&
+            tw_gpu_tower_height_factor(96, 100) == tw_gpu_tower_height_factor(96, 50),
+        "height factor: 1 at 32, the height where calls are unknown, equal blocks: %.4f %.4f %.4f %.4f",
+        tw_gpu_tower_height_factor(96, 32), tw_gpu_tower_height_factor(96, 0), tw_gpu_tower_height_factor(96, 100),
+        tw_gpu_tower_height_factor(96, 50));
+  /* the calls' length a job gives: its steps over its cuts (snapshots, checkpoints by step, the end) */
+  {
+    tw_job job;
+    memset(&job, 0, sizeof job);
+    long snaps[12];
+    for (int i = 0; i < 12; i++) snaps[i] = 100 * (i + 1);
+    job.steps = 1200;
+    const long none = tw_job_call_steps(&job);
+    job.snap_steps = snaps, job.nsnap = 12;
+    const long every100 = tw_job_call_steps(&job);
+    job.ckpt_every = 300; /* (at snapshots' steps: no more cuts) */
+    const long both = tw_job_call_steps(&job);
+    job.ckpt_every = 250, job.nsnap = 0; /* 250, 500, 750, 1000 and the end */
+    const long ck = tw_job_call_steps(&job);
+    CHECK(none == 1200 && every100 == 100 && both == 100 && ck == 240, "calls' length: %ld %ld %ld %ld", none,
+          every100, both, ck);
   }
   /* wide grids keep the whole gain with every block that fits, and the share never grows as the
    * grid narrows, whatever fits an SM (1 block: Nz 257–512, 2: 129–256, 4: 65–128, 8: up to 64) */

@@ -234,6 +234,7 @@ tw_status tw_bench_kernel(tw_bench_problem *bp, const char *kernel, long steps, 
                           "+dts=N, +rest", opt, kernel);
     }
   }
+  pbo.call_steps = steps; /* (every call advances `steps`) */
   pb = &pbo;
   (void)rest; /* CPU kernels start from rest anyway (fields are random only on the GPU) */
   char *at = strchr(name, '@');

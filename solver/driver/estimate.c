@@ -153,17 +153,19 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * Nz 193–240, where the stepwise kernel's 64-cell z tile is short; 1.10–1.20x at 256) and not below
  * Nz 192 (0.79–1.02x). On an H100 (x 1.29) the table predicts the tower from Nz 129 on wide grids
  * (session 12 measured 1.09–1.31x there from Nz 160, with the kernel of then).
- * Nz 257–512: the tower's column over a cluster of 2 CTAs (one an SM, 5–8 warps each), on 4096 x
- * 2048 x Nz (66 clusters, P 512: a share of 1), 32 steps x 3 (session 38): like one CTA at Nz / 2
- * but for the cluster's barrier, 0.82–0.83x at 5 warps a CTA (Nz 257–320), 1.02x at 6, 1.09–1.17x at
- * 7–8 (Nz 385–512; 2048 x 2048 x 512 1.09x, 1024 x 1024 x 512 1.01x: the stepwise kernel's rate
- * moves with the grid's shape). Scaled for an H100's bandwidth like the one-CTA points: not measured
- * there. */
+ * Nz 257–512: the tower's column over a cluster of 2 CTAs (one an SM, 5–8 warps each; 66 clusters,
+ * a share of 1 on these grids), 32 steps x 3 (session 38): like one CTA at Nz / 2 but for the
+ * cluster's barrier. The stepwise kernel's rate moves with the grid's shape (Nz 512: 229 Gcell/s on
+ * 4096 x 2048, 241 on 2048 x 1024, 243 on 1024 x 1024, the tower 248–250 on all three), so the
+ * points from Nz 384 are the lowest ratio of 4096 x 2048, 2048 x 1024 and 1024 x 1024 (1024 x 1024's
+ * each time; 4096 x 2048's were 1.02 / 1.16 / 1.17 / 1.10 / 1.09 at Nz 384 / 416 / 448 / 480 / 512),
+ * those below 384 from 4096 x 2048 alone (0.82–0.83x at 5 warps a CTA, Nz 257–320: the stepwise
+ * kernel runs there). Scaled for an H100's bandwidth like the one-CTA points: not measured there. */
 static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},   {112, .865f},
                                        {128, .890f},  {129, .879f},  {160, .890f},  {176, .994f},  {192, 1.024f},
                                        {193, 1.254f}, {208, 1.253f}, {224, 1.271f}, {225, 1.131f}, {240, 1.154f},
                                        {256, 1.101f}, {257, .820f},  {288, .820f},  {320, .827f},  {352, 1.019f},
-                                       {384, 1.020f}, {416, 1.159f}, {448, 1.169f}, {480, 1.095f}, {512, 1.090f}};
+                                       {384, .955f},  {416, 1.046f}, {448, 1.071f}, {480, 1.012f}, {512, 1.010f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
@@ -218,6 +220,7 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * 37): the chain bound there is TOWER_CHAIN_O4 times order 2's. One point fits it; orders 6 and 8
  * have no tower that `auto` runs. */
 #define TOWER_CHAIN_O4 0.885
+
 static double tower_work(int b, int bmax) { return 1.0 - pow(1.0 - (double)b / bmax, 1.7); }
 double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
   if (bmax < 1) bmax = 1;
@@ -238,6 +241,26 @@ double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
   }
   if (blocks) *blocks = bb;
   return best < 1.0 ? best : 1.0;
+}
+
+/* A call of L steps runs ceil(L / nt) towers of equal height h a column, and a tower has a fixed
+ * cost (its first loads, its ticket and its predecessors' flags, its last stores, the DAG's fill
+ * and drain) of about TOWER_FIXED_STEPS steps of its work: its rate goes as h / (h + c). Fitted on
+ * the towers' rate in calls of 8–256 steps against 32 (H200, session 38: order 2 on 1024² × 512,
+ * order 4 on 4096 × 2048 × 224 and over a cluster on 1024² × 512; gpu-stepwise's rate did not move):
+ * within 4.4 % at h 8, 3 % from h 12 (test_schedule). The tables were measured in calls of 32
+ * (order 2's points at Nz 257–512 in calls of 64: this puts them 4 % higher, far from the
+ * threshold). */
+#define TOWER_FIXED_STEPS 2.7
+double tw_gpu_tower_height_factor(int nt, long call_steps) {
+  if (nt < 1) return 1.0;
+  double h = nt;
+  if (call_steps > 0) {
+    const long blocks = (call_steps + nt - 1) / nt;
+    h = (double)call_steps / (double)blocks;
+  }
+  const double c = TOWER_FIXED_STEPS;
+  return (h / (h + c)) / (32.0 / (32.0 + c));
 }
 
 double tw_gpu_dram_bytes_per_s(int mem_clock_khz, int bus_bits) {

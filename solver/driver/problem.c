@@ -230,6 +230,15 @@ int tw_grid_oriented(const tw_job *job, tw_grid *g) {
   return 1;
 }
 
+long tw_job_call_steps(const tw_job *job) {
+  if (job->steps < 1) return 0;
+  const long every = job->ckpt_every > 0 ? job->ckpt_every : 0;
+  long cuts = 1 + (every ? (job->steps - 1) / every : 0); /* the end, the checkpoints before it */
+  for (int i = 0; i < job->nsnap; i++)
+    cuts += job->snap_steps[i] < job->steps && !(every && job->snap_steps[i] % every == 0);
+  return (job->steps + cuts - 1) / cuts;
+}
+
 tw_status tw_problem_sizes(const tw_job *job, tw_problem *pb, tw_error *err) {
   memset(pb, 0, sizeof *pb);
   pb->swap_xy = tw_grid_oriented(job, &pb->g);
@@ -239,6 +248,7 @@ tw_status tw_problem_sizes(const tw_job *job, tw_problem *pb, tw_error *err) {
   pb->free_surface = job->free_surface;
   pb->dts = job->dts;
   pb->tower_height = job->tower_height;
+  pb->call_steps = tw_job_call_steps(job);
   pb->device_memory = job->device_memory;
   pb->threads = job->threads;
   pb->interval = job->rec_interval > 0 ? job->rec_interval : 1;

@@ -47,6 +47,11 @@ struct tw_problem {
 
   /* DiamondTorre parameters (0 = default per order) and the memory cap (0 = none). */
   int dts, tower_height;
+  /* The advance calls' usual length where the caller knows it, 0 where not: a run's steps over its
+   * cuts (tw_job_call_steps), bench's --steps. A call of n steps is ceil(n / height) towers of
+   * equal height, and a tower's fixed cost weighs more in a short one: gpu-diamond predicts its
+   * gain at that height (tw_gpu_tower_height_factor). */
+  long call_steps;
   uint64_t device_memory;
   int threads;               /* CPU threads, 0 = OpenMP default */
 
@@ -74,6 +79,10 @@ tw_status tw_problem_create_medium(const tw_job *job, const tw_velocity *v, tw_p
 /* The sizes and parameters of the problem a finalized job gives (grid, order, stencil, steps, the
  * solver's settings), no arrays and nothing allocated: what `check` needs to size a kernel's plan. */
 tw_status tw_problem_sizes(const tw_job *job, tw_problem *pb, tw_error *err);
+/* The mean length of a run's segments between cuts: its snapshots, its checkpoints by step
+ * (checkpoint.every; those by wall clock are not known ahead) and its end. The driver advances each
+ * segment in equal blocks of at most the kernel's height (run.c: time_loop). */
+long tw_job_call_steps(const tw_job *job);
 /* A kernel's message speaks of its own axes (x-planes, N0 x N1 x N2): on a job swept along y, append
  * which they are. */
 void tw_problem_axes_note(const tw_problem *pb, tw_error *err);
@@ -178,6 +187,10 @@ double tw_gpu_tower_gain(int r, int nz, double dram_bytes_per_s);
  * SMs, bmax the tower's blocks that fit an SM; *blocks (may be NULL): the blocks an SM to launch, in
  * [1, bmax]. In (0, 1]; estimate.c says what it was fitted on. */
 double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks);
+/* The towers' rate at their height in the calls against the tables' (measured in calls of 32
+ * steps): nt the tower height, call_steps the calls' length (tw_problem.call_steps; 0: unknown,
+ * taken as long). */
+double tw_gpu_tower_height_factor(int nt, long call_steps);
 /* A GPU's DRAM bandwidth from its memory clock (kHz) and bus width (bits), double data rate; 0 when
  * either is unknown. TW_H200_DRAM_BYTES_PER_S: the H200's, the GPU the tables of rates were measured
  * on, as its attributes give it (6144 bits, ~3.13 GHz: 4.8 TB/s; `check` printed a scale of 0.98

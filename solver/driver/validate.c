@@ -560,7 +560,8 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
     {
       /* the share a narrow grid keeps (tw_gpu_tower_share, as dia_init applies it), with the
        * kernel's axes, dts and height, and the default towers' shape: at order 2 two z cells a
-       * thread, at order 4 one, on whole warps, up to 256 threads of ~250 registers an SM */
+       * thread, at order 4 one, on whole warps, up to 256 threads of ~250 registers an SM; and the
+       * towers' height in the run's calls */
       int dts = 0, nt = 0;
       tw_grid kg;
       tw_error e2 = {0};
@@ -579,7 +580,7 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
           const double sy = tw_gpu_tower_share(r, tw_schedule_parallelism(&sc), sms, bmax, NULL);
           share = sy > share ? sy : share;
         }
-        gain *= share;
+        gain *= share * tw_gpu_tower_height_factor(nt, tw_job_call_steps(job));
       }
     }
     if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 512)) {

@@ -701,7 +701,9 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)
   const double bw =
       tw_gpu_props_get(dev, &gp, &gerr) == TW_OK ? tw_gpu_dram_bytes_per_s(gp.mem_clock_khz, gp.bus_bits) : 0.0;
-  s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) * share : 0.0;
+  // (and at the towers' height in this run's calls: tw_gpu_tower_height_factor)
+  s->gain = s->fn ? tw_gpu_tower_gain(s->r, g->N[2], bw) * share * tw_gpu_tower_height_factor(s->nt, pb->call_steps)
+                  : 0.0;
   const int tower_pays = s->gain >= TW_TOWER_MIN_GAIN;
   const double margin = z_damped ? Z_DAMPED_MARGIN : MODEL_MARGIN;
   if (!(me && *me) && (!s->fn || !tower_pays || s->bpu > margin * STEPWISE_BPU)) {
