@@ -401,8 +401,9 @@ static void matrix(const char *bitref, int ncases) {
   printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3; %d over a cluster)\n", total,
          sweeps_y, bands_run[0], bands_run[1], clusters_run);
   /* the forced sweeps and band buffers ran somewhere (the report's format, the random specs) */
-  CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0, "%d runs swept y, %d ran 2 band buffers, %d ran 3",
-        sweeps_y, bands_run[0], bands_run[1]);
+  CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0 && clusters_run > 0,
+        "%d runs swept y, %d ran 2 band buffers, %d ran 3, %d over a cluster", sweeps_y, bands_run[0], bands_run[1],
+        clusters_run);
 }
 
 /* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise;
@@ -452,10 +453,11 @@ static long focused_case(const char *bitref, const char *what, const tw_problem 
 }
 
 /* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
- * tower holds it (the stepwise kernel by default); Nz 500: the dts-2 tower over a cluster of 2 CTAs
- * (256 threads each); order 2: the register tower with two z cells per thread (Nz 500: DTS 3; Nz
- * 700: DTS 2), which the report must name (`want`). */
-static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
+ * tower holds it (the stepwise kernel by default); Nz 500 and 300: the dts-2 tower over a cluster of
+ * 2 CTAs (256 and 160 threads each: 8 and 5 warps, so the warps away from the seam wait for the
+ * cluster's barrier after their update); order 2: the register tower with two z cells per thread
+ * (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`), run persistent or as `mode`. */
+static void tall_column_in(const char *bitref, int order, int nz, int dts, const char *mode, const char *want) {
   spec sp;
   memset(&sp, 0, sizeof sp);
   sp.order = order, sp.n[0] = 5, sp.n[1] = 4, sp.n[2] = nz, sp.fs = 1, sp.interval = 2, sp.trilinear = 1;
@@ -465,10 +467,14 @@ static void tall_column(const char *bitref, int order, int nz, int dts, const ch
   REQUIRE(sc, "alloc");
   make_schedule(pb, sp.height, sc);
   char what[64];
-  snprintf(what, sizeof what, "tall column (order %d, Nz %d, dts %d)", order, nz, dts);
-  focused_case(bitref, what, pb, sc, want ? "persistent" : NULL, want);
+  snprintf(what, sizeof what, "tall column (order %d, Nz %d, dts %d%s%s)", order, nz, dts, mode ? ", " : "",
+           mode ? mode : "");
+  focused_case(bitref, what, pb, sc, mode ? mode : want ? "persistent" : NULL, want);
   free(sc);
   tw_problem_destroy(pb);
+}
+static void tall_column(const char *bitref, int order, int nz, int dts, const char *want) {
+  tall_column_in(bitref, order, nz, dts, NULL, want);
 }
 
 /* The tails ahead of a wavefront: one source under the free surface, waves run into the
@@ -944,6 +950,9 @@ int main(int argc, char **argv) {
   matrix(bitref, ncases);
   tall_column(bitref, 4, 1100, 2, NULL);
   tall_column(bitref, 4, 500, 2, "256 threads x 1 z x 2 CTAs (a cluster)");
+  tall_column_in(bitref, 4, 500, 2, "stage", "256 threads x 1 z x 2 CTAs (a cluster)");
+  tall_column_in(bitref, 4, 300, 2, "persistent", "160 threads x 1 z x 2 CTAs (a cluster)");
+  tall_column_in(bitref, 4, 300, 2, "stage", "160 threads x 1 z x 2 CTAs (a cluster)");
   tall_column(bitref, 2, 500, 3, "dts 3 (R = 3), tower height 7, 256 threads x 2 z");
   tall_column(bitref, 2, 700, 3, "x 2 z");
   tails_case(bitref, 2, 3, "persistent/z1", "1 z");

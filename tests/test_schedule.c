@@ -473,6 +473,13 @@ static void check_share(void) {
         "order 4, %4d x %4d x %3d: %5.1f towers at a time, share %.2f: predicted %.2fx gpu-stepwise, measured %.2fx\n",
         m4[i].n0, m4[i].n1, m4[i].nz, tw_schedule_parallelism(&sc), share, gain, meas);
   }
+  /* order 4's points measured on the H200 only are not scaled for another GPU's bandwidth (Nz ≤ 128:
+   * lower bounds; above 256: the cluster's), those of Nz 129–256 are (an H100: 3.35 TB/s) */
+  CHECK(tw_gpu_tower_gain(2, 512, 3.35e12) == tw_gpu_tower_gain(2, 512, 0.0) &&
+            tw_gpu_tower_gain(2, 300, 3.35e12) == tw_gpu_tower_gain(2, 300, 0.0) &&
+            tw_gpu_tower_gain(2, 224, 3.35e12) > 1.2 * tw_gpu_tower_gain(2, 224, 0.0),
+        "order 4's scaling for an H100: Nz 512 %.3f / %.3f, Nz 224 %.3f / %.3f", tw_gpu_tower_gain(2, 512, 3.35e12),
+        tw_gpu_tower_gain(2, 512, 0.0), tw_gpu_tower_gain(2, 224, 3.35e12), tw_gpu_tower_gain(2, 224, 0.0));
   /* The towers' rate in calls of h steps against 32 (tw_gpu_tower_height_factor), measured on an
    * H200 (session 38, bench --steps h): order 2 dts 3 on 1024² × 512, order 4 dts 2 on 4096 × 2048 ×
    * 224 (one CTA) and on 1024² × 512 (a cluster); within 4.5 % at h 8, 3 % from h 12; 1 at h 32; a

@@ -160,7 +160,7 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * points from Nz 384 are the lowest ratio of 4096 x 2048, 2048 x 1024 and 1024 x 1024 (1024 x 1024's
  * each time; 4096 x 2048's were 1.02 / 1.16 / 1.17 / 1.10 / 1.09 at Nz 384 / 416 / 448 / 480 / 512),
  * those below 384 from 4096 x 2048 alone (0.82–0.83x at 5 warps a CTA, Nz 257–320: the stepwise
- * kernel runs there). Scaled for an H100's bandwidth like the one-CTA points: not measured there. */
+ * kernel runs there). Not scaled for a GPU's bandwidth: the cluster was measured on an H200 only. */
 static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},   {112, .865f},
                                        {128, .890f},  {129, .879f},  {160, .890f},  {176, .994f},  {192, 1.024f},
                                        {193, 1.254f}, {208, 1.253f}, {224, 1.271f}, {225, 1.131f}, {240, 1.154f},
@@ -182,8 +182,9 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
   else if (r == 2) {
     q = tower_interp(tower_o4, (int)(sizeof tower_o4 / sizeof tower_o4[0]), nz);
     /* the points up to Nz 128 are the H200's lower bounds (2–4 blocks an SM, below Nz 48 none
-     * measured): a GPU of less bandwidth is predicted no more than that there */
-    if (nz <= 128) return q;
+     * measured), and those above 256 (the cluster's) were not measured on another GPU: a GPU of
+     * less bandwidth is predicted no more than that there */
+    if (nz <= 128 || nz > 256) return q;
   } else {
     return 0.0;
   }

@@ -583,7 +583,9 @@ static void estimate_runtime(const tw_job *job, tw_validation *val) {
         gain *= share * tw_gpu_tower_height_factor(nt, tw_job_call_steps(job));
       }
     }
-    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= (r == 1 ? 768 : 512)) {
+    /* (order 4 above Nz 256 over a cluster: a GPU of sm_90 on, or none known, as an H200) */
+    const int nz_max = r == 1 ? 768 : (!have_props || p.cc_major >= 9 ? 512 : 256);
+    if (strcmp(val->kernel, "gpu-diamond") == 0 && gain >= TW_TOWER_MIN_GAIN && nz <= nz_max) {
       rate *= gain;
       const size_t l = strlen(val->run_basis);
       snprintf(val->run_basis + l, sizeof val->run_basis - l, " x %.2f for gpu-diamond's register tower", gain);

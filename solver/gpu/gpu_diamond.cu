@@ -553,6 +553,11 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const int bforce = mbands && *mbands ? atoi(mbands) : 0;
   const char *mcl = getenv("TW_DIAMOND_CL");
   const int clforce = mcl && *mcl ? atoi(mcl) : 0;
+  // clusters (the towers of cl > 1): a GPU that launches them (sm_90 on) running the kernel's code
+  // for sm_90 or later (a build for older targets has a trap there), never in the host emulation
+  int cluster_launch = 0;
+  TW_CUDA_TRY(err, cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, dev));
+  cluster_launch = cluster_launch && DIA_CLUSTERS;
   // the entry of reg_kernels of the same tower as entry i with nb band buffers (-1: none)
   auto sibling = [](int i, int nb) {
     for (int j = 0; j < NREGK; j++)
@@ -584,7 +589,10 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       cudaFuncAttributes fa;
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)rk->fn));
       const size_t smem = rk->smem(nzp / cl);
-      if (threads > fa.maxThreadsPerBlock) {
+      if (cl > 1 && !(cluster_launch && fa.binaryVersion >= 90)) {
+        snprintf(why, sizeof why, "Nz = %d needs the tower of dts %d over a cluster of CTAs, which this GPU or "
+                 "build cannot launch (sm_90 on)", s->N2, d);
+      } else if (threads > fa.maxThreadsPerBlock) {
         snprintf(why, sizeof why, "Nz = %d needs %d threads (%d z per thread%s), the register tower of dts %d (%d "
                  "registers) allows %d", s->N2, threads, z, cl > 1 ? ", 2 CTAs" : "", d, fa.numRegs,
                  fa.maxThreadsPerBlock);

@@ -8,6 +8,16 @@
 #ifndef TW_DIAMOND_EMU
 #include <cooperative_groups.h>  // clusters (cl_sync below)
 #endif
+// Thread-block clusters exist from sm_90: a build for older GPUs as well ("75;80;90") compiles the
+// cluster tower's device code for them as a trap (dia_init never launches it where the GPU has no
+// cluster launch) and without its cluster dimensions (DIA_CLUSTER_DIMS2); so does the emulation.
+#if !defined(TW_DIAMOND_EMU) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#define DIA_CLUSTERS 1
+#define DIA_CLUSTER_DIMS2 __cluster_dims__(2, 1, 1)
+#else
+#define DIA_CLUSTERS 0
+#define DIA_CLUSTER_DIMS2
+#endif
 
 #include <type_traits>
 #include <utility>
@@ -109,12 +119,17 @@ __device__ __forceinline__ unsigned dia_smid() {
 template <int CL>
 __device__ __forceinline__ void cl_sync() {
   if constexpr (CL == 1) __syncthreads();
+#if DIA_CLUSTERS
   else cooperative_groups::this_cluster().sync();
+#else
+  else __trap();
+#endif
 }
 // The cluster's barrier in its two halves (CL > 1; .aligned: a warp's threads execute each
 // together): arrive (release: this thread's stores before it, the remote ones included, are
 // visible to every thread of the cluster after its wait) and wait (acquire). A thread alternates
 // them; between the two it may do work that does not read what the other CTAs stored.
+#if DIA_CLUSTERS
 template <int CL>
 __device__ __forceinline__ void cl_arrive() {
   if constexpr (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
@@ -133,6 +148,26 @@ __device__ __forceinline__ float *cl_smem(float *p, int rank) {
   if constexpr (CL == 1) return p;
   else return cooperative_groups::this_cluster().map_shared_rank(p, rank);
 }
+#else
+template <int CL>
+__device__ __forceinline__ void cl_arrive() {
+  if constexpr (CL > 1) __trap();
+}
+template <int CL>
+__device__ __forceinline__ void cl_wait() {
+  if constexpr (CL > 1) __trap();
+}
+template <int CL>
+__device__ __forceinline__ int cl_rank() {
+  if constexpr (CL > 1) __trap();
+  return 0;
+}
+template <int CL>
+__device__ __forceinline__ float *cl_smem(float *p, int) {
+  if constexpr (CL > 1) __trap();
+  return p;
+}
+#endif
 // base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
 // sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
 template <typename T>

@@ -645,9 +645,9 @@ __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kerne
 // The z column over a cluster of 2 CTAs (sm_90), each of at most tower_max_threads: order 4's
 // tower at Nz 257–512.
 template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
-__global__ void __cluster_dims__(2, 1, 1) __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1)
+__global__ void DIA_CLUSTER_DIMS2 __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1)
     tower_kernel_cl2(const dia_args A) {
-#if !defined(TW_DIAMOND_EMU) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
+#if DIA_CLUSTERS
   tower_body<r, DTS, Z, YX, NB, 2>(A);
 #endif
 }
