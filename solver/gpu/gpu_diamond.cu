@@ -702,7 +702,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // and order 4 at Nz 193–256 from ~1 000–1 100 columns across (1.06–1.27x; session 37) and at Nz
   // ~390–512 over a cluster (1.01–1.17x, session 38); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
-  // 160, 1.09–1.31x; order 4's points up to Nz 128 are not scaled: lower bounds). TW_DIAMOND_MODE
+  // 160, 1.09–1.31x; order 4's points up to Nz 128, lower bounds, and those over a cluster, measured on
+  // an H200 only, are not scaled). TW_DIAMOND_MODE
   // runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;
