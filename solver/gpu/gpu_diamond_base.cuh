@@ -9,8 +9,8 @@
 #include <cooperative_groups.h>  // clusters (cl_sync below)
 #endif
 // Thread-block clusters exist from sm_90: a build for older GPUs as well ("75;80;90") compiles the
-// cluster tower's device code for them as a trap (dia_init never launches it where the GPU has no
-// cluster launch) and without its cluster dimensions (DIA_CLUSTER_DIMS2); so does the emulation.
+// cluster tower's kernel for them with an empty body (dia_init never launches it where the GPU has
+// no cluster launch) and without its cluster dimensions (DIA_CLUSTER_DIMS2); so does the emulation.
 #if !defined(TW_DIAMOND_EMU) && (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900)
 #define DIA_CLUSTERS 1
 #define DIA_CLUSTER_DIMS2 __cluster_dims__(2, 1, 1)
@@ -44,27 +44,6 @@ __device__ inline void dia_nanosleep(unsigned) {}
 __device__ inline unsigned long long dia_clock_ns() { return 0; }
 __device__ inline unsigned dia_smid() { return 0; }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) tw_emu_launch(k, g, b, smem, __VA_ARGS__)
-template <int CL>
-__device__ inline void cl_sync() {
-  static_assert(CL == 1, "the emulation has no clusters");
-  __syncthreads();
-}
-template <int CL>
-__device__ inline void cl_arrive() {
-  static_assert(CL == 1, "the emulation has no clusters");
-}
-template <int CL>
-__device__ inline void cl_wait() {
-  static_assert(CL == 1, "the emulation has no clusters");
-}
-template <int CL>
-__device__ inline int cl_rank() {
-  return 0;
-}
-template <int CL>
-__device__ inline float *cl_smem(float *p, int) {
-  return p;
-}
 template <typename T>
 __device__ inline T *at(T *base, int off) { return base + off; }
 #else
@@ -110,64 +89,6 @@ __device__ __forceinline__ unsigned dia_smid() {
   return v;
 }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
-// A register tower whose z column is split over a thread-block cluster of CL CTAs (sm_90; CL = 1:
-// one CTA, and none of this is emitted). cl_sync: the barrier of the whole tower (the cluster's
-// arrive.release and wait.acquire, so that the seam rows each CTA stored into its neighbours'
-// shared memory are visible after it; it also orders every thread of each CTA, as __syncthreads);
-// cl_smem: the address of p in the shared memory of the cluster's CTA `rank` (distributed shared
-// memory, written with ordinary stores).
-template <int CL>
-__device__ __forceinline__ void cl_sync() {
-  if constexpr (CL == 1) __syncthreads();
-#if DIA_CLUSTERS
-  else cooperative_groups::this_cluster().sync();
-#else
-  else __trap();
-#endif
-}
-// The cluster's barrier in its two halves (CL > 1; .aligned: a warp's threads execute each
-// together): arrive (release: this thread's stores before it, the remote ones included, are
-// visible to every thread of the cluster after its wait) and wait (acquire). A thread alternates
-// them; between the two it may do work that does not read what the other CTAs stored.
-#if DIA_CLUSTERS
-template <int CL>
-__device__ __forceinline__ void cl_arrive() {
-  if constexpr (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-}
-template <int CL>
-__device__ __forceinline__ void cl_wait() {
-  if constexpr (CL > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-template <int CL>
-__device__ __forceinline__ int cl_rank() {
-  if constexpr (CL == 1) return 0;
-  else return (int)cooperative_groups::this_cluster().block_rank();
-}
-template <int CL>
-__device__ __forceinline__ float *cl_smem(float *p, int rank) {
-  if constexpr (CL == 1) return p;
-  else return cooperative_groups::this_cluster().map_shared_rank(p, rank);
-}
-#else
-template <int CL>
-__device__ __forceinline__ void cl_arrive() {
-  if constexpr (CL > 1) __trap();
-}
-template <int CL>
-__device__ __forceinline__ void cl_wait() {
-  if constexpr (CL > 1) __trap();
-}
-template <int CL>
-__device__ __forceinline__ int cl_rank() {
-  if constexpr (CL > 1) __trap();
-  return 0;
-}
-template <int CL>
-__device__ __forceinline__ float *cl_smem(float *p, int) {
-  if constexpr (CL > 1) __trap();
-  return p;
-}
-#endif
 // base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
 // sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
 template <typename T>
@@ -177,6 +98,55 @@ __device__ __forceinline__ T *at(T *base, int off) {
   return p;
 }
 #endif
+
+// A register tower whose z column is split over a thread-block cluster of CL CTAs (sm_90; CL = 1:
+// one CTA, and none of this is emitted). Only the cluster tower's kernel instantiates CL > 1, and
+// its body is compiled where DIA_CLUSTERS only. cl_sync: the barrier of the whole tower (the
+// cluster's arrive.release and wait.acquire, so that the seam rows each CTA stored into its
+// neighbours' shared memory are visible after it; it also orders every thread of each CTA, as
+// __syncthreads). cl_arrive / cl_wait: its two halves (.aligned: a warp's threads execute each
+// together); a thread alternates them, and between the two it may do work that does not read what
+// the other CTAs stored. cl_smem: the address of p in the shared memory of the cluster's CTA `rank`
+// (distributed shared memory, written with ordinary stores).
+template <int CL>
+__device__ __forceinline__ void cl_sync() {
+  static_assert(CL == 1 || DIA_CLUSTERS, "clusters: sm_90 on, not in the host emulation");
+  if constexpr (CL == 1) __syncthreads();
+#if DIA_CLUSTERS
+  else cooperative_groups::this_cluster().sync();
+#endif
+}
+template <int CL>
+__device__ __forceinline__ void cl_arrive() {
+  static_assert(CL == 1 || DIA_CLUSTERS, "clusters: sm_90 on, not in the host emulation");
+#if DIA_CLUSTERS
+  if constexpr (CL > 1) asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+#endif
+}
+template <int CL>
+__device__ __forceinline__ void cl_wait() {
+  static_assert(CL == 1 || DIA_CLUSTERS, "clusters: sm_90 on, not in the host emulation");
+#if DIA_CLUSTERS
+  if constexpr (CL > 1) asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+#endif
+}
+template <int CL>
+__device__ __forceinline__ int cl_rank() {
+  static_assert(CL == 1 || DIA_CLUSTERS, "clusters: sm_90 on, not in the host emulation");
+#if DIA_CLUSTERS
+  if constexpr (CL > 1) return (int)cooperative_groups::this_cluster().block_rank();
+#endif
+  return 0;
+}
+template <int CL>
+__device__ __forceinline__ float *cl_smem(float *p, int rank) {
+  static_assert(CL == 1 || DIA_CLUSTERS, "clusters: sm_90 on, not in the host emulation");
+#if DIA_CLUSTERS
+  if constexpr (CL > 1) return cooperative_groups::this_cluster().map_shared_rank(p, rank);
+#endif
+  (void)rank;
+  return p;
+}
 
 // Compile-time loop: f(integral_constant<int, I>) for I in [B, E), so that table lookups with I
 // are constant expressions and register arrays are only ever indexed by constants.

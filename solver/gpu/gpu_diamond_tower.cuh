@@ -32,7 +32,8 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
 // thread k's SB), or cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary (band_coop), then
 // the damping of the current frame's ND columns [2][ND][2] (axy and its factor, by step parity),
 // the cooperative copies' column offsets (OT), and one word for the persistent ticket. H: halo rows
-// above z = 0 (r, rounded up to whole groups of Z).
+// above z = 0 (r, rounded up to whole groups of Z). NZp: the CTA's z cells (over a cluster of CL
+// CTAs, the column's NZp / CL).
 template <int r, int DTS>
 struct Tab {
   static constexpr Geo<r, DTS> T{};
