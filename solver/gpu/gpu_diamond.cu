@@ -554,7 +554,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const char *mcl = getenv("TW_DIAMOND_CL");
   const int clforce = mcl && *mcl ? atoi(mcl) : 0;
   // clusters (the towers of cl > 1): a GPU that launches them (sm_90 on) running the kernel's code
-  // for sm_90 or later (a build for older targets has a trap there), never in the host emulation
+  // for sm_90 or later (a build for older targets compiles its body empty there), never in the host
+  // emulation
   int cluster_launch = 0;
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, dev));
   cluster_launch = cluster_launch && DIA_CLUSTERS;
