@@ -207,7 +207,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // The warps at a seam (the first of a CTA below one, the last of a CTA above one: they store the
   // seam rows and read the neighbour's) wait for the cluster's barrier before their update; the
   // others only before their next arrival, after theirs, so that the barrier's latency (~0.3 µs
-  // across two SMs, against a step of ~4 µs) is hidden behind their work (step 1).
+  // across two SMs, against a step of ~4 µs) is hidden behind their work (step 1). Every thread
+  // arrives with release, though only the seam warps store remotely: relaxed arrivals for the
+  // others took the MEMBAR stalls away but ran 2.6–3.1 % slower (they queued at the CTA barrier
+  // instead), and an mbarrier of the two seam warps alone in place of the cluster barrier 5.6 %
+  // slower (254 registers; docs/performance.md, session 39).
   const bool seamw = CL > 1 && ((rank > 0 && (k >> 5) == 0) || (rank < CL - 1 && (k >> 5) == (int)blockDim.x / 32 - 1));
 
   float F[Z][NW], Gv[Z][ND], C[Z][ND];
@@ -599,6 +603,10 @@ __device__ __forceinline__ void tower_body(const dia_args &A) {
   // (every CTA of the cluster has started before rank 0 stores the first ticket into their shared
   // memory: compute-sanitizer's racecheck flagged that store without it)
   if constexpr (CL > 1) cl_sync<CL>();
+  // (A tower costs ~2–3 steps more than its steps, most of it between its parents' flags and its
+  // first step's barrier. Taking the next ticket when a tower ends, polling both parents at once,
+  // or prefetching the next tower's first frame into the L2 there, measured no faster:
+  // docs/performance.md, session 39.)
   for (;;) {
     if (threadIdx.x == 0 && rank == 0) {
       const int t = (int)(atomicAdd(A.ticket, 1u) - A.ticket_base);
