@@ -196,7 +196,7 @@ struct dia_state {
   float *p[2], *c2;
   float *ax_a, *ay_a, *az_a;  // allocations
   float *ax, *ay, *az;        // index 0 of the grid
-  int xz0, xz1, yz0, yz1;
+  int xz0, xz1, yz0, yz1, zz0, zz1;
   // receivers (dia_receivers: grow-only, capacities in elements)
   colrec *coltap;
   int *tapk;
@@ -806,6 +806,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   TW_CUDA_TRY(err, cudaMemcpyAsync(s->az, pb->a[2], (size_t)s->N2 * sizeof(float), cudaMemcpyHostToDevice, s->stream));
   zero_range(pb->a[0], s->N0, &s->xz0, &s->xz1);
   zero_range(pb->a[1], s->N1, &s->yz0, &s->yz1);
+  zero_range(pb->a[2], s->N2, &s->zz0, &s->zz1);
 
   if ((st = dia_receivers(s, err))) return st;
   tw_phases_add(pb->phases, "backend: damping, receivers", tw_wall_seconds() - t);
@@ -873,6 +874,7 @@ dia_args base_args(const dia_state *s) {
   A.R = s->R;
   A.xz0 = s->xz0, A.xz1 = s->xz1, A.yz0 = s->yz0, A.yz1 = s->yz1;
   if (s->yx) std::swap(A.xz0, A.yz0), std::swap(A.xz1, A.yz1);
+  A.zz0 = s->zz0, A.zz1 = s->zz1;
   A.coltap = s->coltap, A.tapk = s->tapk, A.taps = s->taps;
   A.ntap = pb->ntap, A.interval = pb->interval;
   const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;

@@ -47,6 +47,7 @@ struct dia_args {
   int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
   int s_top;                // persistent mode: the first stage of this launch (s_hi, or a window group's)
   int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
+  int zz0, zz1;             // az == 0 on [zz0, zz1) (z is never exchanged)
   const dia_event *ev;      // this block's events, sorted by (key, tau)
   int nev;
   const colrec *coltap;     // [N0·N1]
@@ -77,18 +78,30 @@ __host__ __device__ __forceinline__ void active_steps(int R, int r, int s, int N
   tw_tower_steps(R, r, s, N0, h, tlo, thi);
 }
 
-// The events of one tower: [e0, e1) with ev.key == key.
-__device__ __forceinline__ void tower_events(const dia_args &A, int key, int *e0, int *e1) {
-  int lo = 0, hi = A.nev;
-  while (lo < hi) {
-    const int mid = (lo + hi) >> 1;
-    if (A.ev[mid].key < key) lo = mid + 1;
-    else hi = mid;
+// The first event index in [lo, hi] whose key is >= key, searched by a whole warp (every lane
+// active, key the same in all: the towers' blocks are whole warps, TW_GPU_ZALIGN): 32 probes a
+// round, so one round per factor of 32 in hi − lo, not one dependent load per halving. A tower's
+// set-up waits on this chain: a binary search took ~10 L2 round trips at a realistic call's ~740
+// events (one trilinear source, 92 steps; docs/performance.md, sessions 39–40).
+__device__ __forceinline__ int warp_lower_bound(const dia_args &A, int key, int lo, int hi) {
+  const int lane = threadIdx.x & 31;
+  // invariant: the index sought is in [lo, hi] (hi ≤ nev)
+  while (hi - lo > 32) {
+    const int w = (hi - lo + 31) >> 5;  // lane j probes lo + j·w, the start of piece j
+    const int i = lo + lane * w;
+    const int c = __popc(__ballot_sync(0xffffffffu, i < hi && A.ev[i].key < key));  // probes below it
+    if (c == 0) return lo;
+    const int top = lo + c * w;  // the first probe at or past it (or past hi)
+    lo += (c - 1) * w + 1;
+    hi = top < hi ? top : hi;
   }
-  int e = lo;
-  while (e < A.nev && A.ev[e].key == key) e++;
-  *e0 = lo;
-  *e1 = e;
+  return lo + __popc(__ballot_sync(0xffffffffu, lo + lane < hi && A.ev[lo + lane].key < key));
+}
+
+// The events of one tower: [e0, e1) with ev.key == key (called by whole warps, as above).
+__device__ __forceinline__ void tower_events(const dia_args &A, int key, int *e0, int *e1) {
+  *e0 = warp_lower_bound(A, key, 0, A.nev);
+  *e1 = warp_lower_bound(A, key + 1, *e0, A.nev);
 }
 
 // Row of the taps buffer for level L (a sample level).

@@ -184,8 +184,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   for (int j = 0; j < Z; j++) azk[j] = A.az[zb + Z * k + j];
   // Damping anywhere in this thread's warp (z layers): the FAST/GENERAL choice is made per warp,
   // so that a warp straddling a layer's edge runs one path, not both.
-  bool wz = false;
-  for (int j = 0; j < 32 * Z; j++) wz = wz || A.az[zb + (k & ~31) * Z + j] != 0.0f;
+  // (From the zero range, as for y below: a scan of the warp's 32·Z values of az, each load behind
+  // the branch on the one before, cost ~1 µs of a tower's set-up; a vote over azk made the order-2
+  // tower's step loop 6–10 % slower: docs/performance.md, session 40.)
+  const int zw = zb + 32 * Z * (k >> 5);  // the warp's first z cell
+  const bool wz = !(zw >= A.zz0 && zw + 32 * Z <= A.zz1);
   // Damping is zero in y for the whole tower? (x is checked per step.)
   const bool ydamp = !(Y0 - (R - 1) >= A.yz0 && Y0 + (R - 1) < A.yz1);
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
