@@ -885,6 +885,10 @@ dia_args base_args(const dia_state *s) {
   return A;
 }
 
+// The persistent launch's workers: clusters of s->cl blocks (one block of each takes the tickets
+// for all), or blocks where a tower is one CTA.
+long dia_workers(const dia_state *s) { return s->cl > 1 ? (long)s->clusters : (long)s->blocks_per_sm * s->sms; }
+
 // TW_DIAMOND_TRACE (a diagnostic: it synchronizes after every persistent launch): the launch's
 // towers, one line each — ticket, stage, tower, the times (ns from the first ticket) it was taken,
 // its parents were done and it was done, its SM — after a header with the geometry and layers.
@@ -900,7 +904,7 @@ tw_status dia_trace_write(dia_state *s, const dia_args &A, long ntow, cudaStream
   fprintf(f, "# gpu-diamond trace: r %d dts %d R %d Z %d h %d N0 %d N1 %d N2 %d xz %d %d yz %d %d s_top %d kmax %d "
           "blocks %ld threads %d cl %d\n# ticket stage tower taken ready done sm\n",
           s->r, s->dts, s->R, s->zpt, A.h, A.N0, A.N1, s->N2, A.xz0, A.xz1, A.yz0, A.yz1, A.s_top, A.kmax,
-          s->cl > 1 ? (long)s->clusters : (long)s->blocks_per_sm * s->sms, s->threads, s->cl);
+          dia_workers(s), s->threads, s->cl);
   for (long t = 0; t < ntow; t++) {
     const unsigned long long *e = &tr[(size_t)t * 4];
     int st, kk;
@@ -925,8 +929,7 @@ tw_status launch_stages(dia_state *s, const tw_schedule &sc, dia_args A, int s_t
     A.ntowers = (int)ntow;
     A.ticket = s->ticket + c;
     A.ticket_base = s->issued[c];
-    // (the workers: blocks, or clusters of s->cl blocks of which one takes the tickets for all)
-    long grid = s->cl > 1 ? (long)s->clusters : (long)s->blocks_per_sm * s->sms;
+    long grid = dia_workers(s);
     if (grid > ntow) grid = ntow;
     s->ran[c] = grid > 0;
     s->base[c] = s->issued[c];
