@@ -156,7 +156,7 @@ constexpr int TOWER_L1_ROOM = 32 * 1024;
 // (dia_init: the towers' parallelism), and comes with 3 band buffers and with 2: the first where
 // its blocks leave the SM enough L1, else the second (dia_init: TOWER_L1_ROOM). Order 4's DTS-2
 // tower also comes with its z column over a cluster of 2 CTAs, after its one-CTA twin: taken where
-// the twin does not fit (Nz 257–512: 220 registers, at most 256 threads a CTA). (Order 2's twin
+// the twin does not fit (Nz 257–512: 254 registers, at most 256 threads a CTA). (Order 2's twin
 // fits to Nz 512 and ran 0.96x over a cluster there: session 31.)
 const reg_kernel reg_kernels[] = {
     DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2, 3), DIA_REG_YX(1, 3, 2, 2),
@@ -697,7 +697,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // Against the stepwise kernel a tower that passes the model still wins only on tall enough
   // columns of wide enough grids, and by how much depends on the GPU's memory (estimate.c:
   // tw_gpu_tower_gain at a share of 1, times tw_gpu_tower_share; a tower of Nz ≤ 128 is one or two
-  // warps per block, 4–8 blocks an SM, order 4's, at 220 registers, one block of up to 8 warps per
+  // warps per block, 4–8 blocks an SM, order 4's, at 254 registers, one block of up to 8 warps per
   // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
   // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
   // and order 4 at Nz 193–256 from ~1 000–1 100 columns across (1.06–1.27x; session 37) and at Nz

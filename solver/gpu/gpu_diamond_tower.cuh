@@ -42,9 +42,20 @@ template <int r, int Z>
 __host__ __device__ constexpr int halo_rows() {
   return (r + Z - 1) / Z * Z;
 }
+// The exchange by 16-byte accesses (one z cell a thread, ND a multiple of 4): a thread stores its
+// p^n of columns 4q … 4q + 3 with one STS.128 and reads a z-neighbour's four with one LDS.128, a
+// quarter of the instructions of 4-byte accesses (the order-4 tower's step was held by the LSU
+// queue: short-scoreboard, MIO- and LG-throttle stalls 1.6 cycles an instruction, which moved
+// between them, but did not shrink, when its other loads were reordered: docs/performance.md,
+// session 41). Groups 16·m bytes apart, m odd: the 8 threads of each quarter warp hit distinct banks.
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr bool exch_vec() {
+  return Z == 1 && Tab<r, DTS>::T.ND % 4 == 0;
+}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int exch_group() {
-  return Z * odd_up(Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL);
+  constexpr int n = Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL;
+  return exch_vec<r, DTS, Z>() ? 4 * odd_up((n + 3) / 4) : Z * odd_up(n);
 }
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_stride_nb(int nb) {
@@ -137,7 +148,7 @@ constexpr bool NOCOMP = false;
 // (its shared memory sized for NZc), except the exchange's halo rows at a seam: the threads holding
 // the last H cells above it and the first H below also write their p^n into the neighbour's halo
 // rows (distributed shared memory), and the step's barrier is the cluster's. Why: a tower whose
-// column needs more registers than one SM has (order 4: 220 a thread, at most 256 z cells a CTA)
+// column needs more registers than one SM has (order 4: 254 a thread, at most 256 z cells a CTA)
 // runs over two SMs instead of not at all (docs/performance.md, session 38).
 template <int r, int DTS, int Z, bool YX, int NB, int CL>
 __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
@@ -146,6 +157,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
   constexpr int H = halo_rows<r, Z>();
   constexpr int PZ = exch_group<r, DTS, Z>();
+  constexpr bool VZ = exch_vec<r, DTS, Z>();  // the exchange of the diamond's columns by 16 bytes
   constexpr int PD = NB - 1;  // prefetch distance in steps (NB buffers)
   static_assert(NB >= 2 && NB <= band_buffers<r, DTS, Z>(), "band buffers: 2, or 3 where they fit");
   constexpr int SB = band_stride_nb<r, DTS, Z>(NB);
@@ -358,12 +370,19 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
-    sfor<0, ND>([&](auto I) { store_z<Z>(row + Z * I, [&](auto J) { return fgetD(J, I); }); });
+    auto store_row = [&](float *dst) {
+      if constexpr (VZ)
+        sfor<0, ND / 4>([&](auto Q) {
+          float t[4];
+          sfor<0, 4>([&](auto D) { t[D] = fgetD(std::integral_constant<int, 0>{}, std::integral_constant<int, 4 * Q + D>{}); });
+          *reinterpret_cast<float4 *>(dst + 4 * Q) = make_float4(t[0], t[1], t[2], t[3]);
+        });
+      else
+        sfor<0, ND>([&](auto I) { store_z<Z>(dst + Z * I, [&](auto J) { return fgetD(J, I); }); });
+    };
+    store_row(row);
     if constexpr (CL > 1)
-      if (seam) {
-        float *const srow = seam + (tau & 1) * XBSZ;
-        sfor<0, ND>([&](auto I) { store_z<Z>(srow + Z * I, [&](auto J) { return fgetD(J, I); }); });
-      }
+      if (seam) store_row(seam + (tau & 1) * XBSZ);
     // (free surface: the threads holding z = 1 … r write the image −p[z] to row H − z; the
     // condition evaluated here, not held across the loop: that register made the z-damped
     // path spill at order 2, DTS 4)
@@ -422,8 +441,15 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     // own register when that cell is its own, else the exchange buffer
     auto zget = [&](auto Jc, auto Ic, auto Dc) -> float {
       constexpr int jd = (int)Jc + (int)Dc;
-      if constexpr (jd >= 0 && jd < Z) return fgetD(std::integral_constant<int, jd>{}, Ic);
-      else return row[floor_div(jd, Z) * PZ + (jd - floor_div(jd, Z) * Z) + Z * (int)Ic];
+      if constexpr (jd >= 0 && jd < Z) {
+        return fgetD(std::integral_constant<int, jd>{}, Ic);
+      } else if constexpr (VZ) {  // (the four columns' loads of a group are one: the compiler merges them)
+        const float4 q = *reinterpret_cast<const float4 *>(row + jd * PZ + 4 * ((int)Ic / 4));
+        constexpr int c = (int)Ic % 4;
+        return c == 0 ? q.x : c == 1 ? q.y : c == 2 ? q.z : q.w;
+      } else {
+        return row[floor_div(jd, Z) * PZ + (jd - floor_div(jd, Z) * Z) + Z * (int)Ic];
+      }
     };
     auto lap = [&](auto J, auto I) -> float {
       constexpr int i = I;
