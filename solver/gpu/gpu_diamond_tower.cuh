@@ -374,7 +374,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       if constexpr (VZ)
         sfor<0, ND / 4>([&](auto Q) {
           float t[4];
-          sfor<0, 4>([&](auto D) { t[D] = fgetD(std::integral_constant<int, 0>{}, std::integral_constant<int, 4 * Q + D>{}); });
+          sfor<0, 4>([&](auto D) {
+            t[D] = fgetD(std::integral_constant<int, 0>{}, std::integral_constant<int, 4 * Q + D>{});
+          });
           *reinterpret_cast<float4 *>(dst + 4 * Q) = make_float4(t[0], t[1], t[2], t[3]);
         });
       else
