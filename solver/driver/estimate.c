@@ -160,7 +160,12 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * points from Nz 384 are the lowest ratio of 4096 x 2048, 2048 x 1024 and 1024 x 1024 (1024 x 1024's
  * each time; 4096 x 2048's were 1.02 / 1.16 / 1.17 / 1.10 / 1.09 at Nz 384 / 416 / 448 / 480 / 512),
  * those below 384 from 4096 x 2048 alone (0.82–0.83x at 5 warps a CTA, Nz 257–320: the stepwise
- * kernel runs there). Not scaled for a GPU's bandwidth: the cluster was measured on an H200 only. */
+ * kernel runs there). Not scaled for a GPU's bandwidth: the cluster was measured on an H200 only.
+ * Since session 41 (the z exchange by 16-byte accesses, +3–5 %) these points are low: where `auto`
+ * ran the tower it measured 1.24–1.37x at Nz 208–256 and 1.11–1.14x at Nz 416–448, 6–15 % above
+ * them, so `auto` leaves the tower out at the margins (1024² × 512 in calls of 20: the stepwise
+ * kernel at 242.5 where the tower ran 247.2). To be refitted at every point with the tower forced
+ * (docs/performance.md, session 41). */
 static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},   {112, .865f},
                                        {128, .890f},  {129, .879f},  {160, .890f},  {176, .994f},  {192, 1.024f},
                                        {193, 1.254f}, {208, 1.253f}, {224, 1.271f}, {225, 1.131f}, {240, 1.154f},
