@@ -133,8 +133,10 @@ __device__ __forceinline__ colrec load_colrec(const dia_args &A, int c, int X0f,
 
 // The exchange buffer of the register tower: rows (z + H, H halo rows above z = 0) in groups of Z
 // (a thread's Z adjacent z cells, so that it writes its values of a column with one Z-wide store),
-// groups PZ words apart (PZ = Z·SS, SS odd: the threads of a warp hit distinct banks, per half-warp
-// for 8-byte accesses), column c of a row at word Z·c of its group.
+// groups PZ words apart (exch_group: PZ = Z·SS, SS odd, so that the threads of a warp hit distinct
+// banks, per half-warp for 8-byte accesses; or, where the exchange goes by 16-byte accesses of four
+// columns (exch_vec), PZ = 4·m, m odd: distinct banks per quarter warp), column c of a row at word
+// Z·c of its group.
 template <int Z>
 __host__ __device__ __forceinline__ int xaddr(int row, int col, int PZ) { return (row / Z) * PZ + row % Z + Z * col; }
 
