@@ -436,24 +436,29 @@ static void check_share(void) {
         "measured %.2fx\n",
         m[i].n0, m[i].n1, m[i].nz, tw_schedule_parallelism(&sc), share, b, bmax, gain, meas);
   }
-  /* Order 4 (session 37: dts 2, h 96, the band by cooperative copies; 1 block an SM at Nz 129–256, 2
-   * at Nz 96–128, 4 at 64): Nz 256 from 1024 to 2048 columns across, and Nz 128 and 64 on grids wider
-   * than the table's. Where `auto` runs the tower it must have measured faster; where the tower
-   * measured 3 % faster it must run it, unless the row is one the table only bounds (exact 0: 2–4
-   * blocks an SM, the table's points there from a narrower grid); the exact rows within 10 %.
-   * Nz 448 and 512 (session 38): the column over a cluster of 2 CTAs (bmax 0: 66 clusters the
-   * workers); the table there is the lowest ratio of three grid shapes (1024 x 1024's), so the other
-   * shapes are bounds only. */
+  /* Order 4 (session 42: dts 2, h 96, the tower forced, 32 steps x 3; 1 block an SM at Nz 129–256, 2
+   * at Nz 65–128, 4 at 48–64): Nz 256 from 1024 to 2048 columns across, Nz 208–224 at 1024 across
+   * (a share below 1), and grids wider than the table's. Where `auto` runs the tower it must have
+   * measured faster; where the tower measured 3 % faster it must run it, unless the row is one the
+   * table only bounds (exact 0: 2–4 blocks an SM on a grid wider than the table's; over a cluster a
+   * grid shape other than the lowest, 1024 x 1024); the exact rows within 10 %. Nz 352–512: the column
+   * over a cluster of 2 CTAs (bmax 0: 66 clusters the workers). */
   static const struct {
     int n0, n1, nz, bmax, exact;
     double stepwise, tower;
-  } m4[] = {{2048, 1024, 256, 1, 1, 247.40, 228.15}, {2048, 1280, 256, 1, 1, 250.95, 265.48},
-            {2048, 1536, 256, 1, 1, 243.96, 265.79}, {2048, 2048, 256, 1, 1, 245.28, 265.89},
-            {4096, 2048, 224, 1, 1, 226.66, 288.17}, {4096, 2048, 192, 1, 1, 247.48, 253.35},
-            {4096, 4096, 128, 2, 0, 237.66, 266.75}, {4096, 4096, 64, 4, 0, 248.74, 201.61},
-            {2048, 2048, 512, 0, 0, 227.19, 248.62}, {1024, 1024, 512, 0, 1, 243.36, 246.03},
-            {4096, 2048, 512, 0, 0, 228.99, 249.54}, {2048, 1024, 448, 0, 0, 245.29, 267.70},
-            {1024, 1024, 448, 0, 1, 245.97, 263.55}, {4096, 2048, 448, 0, 0, 230.77, 269.85}};
+  } m4[] = {{2048, 1024, 256, 1, 1, 247.41, 241.56}, {2048, 1280, 256, 1, 1, 249.47, 285.01},
+            {2048, 1536, 256, 1, 1, 243.71, 285.50}, {2048, 2048, 256, 1, 1, 245.05, 285.80},
+            {2048, 1024, 224, 1, 1, 237.29, 264.65}, {2048, 1024, 208, 1, 1, 222.33, 245.13},
+            {2048, 2048, 208, 1, 1, 214.49, 285.73}, {4096, 2048, 224, 1, 1, 225.33, 309.87},
+            {4096, 2048, 192, 1, 1, 246.66, 277.37}, {4096, 2048, 160, 1, 1, 233.74, 239.07},
+            {2048, 1280, 129, 1, 1, 198.48, 190.59}, {4096, 2048, 128, 2, 1, 247.38, 237.66},
+            {4096, 4096, 128, 2, 0, 243.53, 285.98}, {4096, 4096, 96, 2, 0, 232.78, 265.52},
+            {2048, 1280, 128, 2, 0, 251.18, 190.74}, {4096, 4096, 64, 4, 0, 248.78, 217.81},
+            {4096, 4096, 48, 4, 0, 195.78, 204.77},  {2048, 2048, 512, 0, 0, 223.47, 259.43},
+            {1024, 1024, 512, 0, 1, 242.22, 255.31}, {4096, 2048, 512, 0, 0, 227.32, 260.39},
+            {2048, 1024, 448, 0, 0, 244.54, 284.72}, {1024, 1024, 448, 0, 1, 245.87, 280.04},
+            {4096, 2048, 448, 0, 0, 226.67, 288.06}, {1024, 1024, 384, 0, 1, 243.33, 252.63},
+            {1024, 1024, 352, 0, 1, 232.50, 231.60}};
   for (size_t i = 0; i < sizeof m4 / sizeof m4[0]; i++) {
     tw_schedule sc;
     tw_schedule_init(&sc, m4[i].n0, m4[i].n1, 2, 2, 96);

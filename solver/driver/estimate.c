@@ -143,34 +143,35 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
                                        {176, 1.786f}, {192, 1.817f}, {193, 1.950f}, {208, 1.969f}, {224, 1.862f},
                                        {256, 2.014f}, {257, 1.492f}, {288, 1.491f}, {320, 1.559f}, {321, 1.793f},
                                        {384, 1.797f}, {385, 2.007f}, {448, 2.023f}, {449, 2.105f}, {512, 2.065f}};
-/* order 4 (dts 2, one z cell a thread, the band by cooperative 16-byte copies: gpu_diamond_tower.cuh,
- * band_coop): Nz 96–256 on 4096 x 2048 x Nz (P 256 towers at a time), Nz 48–80 on 4096 x 4096
- * (P 512), 32 steps x 3 (session 37). Where one block fits an SM (Nz 129–256) that is a share of 1
- * (the same tower ran 265.5–265.9 Gcell/s from 1280 to 2048 columns across at Nz 256); where 2–4 fit
- * (Nz ≤ 128) it is less (Nz 128: 221 on this grid, 267 on 4096 x 4096, 1.12x), so that these points
- * are lower bounds, not scaled for a GPU's bandwidth (tw_gpu_tower_gain): no grid is predicted a
- * gain there that was not measured. The tower beats the stepwise kernel from Nz ~193 (1.13–1.27x at
- * Nz 193–240, where the stepwise kernel's 64-cell z tile is short; 1.10–1.20x at 256) and not below
- * Nz 192 (0.79–1.02x). On an H100 (x 1.29) the table predicts the tower from Nz 129 on wide grids
- * (session 12 measured 1.09–1.31x there from Nz 160, with the kernel of then).
- * Nz 257–512: the tower's column over a cluster of 2 CTAs (one an SM, 5–8 warps each; 66 clusters,
- * a share of 1 on these grids), 32 steps x 3 (session 38): like one CTA at Nz / 2 but for the
- * cluster's barrier. The stepwise kernel's rate moves with the grid's shape (Nz 512: 229 Gcell/s on
- * 4096 x 2048, 241 on 2048 x 1024, 243 on 1024 x 1024, the tower 248–250 on all three), so the
- * points from Nz 384 are the lowest ratio of 4096 x 2048, 2048 x 1024 and 1024 x 1024 (1024 x 1024's
- * each time; 4096 x 2048's were 1.02 / 1.16 / 1.17 / 1.10 / 1.09 at Nz 384 / 416 / 448 / 480 / 512),
- * those below 384 from 4096 x 2048 alone (0.82–0.83x at 5 warps a CTA, Nz 257–320: the stepwise
- * kernel runs there). Not scaled for a GPU's bandwidth: the cluster was measured on an H200 only.
- * Since session 41 (the z exchange by 16-byte accesses, +3–5 %) these points are low: where `auto`
- * ran the tower it measured 1.24–1.37x at Nz 208–256 and 1.11–1.14x at Nz 416–448, 6–15 % above
- * them, so `auto` leaves the tower out at the margins (1024² × 512 in calls of 20: the stepwise
- * kernel at 242.5 where the tower ran 247.2). To be refitted at every point with the tower forced
- * (docs/performance.md, session 41). */
-static const tower_point tower_o4[] = {{48, .949f},   {64, .811f},   {80, 1.003f},  {96, .785f},   {112, .865f},
-                                       {128, .890f},  {129, .879f},  {160, .890f},  {176, .994f},  {192, 1.024f},
-                                       {193, 1.254f}, {208, 1.253f}, {224, 1.271f}, {225, 1.131f}, {240, 1.154f},
-                                       {256, 1.101f}, {257, .820f},  {288, .820f},  {320, .827f},  {352, 1.019f},
-                                       {384, .955f},  {416, 1.046f}, {448, 1.071f}, {480, 1.012f}, {512, 1.010f}};
+/* order 4 (dts 2, one z cell a thread, the band by cooperative 16-byte copies and, since session 41,
+ * the z exchange by 16-byte accesses: gpu_diamond_tower.cuh), the tower forced, 32 steps x 3 (session
+ * 42). The stepwise kernel's rate moves with the grid's shape while the tower's does not (Nz 256:
+ * the tower 285–287 Gcell/s on 2048 x 1280, 2048 x 2048 and 4096 x 2048, the stepwise kernel 249,
+ * 245 and 225–233; over a cluster the same), so each point is the lowest ratio of the grids of a
+ * share of 1 measured there:
+ *  - Nz 129–256 (one CTA, 5–8 warps, 1 block an SM): 2048 x 1280 (P 160), the lowest at every point
+ *    (4096 x 2048, P 256: within 0.3 % at Nz 176 and 192, 4–10 % above elsewhere; 2048 x 2048 1–3 %
+ *    above at Nz 192–256). The tower wins from Nz ~166 (1.11–1.12x at 176–192,
+ *    1.30–1.32x at 193–224, where the stepwise kernel's 64-cell z tile is short, 1.12–1.14x at
+ *    225–256).
+ *  - Nz 65–128 (2 blocks an SM): 4096 x 2048 (0.85–0.96x), a lower bound: the share model gives it
+ *    and 4096 x 4096 a share of 1 both, but 4096 x 4096 measured 1.14 / 1.24 / 1.17x at Nz 96 / 112 /
+ *    128 — the chain of a block (two towers of 3–4 warps an SM) limits order 4 sooner than the model's
+ *    order-2 fit says, so that the tower is left out there (a win of 14–24 % on the widest grids);
+ *    Nz 48 and 64 (4 blocks an SM): 4096 x 4096 (P 512), raw, under the share the model then applies
+ *    (0.89 there), so again a lower bound. Below Nz 48 nothing was measured: no gain is predicted.
+ *  - Nz 257–512 (the column over a cluster of 2 CTAs, one an SM, 5–8 warps each; 66 clusters): the
+ *    lowest of 1024 x 1024, 2048 x 1024 and 4096 x 2048 (1024 x 1024's at every Nz but 320; 4096 x
+ *    2048 measured 1.13 / 1.26 / 1.27 / 1.16 / 1.15x at Nz 384 / 416 / 448 / 480 / 512). The tower
+ *    wins from Nz ~378.
+ * Points up to Nz 128 and over a cluster are not scaled for a GPU's bandwidth (tw_gpu_tower_gain):
+ * measured on an H200 only, as bounds. On 2048 x 1024 (P 128, a share of 0.86 by the model) the
+ * ratios are within 3 % of table x share (Nz 208 / 224 / 256: 1.10 / 1.12 / 0.98x). */
+static const tower_point tower_o4[] = {
+    {47, 0.0f},    {48, 1.046f},  {64, .876f},   {80, .851f},   {96, .886f},   {112, .940f},  {128, .961f},
+    {129, .960f},  {160, .983f},  {176, 1.110f}, {192, 1.122f}, {193, 1.295f}, {208, 1.305f}, {224, 1.316f},
+    {225, 1.124f}, {240, 1.132f}, {256, 1.139f}, {257, .827f},  {288, .835f},  {320, .884f},  {352, .996f},
+    {384, 1.038f}, {416, 1.115f}, {448, 1.139f}, {480, 1.050f}, {512, 1.053f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
