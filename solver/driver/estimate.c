@@ -154,24 +154,23 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  *    above at Nz 192–256). The tower wins from Nz ~166 (1.11–1.12x at 176–192,
  *    1.30–1.32x at 193–224, where the stepwise kernel's 64-cell z tile is short, 1.12–1.14x at
  *    225–256).
- *  - Nz 65–128 (2 blocks an SM): 4096 x 2048 (0.85–0.96x), a lower bound: the share model gives it
- *    and 4096 x 4096 a share of 1 both, but 4096 x 4096 measured 1.14 / 1.24 / 1.17x at Nz 96 / 112 /
- *    128 — the chain of a block (two towers of 3–4 warps an SM) limits order 4 sooner than the model's
- *    order-2 fit says, so that the tower is left out there (a win of 14–24 % on the widest grids);
- *    Nz 48 and 64 (4 blocks an SM): 4096 x 4096 (P 512), raw, under the share the model then applies
- *    (0.89 there), so again a lower bound. Below Nz 48 nothing was measured: no gain is predicted.
+ *  - Nz 65–128 (2 blocks an SM, towers of 3–4 warps): the lowest of 4096 x 4096 (P 512), 4096 x 3072
+ *    (P 384) and at Nz 128 also 4096 x 2560 (P 320, its full rate: 284 against 286) and 3072 x 3072,
+ *    where the tower runs at a share of 1 (1.08–1.14x; 4096 x 2048, P 256, 0.79–0.83 of that rate:
+ *    TOWER_CHAIN_O4_SHARED). Nz 48 and 64 (4 blocks an SM): 4096 x 4096, raw, under the share the
+ *    model then applies (0.69 there), so a lower bound. Below Nz 48 nothing was measured: no gain.
  *  - Nz 257–512 (the column over a cluster of 2 CTAs, one an SM, 5–8 warps each; 66 clusters): the
  *    lowest of 1024 x 1024, 2048 x 1024 and 4096 x 2048 (1024 x 1024's at every Nz but 320; 4096 x
  *    2048 measured 1.13 / 1.26 / 1.27 / 1.16 / 1.15x at Nz 384 / 416 / 448 / 480 / 512). The tower
  *    wins from Nz ~378.
  * Points up to Nz 128 and over a cluster are not scaled for a GPU's bandwidth (tw_gpu_tower_gain):
- * measured on an H200 only, as bounds. On 2048 x 1024 (P 128, a share of 0.86 by the model) the
+ * measured on an H200 only. On 2048 x 1024 (P 128, a share of 0.86 by the model) the
  * ratios are within 3 % of table x share (Nz 208 / 224 / 256: 1.10 / 1.12 / 0.98x). */
 static const tower_point tower_o4[] = {
-    {47, 0.0f},    {48, 1.046f},  {64, .876f},   {80, .851f},   {96, .886f},   {112, .940f},  {128, .961f},
-    {129, .960f},  {160, .983f},  {176, 1.110f}, {192, 1.122f}, {193, 1.295f}, {208, 1.305f}, {224, 1.316f},
-    {225, 1.124f}, {240, 1.132f}, {256, 1.139f}, {257, .827f},  {288, .835f},  {320, .884f},  {352, .996f},
-    {384, 1.038f}, {416, 1.115f}, {448, 1.139f}, {480, 1.050f}, {512, 1.053f}};
+    {47, 0.0f},    {48, 1.046f},  {64, .876f},   {65, 1.085f},  {72, 1.084f},  {80, 1.096f},  {96, 1.141f},
+    {112, 1.127f}, {128, 1.127f}, {129, .960f},  {160, .983f},  {176, 1.110f}, {192, 1.122f}, {193, 1.295f},
+    {208, 1.305f}, {224, 1.316f}, {225, 1.124f}, {240, 1.132f}, {256, 1.139f}, {257, .827f},  {288, .835f},
+    {320, .884f},  {352, .996f},  {384, 1.038f}, {416, 1.115f}, {448, 1.139f}, {480, 1.050f}, {512, 1.053f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
@@ -187,9 +186,9 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
     q = tower_interp(tower_o2, (int)(sizeof tower_o2 / sizeof tower_o2[0]), nz);
   else if (r == 2) {
     q = tower_interp(tower_o4, (int)(sizeof tower_o4 / sizeof tower_o4[0]), nz);
-    /* the points up to Nz 128 are the H200's lower bounds (2–4 blocks an SM, below Nz 48 none
-     * measured), and those above 256 (the cluster's) were not measured on another GPU: a GPU of
-     * less bandwidth is predicted no more than that there */
+    /* the points up to Nz 128 (2–4 blocks an SM; at 48–64 lower bounds, below 48 none measured)
+     * and those above 256 (the cluster's) were not measured on another GPU: a GPU of less
+     * bandwidth is predicted no more than that there */
     if (nz <= 128 || nz > 256) return q;
   } else {
     return 0.0;
@@ -225,8 +224,13 @@ double tw_gpu_tower_gain(int r, int nz, double bw) {
  * Order 4's towers (r = 2; one block an SM at Nz 129–256) keep less on a chain: at P 128 (2048 x
  * 1024 x 256) 0.858 of their rate where order 2's form says 0.97, and all of it from P 160 (session
  * 37): the chain bound there is TOWER_CHAIN_O4 times order 2's. One point fits it; orders 6 and 8
- * have no tower that `auto` runs. */
+ * have no tower that `auto` runs. At 2 blocks an SM (Nz 65–128, towers of 3–4 warps) its chain is
+ * slower still (session 42, 4096 x N1, the tower's rate against its rate at P 512): Nz 128 0.83 at
+ * P 256, 0.99–1.0 from P 320; Nz 96 0.79 at P 256, 0.94 at P 320, 1.0 at P 384. TOWER_CHAIN_O4_SHARED
+ * fits the lowest of these (Nz 96, P 320; at P 256 it predicts 0.75, below both) and serves every bmax
+ * ≥ 2 (bmax 4, Nz ≤ 64, not fitted: the lower constant, under table points that are lower bounds). */
 #define TOWER_CHAIN_O4 0.885
+#define TOWER_CHAIN_O4_SHARED 0.643
 
 static double tower_work(int b, int bmax) { return 1.0 - pow(1.0 - (double)b / bmax, 1.7); }
 double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
@@ -235,7 +239,7 @@ double tw_gpu_tower_share(int r, double P, int sms, int bmax, int *blocks) {
   int bb = bmax;
   if (sms >= 1 && P > 0) {
     const double work1 = tower_work(1, bmax);
-    const double chain_r = r >= 2 ? TOWER_CHAIN_O4 : 1.0;
+    const double chain_r = r < 2 ? 1.0 : bmax == 1 ? TOWER_CHAIN_O4 : TOWER_CHAIN_O4_SHARED;
     for (int b = 1; b <= bmax; b++) {
       const double work = tower_work(b, bmax);
       const double pace = 1.54 * pow((double)b, -0.36) / bmax;

@@ -700,8 +700,9 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // warps per block, 4–8 blocks an SM, order 4's, at 254 registers, one block of up to 8 warps per
   // SM): on an H200 order 2 from ~400–560 columns across the sweep at Nz 257–512, ~590–790 at Nz
   // 129–256, ~1 400–2 150 at Nz 65–128, ~3 300 at Nz 64 (1.5–2.1x where every block has a tower),
-  // and order 4 at Nz ~166–256 from ~950–1 100 columns across (1.11–1.32x) and at Nz ~380–512 over
-  // a cluster from ~550–600 (1.04–1.14x; session 42); on an H100
+  // and order 4 at Nz 65–128 from ~2 500–2 600 columns across (1.08–1.14x), at Nz ~166–256 from
+  // ~950–1 100 (1.11–1.32x) and at Nz ~380–512 over a cluster from ~550–600 (1.04–1.14x; session
+  // 42); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
   // 160, 1.09–1.31x; order 4's points up to Nz 128, lower bounds, and those over a cluster, measured on
   // an H200 only, are not scaled). TW_DIAMOND_MODE
