@@ -151,9 +151,8 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  * share of 1 measured there:
  *  - Nz 129–256 (one CTA, 5–8 warps, 1 block an SM): 2048 x 1280 (P 160), the lowest at every point
  *    (4096 x 2048, P 256: within 0.3 % at Nz 176 and 192, 4–10 % above elsewhere; 2048 x 2048 1–3 %
- *    above at Nz 192–256). The tower wins from Nz ~166 (1.11–1.12x at 176–192,
- *    1.30–1.32x at 193–224, where the stepwise kernel's 64-cell z tile is short, 1.12–1.14x at
- *    225–256).
+ *    above at Nz 192–256). The tower wins from Nz ~166 (1.11–1.12x at 176–192, 1.30–1.32x at
+ *    193–224, where the stepwise kernel's 64-cell z tile is short, 1.12–1.14x at 225–256).
  *  - Nz 65–128 (2 blocks an SM, towers of 3–4 warps): the lowest of 4096 x 4096 (P 512), 4096 x 3072
  *    (P 384) and at Nz 128 also 4096 x 2560 (P 320, its full rate: 284 against 286) and 3072 x 3072,
  *    where the tower runs at a share of 1 (1.08–1.14x; 4096 x 2048, P 256, 0.79–0.83 of that rate:

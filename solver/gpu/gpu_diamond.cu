@@ -704,9 +704,8 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // ~950–1 100 (1.11–1.32x) and at Nz ~380–512 over a cluster from ~550–600 (1.04–1.14x; session
   // 42); on an H100
   // the ratios are 1.29x higher (measured in session 12: order 2 from Nz 80, 1.15x, order 4 from Nz
-  // 160, 1.09–1.31x; order 4's points up to Nz 128, lower bounds, and those over a cluster, measured on
-  // an H200 only, are not scaled). TW_DIAMOND_MODE
-  // runs any tower on request.
+  // 160, 1.09–1.31x; order 4's points up to Nz 128 and those over a cluster, measured on an H200
+  // only, are not scaled). TW_DIAMOND_MODE runs any tower on request.
   const int z_damped = pb->g.lo[2] > 0 || pb->g.hi[2] > 0;
   tw_gpu_props gp;
   tw_error gerr = {};  // a GPU that does not say its memory clock is predicted as an H200 (bw = 0)
