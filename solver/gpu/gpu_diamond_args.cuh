@@ -47,7 +47,7 @@ struct dia_args {
   int s_hi, s_lo, kmax, s;  // stage range, tower range, the stage of a stage launch
   int s_top;                // persistent mode: the first stage of this launch (s_hi, or a window group's)
   int xz0, xz1, yz0, yz1;   // ax == 0 on [xz0, xz1), ay == 0 on [yz0, yz1)
-  int zz0, zz1;             // az == 0 on [zz0, zz1) (z is never exchanged)
+  int zz0, zz1;             // az == 0 on [zz0, zz1) (z is never swapped with x or y: YX)
   const dia_event *ev;      // this block's events, sorted by (key, tau)
   int nev;
   const colrec *coltap;     // [N0·N1]
