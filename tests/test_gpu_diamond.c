@@ -176,13 +176,19 @@ static int full_snap(const schedule *sc, int b) {
  * suffix, which sets TW_DIAMOND_ZPT = N (z cells per thread of the register tower), a "/sy" or
  * "/sx" suffix, TW_DIAMOND_SWEEP = y or x (the towers across x, sweeping y, where the tower has
  * that kernel: order 2, dts 3, two z), a "/bN", TW_DIAMOND_BANDS = N (the tower of N band buffers
- * where it has one: order 2, dts 3, two z, N = 2 or 3), and a last "/cN", TW_DIAMOND_CL = N (the
- * tower's z column over a cluster of N CTAs where it has one: order 4, dts 2; 1: never); NULL: the
- * defaults. */
+ * where it has one: order 2, dts 3, two z, N = 2 or 3), a "/cN", TW_DIAMOND_CL = N (the tower's z
+ * column over a cluster of N CTAs where it has one: order 4, dts 2; 1: never), and a last "/kN",
+ * TW_DIAMOND_BULK = N (1: the band by bulk copies where the tower has them, order 4, dts 2, whatever
+ * the CTA's warps; 0: never); NULL: the defaults. */
 static void mode_env(const char *mode) {
   if (!mode) return;
   char m[32];
   snprintf(m, sizeof m, "%s", mode);
+  char *kn = strstr(m, "/k");
+  if (kn) {
+    setenv("TW_DIAMOND_BULK", kn + 2, 1);
+    *kn = 0;
+  }
   char *cn = strstr(m, "/c");
   if (cn) {
     setenv("TW_DIAMOND_CL", cn + 2, 1);
@@ -211,6 +217,7 @@ static void mode_env_clear(void) {
   unsetenv("TW_DIAMOND_SWEEP");
   unsetenv("TW_DIAMOND_BANDS");
   unsetenv("TW_DIAMOND_CL");
+  unsetenv("TW_DIAMOND_BULK");
 }
 /* be->create with the knobs of `mode` set for it (mode_env). */
 static tw_status create_in_mode(const tw_backend_ops *be, const tw_problem *pb, const char *mode, void **st,
@@ -303,6 +310,7 @@ static void random_spec(spec *sp, int order, int i) {
 
 static int sweeps_y;     /* runs whose towers swept y (the report says so) */
 static int clusters_run; /* runs of order 4's tower over a cluster of 2 CTAs */
+static int bulk_run;     /* runs of order 4's tower with its band by bulk copies */
 static int bands_run[2]; /* runs of the dts-3 tower of two z with 2 and with 3 band buffers asked and run */
 static void matrix(const char *bitref, int ncases) {
   /* the three implementations forced, and the default (which may run the stepwise kernel where
@@ -312,13 +320,15 @@ static void matrix(const char *bitref, int ncases) {
    * default takes y where that has more towers at a time: grids longer in x), each sweep with 2
    * and with 3 band buffers (the default takes 3 where the blocks leave the SM enough L1); at order
    * 4 the dts-2 tower's z column over a cluster of 2 CTAs (the default only where one CTA cannot
-   * hold the column), persistent and per stage */
-  static const char *modes[12] = {"persistent",       "stage",
+   * hold the column), persistent and per stage, and its band by bulk copies (the default only at 8
+   * warps a CTA, Nz 225–256 or 449–512), on one CTA and over a cluster */
+  static const char *modes[14] = {"persistent",       "stage",
                                   "generic",          NULL,
                                   "persistent/z2",    "stage/z1",
                                   "persistent/sy/b3", "stage/z2/sy/b2",
                                   "persistent/sx/b2", "persistent/sx/b3",
-                                  "persistent/c2",    "stage/c2"};
+                                  "persistent/c2",    "stage/c2",
+                                  "persistent/k1",    "stage/c2/k1"};
   const int have_ref = tw_backend_find(bitref) != NULL;
   if (!have_ref) printf("NOTE: %s is not in this build: compared with cpu only\n", bitref);
   int total = 0;
@@ -344,7 +354,7 @@ static void matrix(const char *bitref, int ncases) {
         CHECK(rc == TW_OK, "%s: %s: %s", what, bitref, err.msg);
         ref_ok = rc == TW_OK;
       }
-      for (int m = 0; m < (order <= 4 ? 12 : 4); m++) {
+      for (int m = 0; m < (order <= 4 ? 14 : 4); m++) {
         if (m >= 4 && (order == 2) != (m < 10)) continue;
         const int dts = pb->dts;
         if (m >= 6 && m < 10) pb->dts = 3;  // (dts changes no bit: the sweep's tower is dts 3's)
@@ -362,10 +372,15 @@ static void matrix(const char *bitref, int ncases) {
           CHECK(ran, "%s [%s]: ran '%s'", what, ml, dia.rep.note);
           bands_run[nb - 2] += ran;
         }
-        if (m >= 10) {
+        if (m == 10 || m == 11 || m == 13) {
           const int ran = strstr(dia.rep.note, "x 2 CTAs (a cluster)") != NULL;
           CHECK(ran, "%s [%s]: ran '%s'", what, ml, dia.rep.note);
           clusters_run += ran;
+        }
+        if (m >= 10) { /* bulk copies where asked (k1), else the cp.async copies at these small Nz */
+          const int ran = strstr(dia.rep.note, "band buffers by bulk copies") != NULL;
+          CHECK(ran == (m >= 12), "%s [%s]: ran '%s'", what, ml, dia.rep.note);
+          bulk_run += ran;
         }
         sweeps_y += strstr(dia.rep.note, "sweeping y") != NULL;
         CHECK(!nonfinite(dia.taps, ntaps), "%s [%s]: taps not all written (NaN poison left)", what, ml);
@@ -398,12 +413,14 @@ static void matrix(const char *bitref, int ncases) {
       tw_problem_destroy(pb);
       total++;
     }
-  printf("%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3; %d over a cluster)\n", total,
-         sweeps_y, bands_run[0], bands_run[1], clusters_run);
+  printf(
+      "%d cases (%d runs with the towers sweeping y; %d with 2 band buffers, %d with 3; %d over a cluster; %d with "
+      "bulk copies)\n",
+      total, sweeps_y, bands_run[0], bands_run[1], clusters_run, bulk_run);
   /* the forced sweeps and band buffers ran somewhere (the report's format, the random specs) */
-  CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0 && clusters_run > 0,
-        "%d runs swept y, %d ran 2 band buffers, %d ran 3, %d over a cluster", sweeps_y, bands_run[0], bands_run[1],
-        clusters_run);
+  CHECK(sweeps_y > 0 && bands_run[0] > 0 && bands_run[1] > 0 && clusters_run > 0 && bulk_run > 0,
+        "%d runs swept y, %d ran 2 band buffers, %d ran 3, %d over a cluster, %d bulk copies", sweeps_y, bands_run[0],
+        bands_run[1], clusters_run, bulk_run);
 }
 
 /* One problem through gpu-diamond (`mode`; NULL: the defaults) against cpu and `bitref`, bitwise;
@@ -455,7 +472,8 @@ static long focused_case(const char *bitref, const char *what, const tw_problem 
 /* A tall column: Nz above one block of one thread per z cell. Order 4 (Nz 1100): no register
  * tower holds it (the stepwise kernel by default); Nz 500 and 300: the dts-2 tower over a cluster of
  * 2 CTAs (256 and 160 threads each: 8 and 5 warps, so the warps away from the seam wait for the
- * cluster's barrier after their update); order 2: the register tower with two z cells per thread
+ * cluster's barrier after their update; at 8 its band by bulk copies, as at Nz 240 on one CTA,
+ * unless "/k0" asks for the cp.async copies); order 2: the register tower with two z cells per thread
  * (Nz 500: DTS 3; Nz 700: DTS 2), which the report must name (`want`), run persistent or as `mode`. */
 static void tall_column_in(const char *bitref, int order, int nz, int dts, const char *mode, const char *want) {
   spec sp;
@@ -579,6 +597,7 @@ static int window_case(const spec *sp, const char *kernel, const char *mode) {
   mode_env_clear();
   REQUIRE(run_backend(pb, kernel, mode, sc, &ref, &err) == TW_OK, "%s: in-core: %s", what, err.msg);
   if (mode && strstr(mode, "/c2")) CHECK(strstr(ref.rep.note, "x 2 CTAs"), "%s: ran '%s'", what, ref.rep.note);
+  if (mode && strstr(mode, "/k1")) CHECK(strstr(ref.rep.note, "by bulk copies"), "%s: ran '%s'", what, ref.rep.note);
   const size_t ntaps = (size_t)pb->ntap * (size_t)pb->nsamples;
   unsigned char *same = malloc((size_t)pb->g.N[0]);
   REQUIRE(same, "alloc");
@@ -735,15 +754,16 @@ static void window_matrix(int ncases) {
     cases++;
   }
   /* order 4's tower over a cluster of 2 CTAs (dts 2), persistent (its window groups on two streams)
-   * and per stage */
-  for (int j = 0; j < 2; j++) {
+   * and per stage; with its band by bulk copies, over a cluster and on one CTA */
+  static const char *o4modes[4] = {"persistent/c2", "stage/c2", "persistent/c2/k1", "persistent/k1"};
+  for (int j = 0; j < 4; j++) {
     spec sp;
     random_spec(&sp, 4, 110 + j);
     sp.n[0] = tg_int(150, 300), sp.n[1] = tg_int(470, 490), sp.n[2] = tg_int(33, 100);
     sp.steps = tg_int(10, 60);
     sp.height = tg_int(2, 30);
     sp.dts = 2;
-    runs += window_case(&sp, "gpu-diamond", j ? "stage/c2" : "persistent/c2");
+    runs += window_case(&sp, "gpu-diamond", o4modes[j]);
     cases++;
   }
   const int lowered = window_lowered(2, "gpu-diamond", "persistent") + window_lowered(8, "gpu-stepwise", NULL) +
@@ -949,8 +969,13 @@ int main(int argc, char **argv) {
   printf("gpu-diamond against %s and cpu, bitwise, %d cases per order\n", bitref, ncases);
   matrix(bitref, ncases);
   tall_column(bitref, 4, 1100, 2, NULL);
-  tall_column(bitref, 4, 500, 2, "256 threads x 1 z x 2 CTAs (a cluster)");
-  tall_column_in(bitref, 4, 500, 2, "stage", "256 threads x 1 z x 2 CTAs (a cluster)");
+  /* order 4 at 8 warps a CTA: the band by bulk copies by default, one CTA and over a cluster; the
+   * cp.async copies asked for instead */
+  tall_column(bitref, 4, 500, 2, "2 band buffers by bulk copies");
+  tall_column_in(bitref, 4, 500, 2, "stage", "2 band buffers by bulk copies");
+  tall_column_in(bitref, 4, 500, 2, "persistent/k0", "2 band buffers, ");
+  tall_column_in(bitref, 4, 240, 2, "persistent", "2 band buffers by bulk copies");
+  tall_column_in(bitref, 4, 240, 2, "stage/k0", "2 band buffers, ");
   tall_column_in(bitref, 4, 300, 2, "persistent", "160 threads x 1 z x 2 CTAs (a cluster)");
   tall_column_in(bitref, 4, 300, 2, "stage", "160 threads x 1 z x 2 CTAs (a cluster)");
   tall_column(bitref, 2, 500, 3, "dts 3 (R = 3), tower height 7, 256 threads x 2 z");

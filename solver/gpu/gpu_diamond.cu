@@ -19,7 +19,8 @@
 //    cells that enter the diamond next step, whose p^n is their p^{n−1} then), G = p^{n−1} on D, C = c²dt² on D. Per step only the band of W that
 //    this tower did not compute itself is loaded (p^{n+1} of the leading edge, c²dt² of the
 //    entering columns; cp.async into shared memory one or two steps ahead, at orders 4 and 6 by the
-//    warp's lanes together, 16 bytes a copy: gpu_diamond_tower.cuh, band_coop) and only the columns
+//    warp's lanes together, 16 bytes a copy: gpu_diamond_tower.cuh, band_coop; at order 4 with 8 warps
+//    a CTA one bulk copy (TMA) an item: BULK_NZ) and only the columns
 //    that leave D are stored (their last two levels). z-neighbours: each thread writes its p^n of
 //    the 2R² columns to shared memory, one barrier, then reads z ± m from there (double-buffered:
 //    one barrier per step). All table indices are compile-time (Geo<r, DTS> below, unrolled with
@@ -102,6 +103,7 @@ struct reg_kernel {
   int r, dts, z;  // radius, DTS, z cells per thread
   int cl;         // CTAs a tower (2: a thread-block cluster holds its z column)
   int nb;         // band buffers (gpu_diamond_tower.cuh: band_buffers)
+  int bulk;       // the band by bulk copies (gpu_diamond_tower.cuh: BULK_NZ), taken at BULK_WARPS
   kernel_fn fn;
   kernel_fn fn_yx;  // the same tower sweeping the grid's y (dia_args.yx), or NULL where not built
   size_t (*smem)(int NZp);
@@ -136,15 +138,23 @@ constexpr double STEPWISE_BPU = 16.0, MODEL_MARGIN = 0.85, Z_DAMPED_MARGIN = 0.6
 // 2048 × 1024 × 256).
 constexpr int TOWER_L1_ROOM = 32 * 1024;
 
-#define DIA_REG(R_, D_, Z_)                                                                                \
-  {R_, D_, Z_, 1, band_buffers<R_, D_, Z_>(), tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
+#define DIA_REG(R_, D_, Z_)                                                                                   \
+  {R_, D_, Z_, 1, band_buffers<R_, D_, Z_>(), 0, tower_kernel<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
    model_bpu<R_, D_>()}
-#define DIA_REG_YX(R_, D_, Z_, NB_)                                                               \
-  {R_, D_, Z_, 1, NB_, tower_kernel<R_, D_, Z_, false, NB_>, tower_kernel<R_, D_, Z_, true, NB_>, \
+#define DIA_REG_YX(R_, D_, Z_, NB_)                                                                  \
+  {R_, D_, Z_, 1, NB_, 0, tower_kernel<R_, D_, Z_, false, NB_>, tower_kernel<R_, D_, Z_, true, NB_>, \
    tower_smem_bytes<R_, D_, Z_, NB_>, model_bpu<R_, D_>()}
-#define DIA_REG_CL2(R_, D_, Z_)                                                                                \
-  {R_, D_, Z_, 2, band_buffers<R_, D_, Z_>(), tower_kernel_cl2<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
+#define DIA_REG_CL2(R_, D_, Z_)                                                                                   \
+  {R_, D_, Z_, 2, band_buffers<R_, D_, Z_>(), 0, tower_kernel_cl2<R_, D_, Z_>, NULL, tower_smem_bytes<R_, D_, Z_>, \
    model_bpu<R_, D_>()}
+// the same tower with its band by bulk copies (2 buffers), one CTA or a cluster of CL_
+#define DIA_REG_BULK(R_, D_, Z_, CL_)                                                                     \
+  {R_, D_, Z_, CL_, 2, 1,                                                                                 \
+   CL_ > 1 ? tower_kernel_cl2<R_, D_, Z_, false, 2, true> : tower_kernel<R_, D_, Z_, false, 2, true>, NULL, \
+   tower_smem_bytes<R_, D_, Z_, 2, true>, model_bpu<R_, D_>()}
+// The CTA size at which a tower that has bulk copies takes them (8 warps: session 43, +12–17 % there,
+// −5 … 0 % at 6–7 warps; gpu_diamond_tower.cuh: BULK_NZ).
+constexpr int BULK_WARPS = 8;
 
 // Every instantiation costs compile time (about 10–30 s each): the tuned defaults and their
 // neighbours in the DTS table of docs/performance.md; two z cells per thread where the state fits
@@ -157,11 +167,13 @@ constexpr int TOWER_L1_ROOM = 32 * 1024;
 // its blocks leave the SM enough L1, else the second (dia_init: TOWER_L1_ROOM). Order 4's DTS-2
 // tower also comes with its z column over a cluster of 2 CTAs, after its one-CTA twin: taken where
 // the twin does not fit (Nz 257–512: 254 registers, at most 256 threads a CTA). (Order 2's twin
-// fits to Nz 512 and ran 0.96x over a cluster there: session 31.)
+// fits to Nz 512 and ran 0.96x over a cluster there: session 31.) Both come with their band by bulk
+// copies as well, ahead of them: taken where a CTA has BULK_WARPS warps (dia_init).
 const reg_kernel reg_kernels[] = {
-    DIA_REG(1, 1, 1), DIA_REG(1, 2, 2), DIA_REG(1, 2, 1), DIA_REG_YX(1, 3, 2, 3), DIA_REG_YX(1, 3, 2, 2),
-    DIA_REG(1, 3, 1), DIA_REG(1, 4, 1),
-    DIA_REG(2, 1, 1), DIA_REG(2, 2, 1), DIA_REG_CL2(2, 2, 1), DIA_REG(3, 1, 1),
+    DIA_REG(1, 1, 1),         DIA_REG(1, 2, 2),         DIA_REG(1, 2, 1),  DIA_REG_YX(1, 3, 2, 3),
+    DIA_REG_YX(1, 3, 2, 2),   DIA_REG(1, 3, 1),         DIA_REG(1, 4, 1),  DIA_REG(2, 1, 1),
+    DIA_REG_BULK(2, 2, 1, 1), DIA_REG(2, 2, 1),         DIA_REG_BULK(2, 2, 1, 2), DIA_REG_CL2(2, 2, 1),
+    DIA_REG(3, 1, 1),
     // order 8 (r = 4) has none: DTS 1 needs 367 KB of shared memory at Nz = 256 (227 KB on an SM)
 };
 constexpr int NREGK = (int)(sizeof reg_kernels / sizeof reg_kernels[0]);
@@ -175,6 +187,7 @@ struct dia_state {
   int zpt;      // z cells per thread of the register tower
   int cl;       // its CTAs a tower (2: a cluster); the persistent grid's workers are towers
   int nb;       // its band buffers
+  int bulk;     // its band by bulk copies
   int dts_req;  // the dts asked for (dts may be lower: the largest register tower that fits)
   int mode;
   double bpu;     // the chosen register tower's model bytes per update
@@ -523,6 +536,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   s->NYd = s->N1 + 2 * s->PY;
   s->zpt = 1;
   s->nb = 0;
+  s->bulk = 0;
   int dev = 0;
   TW_CUDA_TRY(err, cudaGetDevice(&dev));
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&s->sms, cudaDevAttrMultiProcessorCount, dev));
@@ -540,7 +554,9 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   // (default) | stage | generic; TW_DIAMOND_ZPT = 1 | 2 allows only that Z; TW_DIAMOND_BANDS = 2 | 3
   // the tower of that many band buffers where it has one (else TOWER_L1_ROOM decides; any other
   // value than 2 or 3 leaves the rule out and takes the first tower that fits, 3 buffers);
-  // TW_DIAMOND_TRACE = FILE writes the towers' times of the last persistent launch (dia_trace_write).
+  // TW_DIAMOND_BULK = 1 | 0 the tower's band by bulk copies (or not) where it has them, whatever
+  // the CTA's warps (else at BULK_WARPS); TW_DIAMOND_TRACE = FILE writes the towers' times of the
+  // last persistent launch (dia_trace_write).
   const char *me = getenv("TW_DIAMOND_MODE");
   int mode = MODE_PERSISTENT;
   if (me && strcmp(me, "stage") == 0) mode = MODE_STAGE;
@@ -553,17 +569,21 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
   const int bforce = mbands && *mbands ? atoi(mbands) : 0;
   const char *mcl = getenv("TW_DIAMOND_CL");
   const int clforce = mcl && *mcl ? atoi(mcl) : 0;
+  const char *mbulk = getenv("TW_DIAMOND_BULK");
+  const int bulkforce = mbulk && *mbulk ? atoi(mbulk) != 0 : -1;
   // clusters (the towers of cl > 1): a GPU that launches them (sm_90 on) running the kernel's code
   // for sm_90 or later (a build for older targets compiles its body empty there), never in the host
   // emulation
   int cluster_launch = 0;
   TW_CUDA_TRY(err, cudaDeviceGetAttribute(&cluster_launch, cudaDevAttrClusterLaunch, dev));
   cluster_launch = cluster_launch && DIA_CLUSTERS;
-  // the entry of reg_kernels of the same tower as entry i with nb band buffers (-1: none)
-  auto sibling = [](int i, int nb) {
+  // the entry of reg_kernels of the same tower as entry i with nb band buffers and bulk copies or
+  // not (-1: none)
+  auto sibling = [](int i, int nb, int bulk) {
     for (int j = 0; j < NREGK; j++)
       if (reg_kernels[j].r == reg_kernels[i].r && reg_kernels[j].dts == reg_kernels[i].dts &&
-          reg_kernels[j].z == reg_kernels[i].z && reg_kernels[j].cl == reg_kernels[i].cl && reg_kernels[j].nb == nb)
+          reg_kernels[j].z == reg_kernels[i].z && reg_kernels[j].cl == reg_kernels[i].cl &&
+          reg_kernels[j].nb == nb && reg_kernels[j].bulk == bulk)
         return j;
     return -1;
   };
@@ -583,10 +603,13 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
       const reg_kernel *rk = &reg_kernels[i];
       const int z = rk->z, cl = rk->cl;
       if (rk->r != r || rk->dts != d || (zforce && z != zforce) || (clforce && cl != clforce)) continue;
-      if (bforce && rk->nb != bforce && sibling(i, bforce) >= 0) continue;
+      if (bforce && rk->nb != bforce && sibling(i, bforce, rk->bulk) >= 0) continue;
       // a warp covers 32·Z cells of z: the column is padded to a whole number of warps (a CTA's
       // part of it, over a cluster)
       const int nzp = (s->N2 + 32 * z * cl - 1) / (32 * z * cl) * (32 * z * cl), threads = nzp / (z * cl);
+      // bulk copies at BULK_WARPS warps a CTA (TW_DIAMOND_BULK: always, or never), else the twin
+      const int want_bulk = bulkforce >= 0 ? bulkforce : threads == 32 * BULK_WARPS;
+      if (rk->bulk ? !want_bulk : want_bulk && sibling(i, rk->nb, 1) >= 0) continue;
       cudaFuncAttributes fa;
       TW_CUDA_TRY(err, cudaFuncGetAttributes(&fa, (const void *)rk->fn));
       const size_t smem = rk->smem(nzp / cl);
@@ -610,7 +633,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
           return st;
         }
         const double footprint = (double)s->blocks_per_sm * (double)(smem + (size_t)smem_rsv);
-        if (!bforce && s->blocks_per_sm >= 1 && sibling(i, rk->nb - 1) > i && footprint > smem_sm - TOWER_L1_ROOM)
+        if (!bforce && s->blocks_per_sm >= 1 && sibling(i, rk->nb - 1, rk->bulk) > i && footprint > smem_sm - TOWER_L1_ROOM)
           continue;  // the sibling of fewer buffers, next in the table, leaves the L1 more
         if (s->blocks_per_sm >= 1) {
           s->fn = rk->fn;
@@ -620,6 +643,7 @@ tw_status dia_init(dia_state *s, const tw_problem *pb, tw_error *err) {
           s->zpt = z;
           s->cl = cl;
           s->nb = rk->nb;
+          s->bulk = rk->bulk;
           s->NZp = nzp;
           s->regs = fa.numRegs;
           s->mode = mode;
@@ -1209,9 +1233,10 @@ void dd_report(void *state, tw_run_report *rep) {
   // the figures first, the reasons after: a bench line shows the note's first 160 characters (the
   // tower height had fallen off it behind a lowered dts's reason)
   snprintf(rep->note, sizeof rep->note, "gpu-diamond register tower, %s: order %d, dts %d (R = %d), tower height %d, "
-           "%d threads x %d z%s, %d registers, %d band buffers, %d blocks/SM on %d SMs%s%s%s%s",
+           "%d threads x %d z%s, %d registers, %d band buffers%s, %d blocks/SM on %d SMs%s%s%s%s",
            s->mode == MODE_PERSISTENT ? "persistent" : "stage launches", s->pb->order, s->dts, s->R, s->nt, s->threads,
-           s->zpt, s->cl > 1 ? " x 2 CTAs (a cluster)" : "", s->regs, s->nb, s->blocks_per_sm, s->sms,
+           s->zpt, s->cl > 1 ? " x 2 CTAs (a cluster)" : "", s->regs, s->nb, s->bulk ? " by bulk copies" : "",
+           s->blocks_per_sm, s->sms,
            s->yx ? ", sweeping y" : "", lowered, gain, win);
 }
 

@@ -38,6 +38,13 @@ __device__ inline void cp_async_16(float *dst, const float *src) {
 __device__ inline void cp_async_commit() {}
 template <int N>
 __device__ inline void cp_async_wait() {}
+__device__ inline void mbar_init(unsigned long long *, unsigned) {}
+__device__ inline void mbar_expect_tx(unsigned long long *, unsigned) {}
+__device__ inline void bulk_copy(float *dst, const float *src, unsigned bytes, unsigned long long *) {
+  for (unsigned j = 0; j < bytes / 4; j++) dst[j] = src[j];
+}
+__device__ inline void mbar_wait(unsigned long long *, unsigned) {}
+__device__ inline void fence_proxy_async() {}
 __device__ inline int ld_acquire(const int *p) { return *(volatile const int *)p; }
 __device__ inline void st_release(int *p, int v) { *(volatile int *)p = v; }
 __device__ inline void dia_nanosleep(unsigned) {}
@@ -68,6 +75,36 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
+// One-dimensional bulk copies (the TMA unit, sm_90) global → shared, counted on an mbarrier: one
+// thread arms the barrier with the bytes of a phase (mbar_expect_tx), any threads issue the copies
+// (bulk_copy: both addresses 16-byte aligned, a multiple of 16 bytes), and every thread that reads
+// the words waits for the phase (mbar_wait: its parity, 0, 1, 0, … a use). A lane's copy is a loop
+// over the warp's active lanes (ELECT, the addresses into uniform registers, UBLKCP), so a copy
+// costs ~8 warp instructions: few large copies, not one a lane. The copies are the async proxy:
+// shared words the threads wrote and global words another SM published (an acquire) before a copy
+// reads or overwrites them need fence_proxy_async in the issuing thread first.
+__device__ __forceinline__ unsigned smem_addr(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(unsigned long long *bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count) : "memory");
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(unsigned long long *bar, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void bulk_copy(float *dst, const float *src, unsigned bytes, unsigned long long *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
+                   smem_addr(dst)),
+               "l"(src), "r"(bytes), "r"(smem_addr(bar))
+               : "memory");
+}
+__device__ __forceinline__ void mbar_wait(unsigned long long *bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "WAIT%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra WAIT%=;\n}\n" ::"r"(smem_addr(bar)),
+      "r"(parity)
+      : "memory");
+}
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async;\n" ::: "memory"); }
 __device__ __forceinline__ int ld_acquire(const int *p) {
   int v;
   asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");

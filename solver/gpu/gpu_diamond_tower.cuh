@@ -29,7 +29,8 @@ __device__ __forceinline__ void damped_update(float (&Gv)[Z][ND], const float (&
 // Shared memory of the register tower, in floats: the double-buffered z exchange
 // [2][(NZp + 2H) / Z][PZ] (xaddr), the band buffers (the current frame's, read by HS, and the next
 // NB − 1 frames', in flight): per thread [NZp / Z][SB] (item J of buffer b at word (b·nb + J)·Z of
-// thread k's SB), or cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary (band_coop), then
+// thread k's SB), or cooperative [NB][NZp / 4][NBIo][4] from a 16-byte boundary (band_coop), or
+// for the bulk copies the NB mbarriers and [NB][NBI][BULK_NZ] from a 16-byte boundary, then
 // the damping of the current frame's ND columns [2][ND][2] (axy and its factor, by step parity),
 // the cooperative copies' column offsets (OT), and one word for the persistent ticket. H: halo rows
 // above z = 0 (r, rounded up to whole groups of Z). NZp: the CTA's z cells (over a cluster of CL
@@ -79,6 +80,22 @@ template <int r, int DTS, int Z>
 __host__ __device__ constexpr bool band_coop() {
   return r >= 2;
 }
+// The band by bulk copies (BULK; order 4's DTS-2 tower, whose CTA holds at most BULK_NZ z cells):
+// one 1D bulk copy (the TMA unit) a band item, the CTA's whole z column of it, issued by one lane
+// of the CTA each, counted on the buffer's mbarrier; [NB][NBI][BULK_NZ], the items BULK_NZ floats
+// apart whatever the CTA's height (a constant, so that the HS reads keep immediate offsets), the
+// NB barriers in the 4 words before it. Per step a warp issues ~7 copies of ~8 instructions (a loop
+// over its lanes: the copy's addresses go through uniform registers) in place of 14 16-byte
+// cp.async, their 14 offset loads and address pairs: at 8 warps a CTA the copies, all issued
+// together after the step's barrier, each waited for the register pair the one before read (the
+// long-scoreboard stall of session 41); measured +12–17 % there, −5 … 0 % at 6–7 warps, where
+// there is no such burst and the wait for the whole band (the slowest of 54 copies) costs more
+// (dia_init takes it at 8 warps: docs/performance.md, session 43).
+constexpr int BULK_NZ = 256;
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr bool band_bulk_fits() {
+  return r == 2 && DTS == 2 && Z == 1;
+}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int coop_items() {  // items a warp's copy instruction covers
   return 4 / Z;
@@ -88,9 +105,12 @@ __host__ __device__ constexpr int coop_table() {  // OT entries: NBF and NBC rou
   constexpr int I = coop_items<r, DTS, Z>();
   return ((Tab<r, DTS>::T.NBF + I - 1) / I + (Tab<r, DTS>::T.NBC + I - 1) / I) * I;
 }
-template <int r, int DTS, int Z>
+template <int r, int DTS, int Z, bool BULK = false>
 __host__ __device__ constexpr size_t smem_floats(int NZp, int nb) {
   const size_t xch = 2 * (size_t)((NZp + 2 * halo_rows<r, Z>()) / Z) * exch_group<r, DTS, Z>();
+  if (BULK)
+    return (xch + 3) / 4 * 4 + 4 + (size_t)nb * BULK_NZ * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC) +
+           2 * 2 * (size_t)Geo<r, DTS>::ND + coop_table<r, DTS, Z>() + 1;
   if (band_coop<r, DTS, Z>())
     return (xch + 3) / 4 * 4 + (size_t)nb * NZp * odd_up(Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC) +
            2 * 2 * (size_t)Geo<r, DTS>::ND + coop_table<r, DTS, Z>() + 1;
@@ -106,9 +126,9 @@ template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_buffers() {
   return smem_floats<r, DTS, Z>(256 * Z, 3) <= 227 * 1024 / 4 ? 3 : 2;
 }
-template <int r, int DTS, int Z, int NB = band_buffers<r, DTS, Z>()>
+template <int r, int DTS, int Z, int NB = band_buffers<r, DTS, Z>(), bool BULK = false>
 __host__ __device__ size_t tower_smem_bytes(int NZp) {
-  return smem_floats<r, DTS, Z>(NZp, NB) * sizeof(float);
+  return smem_floats<r, DTS, Z, BULK>(NZp, NB) * sizeof(float);
 }
 
 // Diagnostic builds (never the default: their results are wrong), to split a tower's time into
@@ -150,8 +170,11 @@ constexpr bool NOCOMP = false;
 // rows (distributed shared memory), and the step's barrier is the cluster's. Why: a tower whose
 // column needs more registers than one SM has (order 4: 254 a thread, at most 256 z cells a CTA)
 // runs over two SMs instead of not at all (docs/performance.md, session 38).
-template <int r, int DTS, int Z, bool YX, int NB, int CL>
-__device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm) {
+//
+// BULK: the band by bulk copies (band_bulk_fits), the buffers' barriers' phases in bph (bit b: the
+// parity of buffer b's next phase, the same in every thread, carried from tower to tower).
+template <int r, int DTS, int Z, bool YX, int NB, int CL, bool BULK>
+__device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, float *sm, unsigned &bph) {
   using G = Geo<r, DTS>;
   using TB = Tab<r, DTS>;  // the tables; read only in constexpr initializers (compile-time)
   constexpr int R = G::R, ND = G::ND, NW = TB::T.NW, NBF = TB::T.NBF, NBC = TB::T.NBC, NL = TB::T.NL;
@@ -179,17 +202,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
   float *const xb = sm;  // [2][(NZc + 2H) / Z][PZ]
   const int XBSZ = (NZc + 2 * H) / Z * PZ;
-  // the band: cooperative [NB][NZc / 4][NBIo][4] from a 16-byte boundary, else [NZc / Z][SB]
+  // the band: cooperative [NB][NZc / 4][NBIo][4] from a 16-byte boundary (BULK: its barriers, then
+  // [NB][NBI][BULK_NZ]), else [NZc / Z][SB]
   constexpr bool COOP = band_coop<r, DTS, Z>();
+  static_assert(!BULK || (band_bulk_fits<r, DTS, Z>() && NB == 2), "bulk copies: order 4's DTS-2 tower, 2 buffers");
   constexpr int NBIo = odd_up(NBI), IPW = coop_items<r, DTS, Z>();
   constexpr int NIF = (NBF + IPW - 1) / IPW, NIC = (NBC + IPW - 1) / IPW;  // copy instructions: p, c²dt²
-  constexpr int BQ = COOP ? 4 : Z;  // floats between a thread's consecutive items
-  float *const band0 = sm + (COOP ? (2 * XBSZ + 3) / 4 * 4 : 2 * XBSZ);
-  const int BSTR = COOP ? NZc * NBIo : NBI * Z;  // floats between buffers, in a thread's view
-  float *const bandk = COOP ? band0 + k / (4 / Z) * NBIo * 4 + k % (4 / Z) * Z : band0 + k * SB;
+  constexpr int BQ = BULK ? BULK_NZ : COOP ? 4 : Z;  // floats between a thread's consecutive items
+  float *const band0 = sm + (COOP ? (2 * XBSZ + 3) / 4 * 4 + (BULK ? 4 : 0) : 2 * XBSZ);
+  unsigned long long *const bars = (unsigned long long *)(band0 - 4);  // BULK: [NB]
+  const int BSTR = BULK ? NBI * BULK_NZ : COOP ? NZc * NBIo : NBI * Z;  // floats between buffers, in a thread's view
+  float *const bandk = BULK ? band0 + k : COOP ? band0 + k / (4 / Z) * NBIo * 4 + k % (4 / Z) * Z : band0 + k * SB;
   // [2][ND][2]: axy and RN(1/(1 + axy)) of a column; then (COOP) OT, the column offsets of the
   // band items, p then c²dt²
-  float *const sdamp = band0 + (COOP ? NB * NZc * NBIo : NZc / Z * SB);
+  float *const sdamp = band0 + (BULK ? NB * NBI * BULK_NZ : COOP ? NB * NZc * NBIo : NZc / Z * SB);
   int *const otab = (int *)(sdamp + 4 * ND);
   static_assert(ND <= 32, "the columns' damping: one warp");
   float azk[Z];
@@ -252,9 +278,20 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   // final: see the header), c²dt² of the entering columns; into buffer τ1 mod NB.
   // COOP: lane l of warp w copies z group 8Z·w + l % 8Z of items J ≡ l / 8Z (mod IPW)
   const int cq = (k & 31) / (8 * Z), cz = 32 * Z * (k >> 5) + 4 * ((k & 31) % (8 * Z));
+  // BULK: lane l of warp w copies the items w + nw·l + nt·i (nw warps, nt threads), one each where
+  // nt ≥ NBI (a permutation of the threads: the copies spread over the warps)
+  const int bj = (k >> 5) + (int)(blockDim.x >> 5) * (k & 31);
   auto band_issue_async = [&](int tau1) {
     if (!NOMEM && tau1 < thi) {
-      if constexpr (COOP) {
+      if constexpr (BULK) {
+        unsigned long long *const bar = bars + tau1 % NB;
+        if (k == 0) mbar_expect_tx(bar, (unsigned)(NBI * NZc * sizeof(float)));
+        const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + zb;
+        for (int j = bj; j < NBI; j += blockDim.x)
+          bulk_copy(band0 + (tau1 % NB) * BSTR + j * BULK_NZ,
+                    at((j < NBF ? lvl(A, A.t0 + tau1) : A.c2) + b1, otab[j < NBF ? j : NIF * IPW + j - NBF]),
+                    (unsigned)(NZc * sizeof(float)), bar);
+      } else if constexpr (COOP) {
         float *const dq = band0 + (tau1 % NB) * BSTR + cz / 4 * NBIo * 4 + 4 * cq;
         const int *const tq = otab + cq;
         const long long b1 = (long long)(R * s + tau1 * r) * A.SX + (long long)Y0 * A.SY + zb + cz;
@@ -327,6 +364,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
       load_z<Z, true>(A.c2 + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { C[J][I] = val; });
       if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
+  }
+  if constexpr (BULK) {  // (the first frame's HS words and the parents' columns, before the async proxy)
+    __syncthreads();
+    if (bj < NBI) fence_proxy_async();
   }
   for (int j = 1; j < PD; j++) band_issue_async(tlo + j);
   colrec nextrec = {0, 0, 0, 0};
@@ -528,8 +569,16 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
 
     if (tau + 1 < thi) {
       // 6. shift to frame τ+1: what this tower computed, what it loaded.
-      cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
-      if constexpr (COOP) __syncwarp();  // (the other lanes' copies of this thread's cells)
+      if constexpr (BULK) {
+        if (!NOMEM) {
+          const int b1 = (tau + 1) % NB;
+          mbar_wait(bars + b1, (bph >> b1) & 1u);
+          bph ^= 1u << b1;
+        }
+      } else {
+        cp_async_wait<PD - 1>();  // the band of τ+1 (the later ones may still be in flight)
+        if constexpr (COOP) __syncwarp();  // (the other lanes' copies of this thread's cells)
+      }
       const float *srcb = bandk + ((tau + 1) % NB) * BSTR;
       if constexpr (!HS)
         sfor<0, NBF>([&](auto B) { load_z<Z>(srcb + B * BQ, [&](auto J, float x) { BF[J][B] = x; }); });
@@ -621,16 +670,24 @@ constexpr int tower_max_threads() {
 // The kernel's body, one CTA (CL = 1) or a cluster of CL CTAs a tower: rank 0 takes the tickets
 // (and hands each to the others' shared memory), waits for the predecessors and marks the tower
 // done after the cluster's barrier; every CTA's stores are fenced before that barrier.
-template <int r, int DTS, int Z, bool YX, int NB, int CL>
+template <int r, int DTS, int Z, bool YX, int NB, int CL, bool BULK>
 __device__ __forceinline__ void tower_body(const dia_args &A) {
   DIA_DYN_SMEM(sm);
+  unsigned bph = 0;  // BULK: the parity of each band buffer's next phase, bit b
+  if constexpr (BULK) {  // (the barriers: the 4 words before the band, run_tower)
+    const int NZc = A.NZp / CL;
+    const int XBSZ = (NZc + 2 * halo_rows<r, Z>()) / Z * exch_group<r, DTS, Z>();
+    if (threadIdx.x == 0)
+      for (int b = 0; b < NB; b++) mbar_init((unsigned long long *)(sm + (2 * XBSZ + 3) / 4 * 4) + b, 1);
+    __syncthreads();
+  }
   if (!A.persistent) {
     const int s = A.s;
-    run_tower<r, DTS, Z, YX, NB, CL>(A, s, ((s % 2) + 2) % 2 + 2 * (int)(blockIdx.x / CL), sm);
+    run_tower<r, DTS, Z, YX, NB, CL, BULK>(A, s, ((s % 2) + 2) % 2 + 2 * (int)(blockIdx.x / CL), sm, bph);
     return;
   }
   const int rank = cl_rank<CL>();
-  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB>(A.NZp / CL) / sizeof(float) - 1));
+  int *const sh_ticket = (int *)(sm + (tower_smem_bytes<r, DTS, Z, NB, BULK>(A.NZp / CL) / sizeof(float) - 1));
   // (every CTA of the cluster has started before rank 0 stores the first ticket into their shared
   // memory: compute-sanitizer's racecheck flagged that store without it)
   if constexpr (CL > 1) cl_sync<CL>();
@@ -665,7 +722,7 @@ __device__ __forceinline__ void tower_body(const dia_args &A) {
     }
     if (A.trace && threadIdx.x == 0 && rank == 0) A.trace[4 * (size_t)t + 1] = dia_clock_ns();
     __syncthreads();
-    run_tower<r, DTS, Z, YX, NB, CL>(A, s, kk, sm);
+    run_tower<r, DTS, Z, YX, NB, CL, BULK>(A, s, kk, sm, bph);
     __threadfence();
     cl_sync<CL>();  // every CTA of the tower has stored its part
     if (threadIdx.x == 0 && rank == 0) {
@@ -678,17 +735,17 @@ __device__ __forceinline__ void tower_body(const dia_args &A) {
     }
   }
 }
-template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
+template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>(), bool BULK = false>
 __global__ void __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1) tower_kernel(const dia_args A) {
-  tower_body<r, DTS, Z, YX, NB, 1>(A);
+  tower_body<r, DTS, Z, YX, NB, 1, BULK>(A);
 }
 // The z column over a cluster of 2 CTAs (sm_90), each of at most tower_max_threads: order 4's
 // tower at Nz 257–512.
-template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>()>
+template <int r, int DTS, int Z, bool YX = false, int NB = band_buffers<r, DTS, Z>(), bool BULK = false>
 __global__ void DIA_CLUSTER_DIMS2 __launch_bounds__(tower_max_threads<r, DTS, Z>(), 1)
     tower_kernel_cl2(const dia_args A) {
 #if DIA_CLUSTERS
-  tower_body<r, DTS, Z, YX, NB, 2>(A);
+  tower_body<r, DTS, Z, YX, NB, 2, BULK>(A);
 #endif
 }
 
