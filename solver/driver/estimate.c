@@ -145,14 +145,17 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
                                        {384, 1.797f}, {385, 2.007f}, {448, 2.023f}, {449, 2.105f}, {512, 2.065f}};
 /* order 4 (dts 2, one z cell a thread, the band by cooperative 16-byte copies and, since session 41,
  * the z exchange by 16-byte accesses: gpu_diamond_tower.cuh), the tower forced, 32 steps x 3 (session
- * 42). The stepwise kernel's rate moves with the grid's shape while the tower's does not (Nz 256:
+ * 42; at 8 warps a CTA, Nz 225–256 and 449–512, the band by bulk copies since session 43, measured
+ * then). The stepwise kernel's rate moves with the grid's shape while the tower's does not (Nz 256:
  * the tower 285–287 Gcell/s on 2048 x 1280, 2048 x 2048 and 4096 x 2048, the stepwise kernel 249,
  * 245 and 225–233; over a cluster the same), so each point is the lowest ratio of the grids of a
  * share of 1 measured there:
  *  - Nz 129–256 (one CTA, 5–8 warps, 1 block an SM): 2048 x 1280 (P 160), the lowest at every point
  *    (4096 x 2048, P 256: within 0.3 % at Nz 176 and 192, 4–10 % above elsewhere; 2048 x 2048 1–3 %
  *    above at Nz 192–256). The tower wins from Nz ~166 (1.11–1.12x at 176–192, 1.30–1.32x at
- *    193–224, where the stepwise kernel's 64-cell z tile is short, 1.12–1.14x at 225–256).
+ *    193–224, where the stepwise kernel's 64-cell z tile is short; 1.30–1.32x at 225–256 with the
+ *    bulk copies, 1.12–1.14x before: the tower 331 Gcell/s at Nz 256 on 2048 x 1280, 2048 x 2048 and
+ *    4096 x 2048, 1.32 / 1.36 / 1.45x).
  *  - Nz 65–128 (2 blocks an SM, towers of 3–4 warps): the lowest of 4096 x 4096 (P 512), 4096 x 3072
  *    (P 384) and at Nz 128 also 4096 x 2560 (P 320, its full rate: 284 against 286) and 3072 x 3072,
  *    where the tower runs at a share of 1 (1.08–1.14x; 4096 x 2048, P 256, 0.79–0.83 of that rate:
@@ -160,16 +163,17 @@ static const tower_point tower_o2[] = {{32, .900f},   {48, 1.720f},  {64, 1.908f
  *    model then applies (0.69 there), so a lower bound. Below Nz 48 nothing was measured: no gain.
  *  - Nz 257–512 (the column over a cluster of 2 CTAs, one an SM, 5–8 warps each; 66 clusters): the
  *    lowest of 1024 x 1024, 2048 x 1024 and 4096 x 2048 (1024 x 1024's at every Nz but 320; 4096 x
- *    2048 measured 1.13 / 1.26 / 1.27 / 1.16 / 1.15x at Nz 384 / 416 / 448 / 480 / 512). The tower
- *    wins from Nz ~378.
+ *    2048 measured 1.13 / 1.26 / 1.27x at Nz 384 / 416 / 448, and with the bulk copies 1.28x at
+ *    512; 1024 x 1024 1.17–1.18x at 449–512, 1.05x before them). The tower wins from Nz ~378.
  * Points up to Nz 128 and over a cluster are not scaled for a GPU's bandwidth (tw_gpu_tower_gain):
  * measured on an H200 only. On 2048 x 1024 (P 128, a share of 0.86 by the model) the
  * ratios are within 3 % of table x share (Nz 208 / 224 / 256: 1.10 / 1.12 / 0.98x). */
-static const tower_point tower_o4[] = {
-    {47, 0.0f},    {48, 1.046f},  {64, .876f},   {65, 1.085f},  {72, 1.084f},  {80, 1.096f},  {96, 1.141f},
-    {112, 1.127f}, {128, 1.127f}, {129, .960f},  {160, .983f},  {176, 1.110f}, {192, 1.122f}, {193, 1.295f},
-    {208, 1.305f}, {224, 1.316f}, {225, 1.124f}, {240, 1.132f}, {256, 1.139f}, {257, .827f},  {288, .835f},
-    {320, .884f},  {352, .996f},  {384, 1.038f}, {416, 1.115f}, {448, 1.139f}, {480, 1.050f}, {512, 1.053f}};
+static const tower_point tower_o4[] = {{47, 0.0f},    {48, 1.046f},  {64, .876f},   {65, 1.085f},  {72, 1.084f},
+                                       {80, 1.096f},  {96, 1.141f},  {112, 1.127f}, {128, 1.127f}, {129, .960f},
+                                       {160, .983f},  {176, 1.110f}, {192, 1.122f}, {193, 1.295f}, {208, 1.305f},
+                                       {224, 1.316f}, {225, 1.295f}, {240, 1.308f}, {256, 1.319f}, {257, .827f},
+                                       {288, .835f},  {320, .884f},  {352, .996f},  {384, 1.038f}, {416, 1.115f},
+                                       {448, 1.139f}, {449, 1.168f}, {480, 1.172f}, {512, 1.176f}};
 #define TOWER_BW_EXPONENT 0.7
 
 static double tower_interp(const tower_point *t, int n, int nz) {
