@@ -180,44 +180,30 @@ static int full_snap(const schedule *sc, int b) {
  * column over a cluster of N CTAs where it has one: order 4, dts 2; 1: never), and a last "/kN",
  * TW_DIAMOND_BULK = N (1: the band by bulk copies where the tower has them, order 4, dts 2, whatever
  * the CTA's warps; 0: never); NULL: the defaults. */
+/* the suffixes of a mode and their variables, taken off its end in this order */
+static const struct {
+  const char *suffix, *var;
+} mode_knobs[] = {{"/k", "TW_DIAMOND_BULK"},
+                  {"/c", "TW_DIAMOND_CL"},
+                  {"/b", "TW_DIAMOND_BANDS"},
+                  {"/s", "TW_DIAMOND_SWEEP"},
+                  {"/z", "TW_DIAMOND_ZPT"}};
 static void mode_env(const char *mode) {
   if (!mode) return;
   char m[32];
   snprintf(m, sizeof m, "%s", mode);
-  char *kn = strstr(m, "/k");
-  if (kn) {
-    setenv("TW_DIAMOND_BULK", kn + 2, 1);
-    *kn = 0;
-  }
-  char *cn = strstr(m, "/c");
-  if (cn) {
-    setenv("TW_DIAMOND_CL", cn + 2, 1);
-    *cn = 0;
-  }
-  char *bn = strstr(m, "/b");
-  if (bn) {
-    setenv("TW_DIAMOND_BANDS", bn + 2, 1);
-    *bn = 0;
-  }
-  char *sw = strstr(m, "/s");
-  if (sw) {
-    setenv("TW_DIAMOND_SWEEP", sw + 2, 1);
-    *sw = 0;
-  }
-  char *z = strstr(m, "/z");
-  if (z) {
-    setenv("TW_DIAMOND_ZPT", z + 2, 1);
-    *z = 0;
+  for (size_t i = 0; i < sizeof mode_knobs / sizeof mode_knobs[0]; i++) {
+    char *k = strstr(m, mode_knobs[i].suffix);
+    if (k) {
+      setenv(mode_knobs[i].var, k + 2, 1);
+      *k = 0;
+    }
   }
   if (*m) setenv("TW_DIAMOND_MODE", m, 1);
 }
 static void mode_env_clear(void) {
   unsetenv("TW_DIAMOND_MODE");
-  unsetenv("TW_DIAMOND_ZPT");
-  unsetenv("TW_DIAMOND_SWEEP");
-  unsetenv("TW_DIAMOND_BANDS");
-  unsetenv("TW_DIAMOND_CL");
-  unsetenv("TW_DIAMOND_BULK");
+  for (size_t i = 0; i < sizeof mode_knobs / sizeof mode_knobs[0]; i++) unsetenv(mode_knobs[i].var);
 }
 /* be->create with the knobs of `mode` set for it (mode_env). */
 static tw_status create_in_mode(const tw_backend_ops *be, const tw_problem *pb, const char *mode, void **st,
