@@ -904,7 +904,8 @@ dia_args base_args(const dia_state *s) {
   const int R = s->R, r = s->r, ny = 2 * R + 2 * r + 1;
   if ((2 * R + 2 * r) * ny <= DIA_OFF_MAX)  // else no register tower runs (the generic one)
     for (int dx = -r; dx < 2 * R + r; dx++)
-      for (int dy = -R - r; dy <= R + r; dy++) A.off[(dx + r) * ny + dy + R + r] = (int)(dx * A.SX + dy * A.SY);
+      for (int dy = -R - r; dy <= R + r; dy++)
+        A.boff[(dx + r) * ny + dy + R + r] = (dx * A.SX + dy * A.SY) * (long long)sizeof(float);
   A.done = s->done;
   return A;
 }

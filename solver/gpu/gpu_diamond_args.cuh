@@ -55,9 +55,13 @@ struct dia_args {
   float *taps;              // [sample − first][ntap]
   long long ntap, first;
   int interval;
-  // Offsets of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register tower
-  // from its frame's base: off[(dx + r)·(2R + 2r + 1) + dy + R + r] = dx·SX + dy·SY.
-  int off[DIA_OFF_MAX];
+  // Offsets in bytes of the columns (dx, dy), dx ∈ [−r, 2R + r), dy ∈ [−R − r, R + r], of a register
+  // tower from its frame's base: boff[(dx + r)·(2R + 2r + 1) + dy + R + r] = 4·(dx·SX + dy·SY).
+  // 64-bit and in bytes, so that an address is the base plus the offset (ULDC.64 once a column,
+  // IADD3 and IADD3.X an address): from 32-bit offsets in floats the compiler made each 64-bit in
+  // uniform registers first (ULDC, USHF, UIMAD.WIDE, UMOV), and the order-4 tower's 24 stores a step
+  // of the columns that leave D took 135 instructions, 4.2 an update (docs/performance.md, session 44).
+  long long boff[DIA_OFF_MAX];
   int *done;  // persistent mode: per-tower done flags (a block's launches share them: A.epoch)
   // Persistent mode: the launch's ticket counter, not reset between launches (only at each advance
   // call): this launch's tickets are *ticket − ticket_base (mod 2^32), and every block takes one past

@@ -126,8 +126,9 @@ __device__ __forceinline__ unsigned dia_smid() {
   return v;
 }
 #define DIA_LAUNCH(k, g, b, smem, stream, ...) k<<<g, b, smem, stream>>>(__VA_ARGS__)
-// base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE): written out, the compiler
-// sign-extends, shifts and adds (three instructions per address, ~40 addresses per step).
+// base + off floats as one 32 x 32 → 64-bit multiply-add (IMAD.WIDE), off in a register (the band
+// copies' offsets, from their table in shared memory): written out, the compiler sign-extends,
+// shifts and adds (three instructions an address).
 template <typename T>
 __device__ __forceinline__ T *at(T *base, int off) {
   T *p;
@@ -135,6 +136,12 @@ __device__ __forceinline__ T *at(T *base, int off) {
   return p;
 }
 #endif
+// base + a 64-bit offset in bytes (a column's, from the kernel parameters: dia_args.boff): IADD3
+// and IADD3.X with a constant-bank operand
+template <typename T>
+__device__ __forceinline__ T *atb(T *base, long long bytes) {
+  return (T *)((char *)base + bytes);
+}
 
 // A register tower whose z column is split over a thread-block cluster of CL CTAs (sm_90; CL = 1:
 // one CTA, and none of this is emitted). Only the cluster tower's kernel instantiates CL > 1, and

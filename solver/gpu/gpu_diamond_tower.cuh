@@ -232,10 +232,12 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   const int myc = gather_column(k);  // receivers: the column this thread gathers (32 | blockDim.x)
   const int myslot = myc < ND ? gather_slot<r, R>(myc) : 0;
 
-  // Offset of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = Z·k): from the table in
-  // the kernel parameters (constant bank), so that an address costs one multiply-add with a
-  // constant operand and the offsets hold no registers across the step loop.
-  auto off = [&](int dx, int dy) { return A.off[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
+  // Offset in bytes of a column (dx, dy) from the frame's base (x = X0, y = Y0, z = Z·k): from the
+  // table in the kernel parameters (constant bank), so that an address costs a 64-bit add with a
+  // constant operand (atb) and the offsets hold no registers across the step loop; off, in floats
+  // (the copies' offset table, OT).
+  auto boff = [&](int dx, int dy) { return A.boff[(dx + r) * (2 * R + 2 * r + 1) + dy + R + r]; };
+  auto off = [&](int dx, int dy) { return (int)(boff(dx, dy) >> 2); };
   auto base_of = [&](int X0) { return (long long)X0 * A.SX + (long long)Y0 * A.SY + zb + Z * k; };
   // Seam rows (CL > 1): the exchange buffer of the CTA above (rank − 1) gets the p^n of this CTA's
   // first H cells in its halo rows below its column; the one below (rank + 1), of the last H cells,
@@ -310,11 +312,11 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         const float *const srcb = src + b1, *const c2b = A.c2 + b1;
         sfor<0, NBF>([&](auto J) {
           constexpr int u = TB::T.bfu[J], v = TB::T.bfv[J];
-          cp_async_z<Z>(dst + J * Z, at(srcb, off((u + v) / 2, (u - v) / 2)));
+          cp_async_z<Z>(dst + J * Z, atb(srcb, boff((u + v) / 2, (u - v) / 2)));
         });
         sfor<0, NBC>([&](auto J) {
           constexpr int u = TB::T.bcu[J], v = TB::T.bcv[J];
-          cp_async_z<Z>(dst + (NBF + J) * Z, at(c2b, off((u + v) / 2, (u - v) / 2)));
+          cp_async_z<Z>(dst + (NBF + J) * Z, atb(c2b, boff((u + v) / 2, (u - v) / 2)));
         });
       }
     }
@@ -351,7 +353,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     float *const bfirst = bandk + (tlo % NB) * BSTR;
     sfor<0, NW>([&](auto I) {
       constexpr int u = TB::T.wu[I], v = TB::T.wv[I], b = TB::T.fromB[I];
-      load_z<Z>(cur + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) {
+      load_z<Z>(atb(cur + b0, boff((u + v) / 2, (u - v) / 2)), [&](auto J, float val) {
         if constexpr (HS && b >= 0) bfirst[b * BQ + J] = val;
         else F[J][I] = val;
       });
@@ -360,8 +362,8 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     });
     sfor<0, ND>([&](auto I) {
       constexpr int u = TB::T.du[I], v = TB::T.dv[I];
-      load_z<Z>(old + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { Gv[J][I] = val; });
-      load_z<Z, true>(A.c2 + b0 + off((u + v) / 2, (u - v) / 2), [&](auto J, float val) { C[J][I] = val; });
+      load_z<Z>(atb(old + b0, boff((u + v) / 2, (u - v) / 2)), [&](auto J, float val) { Gv[J][I] = val; });
+      load_z<Z, true>(atb(A.c2 + b0, boff((u + v) / 2, (u - v) / 2)), [&](auto J, float val) { C[J][I] = val; });
       if constexpr (I % 16 == 15) asm volatile("" ::: "memory");
     });
   }
@@ -557,10 +559,10 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     if constexpr (!NOMEM) sfor<0, NL>([&](auto L) {
       constexpr int i = TB::T.lc[L], u = TB::T.du[i], v = TB::T.dv[i];
       constexpr bool prev = TB::T.prevIn[i];
-      store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
+      store_z<Z>(atb(nxt, boff((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
       if constexpr (prev)
         if (tau > tlo)
-          store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)),
+          store_z<Z>(atb(curp, boff((u + v) / 2, (u - v) / 2)),
                      [&](auto J) { return fgetD(J, std::integral_constant<int, i>{}); });
     });
 
@@ -610,9 +612,9 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
         constexpr int i = I, u = TB::T.du[i], v = TB::T.dv[i];
         constexpr bool leave = TB::T.leaving[i], prev = TB::T.prevIn[i];
         if constexpr (!leave) {
-          store_z<Z>(at(nxt, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
+          store_z<Z>(atb(nxt, boff((u + v) / 2, (u - v) / 2)), [&](auto J) { return Gv[J][i]; });
           if constexpr (prev)
-            if (tau > tlo) store_z<Z>(at(curp, off((u + v) / 2, (u - v) / 2)), [&](auto J) { return fgetD(J, I); });
+            if (tau > tlo) store_z<Z>(atb(curp, boff((u + v) / 2, (u - v) / 2)), [&](auto J) { return fgetD(J, I); });
         }
       });
       if (tap_next) {
