@@ -58,6 +58,11 @@ __host__ __device__ constexpr int exch_group() {
   constexpr int n = Tab<r, DTS>::T.ND + Tab<r, DTS>::T.NL;
   return exch_vec<r, DTS, Z>() ? 4 * odd_up((n + 3) / 4) : Z * odd_up(n);
 }
+// Floats of one z-exchange buffer of a CTA of NZc cells: (NZc + 2H) / Z groups of PZ (xaddr).
+template <int r, int DTS, int Z>
+__host__ __device__ constexpr int exch_floats(int NZc) {
+  return (NZc + 2 * halo_rows<r, Z>()) / Z * exch_group<r, DTS, Z>();
+}
 template <int r, int DTS, int Z>
 __host__ __device__ constexpr int band_stride_nb(int nb) {
   return Z * odd_up(nb * (Tab<r, DTS>::T.NBF + Tab<r, DTS>::T.NBC));
@@ -201,7 +206,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
   tower_events(A, key, &ecur, &eend);
 
   float *const xb = sm;  // [2][(NZc + 2H) / Z][PZ]
-  const int XBSZ = (NZc + 2 * H) / Z * PZ;
+  const int XBSZ = exch_floats<r, DTS, Z>(NZc);
   // the band: cooperative [NB][NZc / 4][NBIo][4] from a 16-byte boundary (BULK: its barriers, then
   // [NB][NBI][BULK_NZ]), else [NZc / Z][SB]
   constexpr bool COOP = band_coop<r, DTS, Z>();
@@ -676,9 +681,8 @@ template <int r, int DTS, int Z, bool YX, int NB, int CL, bool BULK>
 __device__ __forceinline__ void tower_body(const dia_args &A) {
   DIA_DYN_SMEM(sm);
   unsigned bph = 0;  // BULK: the parity of each band buffer's next phase, bit b
-  if constexpr (BULK) {  // (the barriers: the 4 words before the band, run_tower)
-    const int NZc = A.NZp / CL;
-    const int XBSZ = (NZc + 2 * halo_rows<r, Z>()) / Z * exch_group<r, DTS, Z>();
+  if constexpr (BULK) {  // (the barriers: the 4 words before the band, after both exchange buffers: run_tower)
+    const int XBSZ = exch_floats<r, DTS, Z>(A.NZp / CL);
     if (threadIdx.x == 0)
       for (int b = 0; b < NB; b++) mbar_init((unsigned long long *)(sm + (2 * XBSZ + 3) / 4 * 4) + b, 1);
     __syncthreads();
