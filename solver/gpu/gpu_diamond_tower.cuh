@@ -412,22 +412,30 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     const bool tap_next = A.ntap && phase1 == 0;  // level n + 1, computed now
     phase = phase1;
     // Receiver records: the columns whose taps are gathered at the start of step τ+1 (or in the
-    // flush) are this frame's: load them a whole step ahead of their use.
+    // flush) are this frame's: loaded a whole step ahead of their use, after this step's gather
+    // (below: issued before the barrier, the load shared a scoreboard with the one of the step
+    // before, and the gather's first test of `mine` waited for this step's load, 2.8 % of the
+    // order-4 tower's stall samples; moved, +1–2.7 % at order 2 and order 4 over a cluster or at 6
+    // warps, −2 % in order 4's one-CTA tower with bulk copies, which keeps it here; at the end of the
+    // step, −5 … −9 %: docs/performance.md, session 45).
+    constexpr bool REC_EARLY = BULK && CL == 1;
     const colrec mine = nextrec;
-    if (tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
+    if (REC_EARLY && tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
 
     // 1. exchange: p^n of the diamond for the z-neighbours (+ the image above a free surface,
     //    + the columns that left D last step when level n is a sample).
     auto store_row = [&](float *dst) {
-      if constexpr (VZ)
+      // VZ: the row's values first, then its stores (the HS columns' values are loads from the band:
+      // one between two of the row's STS.128, each store waited for its load; and a store is never
+      // moved above a later load of another buffer, which the compiler cannot tell apart from the
+      // row. 3 % of the order-4 tower's stall samples: +1.2–3.7 %, docs/performance.md session 45)
+      if constexpr (VZ) {
+        float t[ND];
+        sfor<0, ND>([&](auto I) { t[I] = fgetD(std::integral_constant<int, 0>{}, I); });
         sfor<0, ND / 4>([&](auto Q) {
-          float t[4];
-          sfor<0, 4>([&](auto D) {
-            t[D] = fgetD(std::integral_constant<int, 0>{}, std::integral_constant<int, 4 * Q + D>{});
-          });
-          *reinterpret_cast<float4 *>(dst + 4 * Q) = make_float4(t[0], t[1], t[2], t[3]);
+          *reinterpret_cast<float4 *>(dst + 4 * Q) = make_float4(t[4 * Q], t[4 * Q + 1], t[4 * Q + 2], t[4 * Q + 3]);
         });
-      else
+      } else
         sfor<0, ND>([&](auto I) { store_z<Z>(dst + Z * I, [&](auto J) { return fgetD(J, I); }); });
     };
     store_row(row);
@@ -464,6 +472,7 @@ __device__ __forceinline__ void run_tower(const dia_args &A, int s, int kk, floa
     if constexpr (CL > 1)
       if (seamw) cl_wait<CL>();
     if (tap_prev) gather_taps<r, R, Z, H>(A, xbb, PZ, X0 - r, Y0, trow++, myc, myslot, mine, zb, NZc);
+    if (!REC_EARLY && tap_next && myc < ND) nextrec = load_colrec<R>(A, myc, X0, Y0);
 
     // 2. start the copies of the band of step τ + PD into buffer (τ + PD) mod NB, last read in step
     //    τ − 1, before the barrier above.
