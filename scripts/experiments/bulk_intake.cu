@@ -6,13 +6,16 @@
 // buffer (DRAM, as a sweep's band); issued a lane a copy (the tower's loop over the lanes) or by one
 // lane a warp in a row. Prints ns a step, the issuing warps' cycles from the first copy to the last
 // (their operands read), and GB/s.
-//   nvcc -arch=sm_90 -O3 -o /tmp/bulk_intake scripts/experiments/bulk_intake.cu && /tmp/bulk_intake
+// The copies and the barrier are the solver's own (gpu_diamond_base.cuh).
+//   nvcc -arch=sm_90 -O3 -I solver/gpu -o /tmp/bulk_intake scripts/experiments/bulk_intake.cu && /tmp/bulk_intake
 // Session 45 (H200): 54 copies 1.81–1.88 µs a step, 669–731 issue cycles a warp-step, 3.9–4.0 TB/s;
 // 20 copies of runs 1.67–1.70 µs, 350–365 cycles, 4.3–4.4 TB/s.
 #include <cuda_runtime.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include "gpu_diamond_base.cuh"
 #define CK(x)                                        \
   do {                                               \
     cudaError_t e = (x);                             \
@@ -21,13 +24,6 @@
       exit(1);                                       \
     }                                                \
   } while (0)
-__device__ __forceinline__ unsigned sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
-__device__ __forceinline__ void bulk(void *dst, const void *src, unsigned bytes, unsigned long long *bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(sa(dst)),
-      "l"(src), "r"(bytes), "r"(sa(bar))
-      : "memory");
-}
 __device__ __forceinline__ bool elect_one() {
   unsigned e;
   asm volatile("{\n .reg .pred P;\n elect.sync _|P, 0xffffffff;\n selp.u32 %0, 1, 0, P;\n}\n" : "=r"(e));
@@ -45,10 +41,7 @@ __global__ void __launch_bounds__(256) k(const float *src, long long step_stride
   unsigned long long *bar = (unsigned long long *)sm;
   float *band = sm + 32;
   const int k = threadIdx.x, w = k >> 5, nw = blockDim.x >> 5;
-  if (k == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(sa(bar)), "r"(1) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
+  if (k == 0) mbar_init(bar, 1);
   __syncthreads();
   unsigned long long t0 = clock64(), issue = 0;
   const int NZ = 256;
@@ -56,27 +49,20 @@ __global__ void __launch_bounds__(256) k(const float *src, long long step_stride
     const float *base = src + (long long)blockIdx.x * 64 * col_stride + (long long)s * step_stride;
     int total = 0;
     for (int i = 0; i < plan.n; i++) total += plan.len[i];
-    if (k == 0)
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(sa(bar)),
-                   "r"((unsigned)(total * NZ * 4))
-                   : "memory");
+    if (k == 0) mbar_expect_tx(bar, (unsigned)(total * NZ * 4));
     const unsigned long long a = clock64();
     if (mode == 0) {  // a lane a copy: copy j by lane j / nw of warp j % nw (the tower's per-lane loop)
       const int j = w + nw * (k & 31);
-      if (j < plan.n) bulk(band + plan.item[j] * NZ, base + plan.item[j] * col_stride, plan.len[j] * NZ * 4, bar);
+      if (j < plan.n) bulk_copy(band + plan.item[j] * NZ, base + plan.item[j] * col_stride, plan.len[j] * NZ * 4, bar);
     } else {  // one lane a warp, its copies in a row
       if (elect_one())
         for (int j = w; j < plan.n; j += nw)
-          bulk(band + plan.item[j] * NZ, base + plan.item[j] * col_stride, plan.len[j] * NZ * 4, bar);
+          bulk_copy(band + plan.item[j] * NZ, base + plan.item[j] * col_stride, plan.len[j] * NZ * 4, bar);
     }
     __syncwarp();
     const unsigned long long b = clock64();
     issue += b - a;
-    asm volatile(
-        "{\n .reg .pred p;\nW%=:\n mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n @!p bra W%=;\n}\n" ::"r"(
-            sa(bar)),
-        "r"(s & 1)
-        : "memory");
+    mbar_wait(bar, s & 1);
     __syncthreads();
   }
   if (k == 0) out_cycles[blockIdx.x] = clock64() - t0;
